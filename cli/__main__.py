@@ -1,0 +1,7 @@
+"""`python -m cli`: the same as the `hetprof` command."""
+
+import sys
+
+from cli.main import main
+
+sys.exit(main())

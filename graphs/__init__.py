@@ -1,0 +1,1 @@
+"""Cost graphs, device boxes, schedules, time and space analysis, and renderers."""

@@ -1,0 +1,252 @@
+"""From an evaluation to a profile: work, span, time and space under a schedule (§6.3, §6.7),
+costs per `on`, per cost centre and per source span.
+
+`ProfileResult` is the serialisable object between analysis and rendering (to_json/from_json), so
+a profile can be saved and rendered again without re-running the program.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+import networkx as nx
+
+from graphs.costgraph import EdgeKind, NodeKind, longest_path_length
+from graphs.schedule import Policy, ScheduleResult, schedule
+from profiler.evaluator import Evaluation
+from profiler.syntax import Expr, Span, World, children
+
+
+@dataclass(frozen=True, slots=True)
+class OnCost:
+    """One `on`: the parts of its device-box edge and what the device box counted."""
+
+    location: str
+    transfer_in: float
+    kernel: float
+    transfer_out: float
+    merge: float
+    total: float
+    bank_conflicts: int
+    broadcasts: int
+    multicasts: int
+    threads: int
+    work_groups: int
+    rounds: int
+    max_conflict_degree: int
+    gpu_work: float
+    pushed_words: int
+    gpu_words: int
+    regions: list[str]
+    notes: list[str]
+
+
+@dataclass(frozen=True, slots=True)
+class CentreCost:
+    """A cost centre `profile "name" e` (Sansom and Peyton Jones 1995): what e cost alone."""
+
+    name: str
+    work: float
+    span: float
+    time: float
+    space: int
+    gpu_time: float
+    edges: int
+
+
+@dataclass(frozen=True, slots=True)
+class SpanCost:
+    """A node of the source tree with its cost: `inclusive` counts its sub-expressions too."""
+
+    location: str
+    label: str
+    exclusive: float
+    inclusive: float
+    children: list[SpanCost]
+
+
+@dataclass(frozen=True, slots=True)
+class ProfileResult:
+    """Everything `hetprof profile` reports, in the program's units."""
+
+    file: str
+    params: dict[str, int]
+    value: str
+    units: str
+    gpu_mode: str
+    procs: int
+    schedule: str
+    work: float
+    span: float
+    parallelism: float
+    time: float
+    paper_time: float  # work / P, §7.1's division, for comparison with the real schedule
+    space: dict[str, int]  # cpu, gpu, peak
+    on: list[OnCost]
+    cost_centres: list[CentreCost]
+    spans: list[SpanCost]
+    nodes: int
+    edges: int
+    regions: dict[str, int]  # the outermost regions' final sizes (ap) in words
+    steps: int
+    profile_name: str
+    seconds_per_unit: dict[str, float | None] = field(default_factory=dict)
+
+    def to_json(self) -> dict[str, Any]:
+        return asdict(self)
+
+    def dumps(self) -> str:
+        return json.dumps(self.to_json(), indent=2, default=str)
+
+    @staticmethod
+    def from_json(data: dict[str, Any]) -> ProfileResult:
+        data = dict(data)
+        data["on"] = [OnCost(**o) for o in data["on"]]
+        data["cost_centres"] = [CentreCost(**c) for c in data["cost_centres"]]
+        data["spans"] = [_span_from_json(s) for s in data["spans"]]
+        return ProfileResult(**data)
+
+
+def _span_from_json(data: dict[str, Any]) -> SpanCost:
+    return SpanCost(data["location"], data["label"], data["exclusive"], data["inclusive"],
+                    [_span_from_json(c) for c in data["children"]])
+
+
+def analyse(evaluation: Evaluation, procs: int = 2, policy: Policy | str = Policy.DEPTH_FIRST,
+            file: str = "<input>", params: dict[str, int] | None = None,
+            body: Expr | None = None, units: str = "abstract", profile_name: str = "",
+            seconds_per_unit: dict[str, float | None] | None = None) -> ProfileResult:
+    """Work, span, time(e, ⊴) and space(⊴) (eqs. 5, 8, 9) of an evaluation, and attribution."""
+    graph = evaluation.graph
+    result: ScheduleResult = schedule(graph, procs, policy)
+    work = graph.work()
+    span = graph.span()
+    ons = [_on_cost(record) for record in evaluation.ons]
+    centres = _centres(evaluation, result)
+    spans = _span_tree(evaluation, body) if body is not None else []
+    regions = {r.label: r.ap for r in evaluation.regions.values()}
+    return ProfileResult(
+        file=file,
+        params=dict(params or {}),
+        value=evaluation.render_value(),
+        units=units,
+        gpu_mode=evaluation.gpu_mode,
+        procs=procs,
+        schedule=Policy(policy).value,
+        work=work,
+        span=span,
+        parallelism=work / span if span else 1.0,
+        time=result.time,
+        paper_time=work / procs,
+        space={"cpu": result.peak_space_cpu, "gpu": result.peak_space_gpu,
+               "peak": result.peak_space},
+        on=ons,
+        cost_centres=centres,
+        spans=spans,
+        nodes=graph.graph.number_of_nodes(),
+        edges=graph.graph.number_of_edges(),
+        regions=regions,
+        steps=evaluation.steps,
+        profile_name=profile_name,
+        seconds_per_unit=dict(seconds_per_unit or {}),
+    )
+
+
+def location(span: Span | None) -> str:
+    if span is None:
+        return "?"
+    return f"{span.file}:{span.line}:{span.column}"
+
+
+def _on_cost(record) -> OnCost:
+    info, box = record.info, record.box
+    kernels = [p for p in box.phases if p.parallel]
+    return OnCost(
+        location=location(record.span),
+        transfer_in=info.transfer_in,
+        kernel=info.kernel,
+        transfer_out=info.transfer_out,
+        merge=info.merge,
+        total=info.total,
+        bank_conflicts=box.conflicts,
+        broadcasts=box.broadcasts,
+        multicasts=box.multicasts,
+        threads=sum(p.threads for p in kernels),
+        work_groups=sum(p.work_groups for p in kernels),
+        rounds=max((p.rounds for p in kernels), default=0),
+        max_conflict_degree=max((p.conflict_degree_max for p in box.phases), default=1),
+        gpu_work=box.work,
+        pushed_words=record.pushed_words,
+        gpu_words=record.gpu_words,
+        regions=list(info.regions),
+        notes=list(info.notes),
+    )
+
+
+def _centres(evaluation: Evaluation, result: ScheduleResult) -> list[CentreCost]:
+    """Inclusive costs of each cost centre: its edges' work, the longest path through them, the
+    time from its first edge's start to its last edge's end in the schedule, and the words it
+    allocated."""
+    graph = evaluation.graph.graph
+    names: list[str] = []
+    for _, _, data in graph.edges(data=True):
+        for name in data["centres"]:
+            if name not in names:
+                names.append(name)
+    starts: dict[tuple[int, int], tuple[float, float]] = {}
+    for _, start, end, u, v in result.intervals:
+        starts[(u, v)] = (start, end)
+    costs = []
+    for name in names:
+        sub = nx.DiGraph()
+        work = 0.0
+        gpu_time = 0.0
+        first, last = None, None
+        count = 0
+        for u, v, data in graph.edges(data=True):
+            if name not in data["centres"]:
+                continue
+            count += 1
+            work += data["weight"]
+            sub.add_edge(u, v, weight=data["weight"])
+            if data["kind"] is EdgeKind.DEVICE_BOX:
+                gpu_time += data["box"].kernel
+            if (u, v) in starts:
+                s, e = starts[(u, v)]
+                first = s if first is None else min(first, s)
+                last = e if last is None else max(last, e)
+        space = sum(delta for n, data in graph.nodes(data=True) if name in data["centres"]
+                    and data["kind"] is NodeKind.WRITE for world, delta in data["space"]
+                    if world is World.CPU)
+        space += sum(r.gpu_words for r in evaluation.ons if name in r.centres)
+        costs.append(CentreCost(name, work, longest_path_length(sub), (last or 0) - (first or 0),
+                                space, gpu_time, count))
+    return costs
+
+
+def _span_tree(evaluation: Evaluation, body: Expr) -> list[SpanCost]:
+    """Costs by source span: exclusive (edges made by that node's rule) and inclusive (its
+    sub-expressions too), lexically, like a profiler's tree by line."""
+    exclusive: dict[tuple, float] = {}
+    for _, _, data in evaluation.graph.graph.edges(data=True):
+        span = data["span"]
+        if span is None:
+            continue
+        key = (span.line, span.column, span.end_line, span.end_column)
+        exclusive[key] = exclusive.get(key, 0.0) + data["weight"]
+
+    def build(e: Expr) -> SpanCost | None:
+        kids = [k for k in (build(c) for c in children(e)) if k is not None]
+        key = (e.span.line, e.span.column, e.span.end_line, e.span.end_column)
+        own = exclusive.pop(key, 0.0)
+        inclusive = own + sum(k.inclusive for k in kids)
+        if inclusive == 0:
+            return None
+        if own == 0 and len(kids) == 1:
+            return kids[0]
+        return SpanCost(location(e.span), type(e).__name__, own, inclusive, kids)
+
+    root = build(body)
+    return [root] if root else []

@@ -1,0 +1,268 @@
+"""Device boxes (§6.4, Figs. 7-8): GPU cost paths grouped into warps and work groups.
+
+On the GPU world the evaluator does not build a DAG but *cost paths* (threads), with `PathBuilder`:
+each `parmap` at the top of an `on` body becomes a parallel *phase* (a kernel, one thread per
+element), and serial code around it a one-thread phase. `build_device_box` groups each phase's paths
+into warps of width w and warps into work groups (warp boxes) of `work_group_size` threads, steps the
+warps of a group in lock-step, weighs each warp-box step with the GPU model (Δ(W^j, W^{j+1}) of
+§6.4), and takes the box's time as its longest path. Work groups beyond the H threads the GPU runs
+at once wait for later rounds (the ⌈(n/H)/k⌉ of §7.1.2).
+
+Reconstructed, and why: the paper's paths are "the distinct paths through ℰ↓(e)"; taking every path
+through a graph with several parallel sections multiplies them, so hetprof keeps one phase per
+kernel instead. A `parmap` *inside* a GPU thread (no nested kernels on the GPU) runs sequentially
+within that thread.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+
+from graphs.costgraph import EdgeKind
+from models.base import GpuModel, MemoryAccess, Space, StepCost
+from models.device_profile import GpuParameters
+from profiler.syntax import Span
+
+
+@dataclass(frozen=True, slots=True)
+class PathEdge:
+    """One edge of a GPU cost path. Memory edges carry their access and are priced per warp step;
+    other edges carry their weight."""
+
+    kind: EdgeKind
+    weight: float
+    access: MemoryAccess | None = None
+    span: Span | None = None
+    centres: tuple[str, ...] = ()
+    words: int = 0  # words allocated by this edge (GPU space)
+
+
+Path = tuple[PathEdge, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class Phase:
+    """A kernel (parallel, one path per thread) or a stretch of serial code (one path)."""
+
+    threads: tuple[Path, ...]
+    parallel: bool
+    span: Span | None = None
+
+
+GSub = tuple[Phase, ...]
+
+
+class PathBuilder:
+    """The GPU counterpart of `CostGraph`'s combinators: ⊕ appends to paths, ⊗_i is n-ary."""
+
+    def node(self, *args, **kwargs) -> GSub:
+        return (Phase(((),), False),)
+
+    def edge(self, kind: EdgeKind, weight: float, access: MemoryAccess | None, span: Span | None,
+             centres: tuple[str, ...], words: int = 0) -> PathEdge:
+        return PathEdge(kind, weight, access, span, centres, words)
+
+    def append(self, before: GSub | None, edge: PathEdge) -> GSub:
+        """before ⊕ edge."""
+        if before is None or not before:
+            return (Phase(((edge,),), False),)
+        last = before[-1]
+        if last.parallel:
+            return before + (Phase(((edge,),), False),)
+        return before[:-1] + (Phase((last.threads[0] + (edge,),), False, last.span),)
+
+    def seq(self, first: GSub | None, second: GSub | None, edge: PathEdge) -> GSub | None:
+        """first ⊕_δ second, δ the weight of `edge`; ∅ is the unit of ⊕."""
+        if first is None:
+            return second
+        if second is None:
+            return first
+        return _concat(self.append(first, edge), second)
+
+    def then(self, first: GSub | None, second: GSub | None) -> GSub | None:
+        """first followed directly by second (the edge joining them is already in first)."""
+        if first is None:
+            return second
+        if second is None:
+            return first
+        return _concat(first, second)
+
+    def par_all(self, branches: list[GSub | None], span: Span | None) -> GSub | None:
+        """⊗_i c_i on 𝔾: one kernel phase with a thread per branch (nested phases flattened)."""
+        if not branches:
+            return None
+        threads = tuple(_flatten(b) for b in branches)
+        return (Phase(threads, True, span),)
+
+
+def _concat(first: GSub, second: GSub) -> GSub:
+    if first and second and not first[-1].parallel and not second[0].parallel:
+        merged = Phase((first[-1].threads[0] + second[0].threads[0],), False, first[-1].span)
+        return first[:-1] + (merged,) + second[1:]
+    return first + second
+
+
+def _flatten(sub: GSub | None) -> Path:
+    """A thread's whole path: nested parallel phases run one thread after another."""
+    if not sub:
+        return ()
+    path: list[PathEdge] = []
+    for phase in sub:
+        for thread in phase.threads:
+            path.extend(thread)
+    return tuple(path)
+
+
+# ---------------------------------------------------------------------------------------------------
+
+
+@dataclass(slots=True)
+class PhaseCost:
+    """What one kernel (or serial stretch) of a device box cost."""
+
+    threads: int
+    warps: int
+    work_groups: int
+    rounds: int
+    steps: int  # the longest work group's number of lock-step steps
+    time: float
+    group_time_max: float
+    conflicts: int = 0
+    conflict_degree_max: int = 1
+    broadcasts: int = 0
+    multicasts: int = 0
+    parallel: bool = True
+    span: Span | None = None
+    thread_work: float = 0.0  # Σ over threads of their edges' weights alone
+
+
+@dataclass(slots=True)
+class DeviceBox:
+    """𝒟 of Fig. 7: its phases and its time (the longest path from start to finish)."""
+
+    phases: list[PhaseCost] = field(default_factory=list)
+    mode: str = "dmm"
+
+    @property
+    def time(self) -> float:
+        return sum(p.time for p in self.phases)
+
+    @property
+    def conflicts(self) -> int:
+        return sum(p.conflicts for p in self.phases)
+
+    @property
+    def broadcasts(self) -> int:
+        return sum(p.broadcasts for p in self.phases)
+
+    @property
+    def multicasts(self) -> int:
+        return sum(p.multicasts for p in self.phases)
+
+    @property
+    def work(self) -> float:
+        return sum(p.thread_work for p in self.phases)
+
+
+def build_device_box(body: GSub | None, model: GpuModel, parameters: GpuParameters,
+                     local_regions_words: int = 0) -> DeviceBox:
+    """[[e, 𝒯, ℓ]]_𝒟 (§6.4): the device box of an `on` body's cost paths.
+
+    `local_regions_words` is the size of the regions staged in local memory (`on local [...]`):
+    each work group loads them first and writes what it allocated there back at the end.
+    """
+    box = DeviceBox(mode=model.name)
+    for phase in body or ():
+        box.phases.append(_phase_cost(phase, model, parameters, local_regions_words))
+    return box
+
+
+def _phase_cost(phase: Phase, model: GpuModel, p: GpuParameters, staged_words: int) -> PhaseCost:
+    threads = phase.threads
+    width = p.warp_width
+    group_threads = p.work_group_size if phase.parallel else width
+    warps = math.ceil(len(threads) / width)
+    groups = math.ceil(len(threads) / group_threads)
+    cost = PhaseCost(len(threads), warps, groups, 0, 0, 0.0, 0.0, parallel=phase.parallel,
+                     span=phase.span)
+    group_times: list[float] = []
+    cache: dict[tuple, tuple[float, int, StepCost]] = {}
+    for g in range(groups):
+        members = threads[g * group_threads:(g + 1) * group_threads]
+        time, steps = _group_time(members, model, p, cost, cache)
+        if staged_words and phase.parallel:
+            time += _staging_time(members, model, p, staged_words)
+        group_times.append(time)
+        cost.steps = max(cost.steps, steps)
+    resident = max(1, p.threads_at_once // group_threads) if phase.parallel else 1
+    cost.rounds = math.ceil(groups / resident) if groups else 0
+    total = 0.0
+    for start in range(0, groups, resident):
+        total += max(group_times[start:start + resident])
+    if phase.parallel and threads:
+        total += p.launch
+    cost.time = total
+    cost.group_time_max = max(group_times, default=0.0)
+    cost.thread_work = sum(e.weight for t in threads for e in t if e.access is None)
+    return cost
+
+
+def _group_time(members: tuple[Path, ...], model: GpuModel, p: GpuParameters, cost: PhaseCost,
+                cache: dict) -> tuple[float, int]:
+    """Step a work group's warps in lock-step (Fig. 8) and add up the warp-box step weights."""
+    width = p.warp_width
+    warps = [members[i:i + width] for i in range(0, len(members), width)]
+    length = max((len(t) for t in members), default=0)
+    time = 0.0
+    for j in range(length):
+        warp_steps: list[StepCost] = []
+        for warp in warps:
+            accesses: list[MemoryAccess] = []
+            others: list[float] = []
+            for thread in warp:
+                if j < len(thread):
+                    edge = thread[j]
+                    if edge.access is not None:
+                        accesses.append(edge.access)
+                    else:
+                        others.append(edge.weight)
+            if not accesses and not others:
+                continue  # every thread of this warp is dead (Fig. 8, footnote 11)
+            key = _step_key(accesses, others, p)
+            hit = cache.get(key)
+            if hit is None:
+                step = model.warp_step(accesses, others)
+                cache[key] = (step.cost, step.conflicts, step)
+            else:
+                step = hit[2]
+            warp_steps.append(step)
+            cost.conflicts += step.conflicts
+            cost.conflict_degree_max = max(cost.conflict_degree_max, step.degree)
+            cost.broadcasts += step.broadcasts
+            cost.multicasts += step.multicasts
+        time += model.group_step(warp_steps)
+    return time, length
+
+
+def _step_key(accesses: list[MemoryAccess], others: list[float], p: GpuParameters) -> tuple:
+    """Warp steps with the same access pattern relative to their first address cost the same:
+    bank conflicts depend on addresses mod the banks, address groups on their differences."""
+    if not accesses:
+        return ((), tuple(others))
+    base = accesses[0].address - accesses[0].address % p.banks
+    return (tuple((a.address - base, a.space) for a in accesses), tuple(others))
+
+
+def _staging_time(members: tuple[Path, ...], model: GpuModel, p: GpuParameters,
+                  staged_words: int) -> float:
+    """Loading the staged regions into local memory and writing the group's local allocations back:
+    one coalesced global access per w·(warps) words, cooperatively (§7.1.2's l·k term)."""
+    written = sum(e.words for t in members for e in t
+                  if e.access is not None and e.access.space is Space.LOCAL)
+    per_step = max(1, len(members))
+    steps = math.ceil(staged_words / per_step) + math.ceil(written / per_step)
+    if model.name == "paper":
+        return steps * p.global_latency
+    warps = math.ceil(len(members) / p.warp_width)
+    return steps * (warps + p.global_latency - 1)

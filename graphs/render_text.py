@@ -1,0 +1,100 @@
+"""The text renderer of a profile: rich tables and a cost-centre tree (like pyinstrument's)."""
+
+from __future__ import annotations
+
+from io import StringIO
+
+from rich.console import Console
+from rich.table import Table
+from rich.tree import Tree
+
+from graphs.analysis import ProfileResult, SpanCost
+
+
+def _number(x: float) -> str:
+    if x == int(x) and abs(x) < 1e15:
+        return f"{int(x):,}"
+    if abs(x) >= 1000:
+        return f"{x:,.1f}"
+    return f"{x:.4g}"
+
+
+class TextRenderer:
+    """render(result) -> str: the human-readable report of `hetprof profile`."""
+
+    def __init__(self, width: int = 100, color: bool = False, tree_depth: int = 6):
+        self.width = width
+        self.color = color
+        self.tree_depth = tree_depth
+
+    def render(self, result: ProfileResult) -> str:
+        buffer = StringIO()
+        console = Console(file=buffer, width=self.width, color_system="standard" if self.color
+                          else None, force_terminal=self.color, highlight=False)
+        params = ", ".join(f"{k}={v}" for k, v in result.params.items()) or "none"
+        console.print(f"[bold]hetprof profile[/bold] {result.file}  (params: {params})")
+        unit_note = ("abstract units (one PRAM step = 1)" if result.units == "abstract"
+                     else "seconds")
+        console.print(f"units: {unit_note}; device profile: {result.profile_name}; GPU memory "
+                      f"model: {result.gpu_mode}; schedule: {result.schedule} on "
+                      f"P = {result.procs}")
+        console.print(f"value: {result.value}")
+        summary = Table(title="Summary", show_header=True, header_style="bold")
+        summary.add_column("measure")
+        summary.add_column("value", justify="right")
+        summary.add_column("meaning")
+        summary.add_row("work", _number(result.work), "Σ edge weights: time on one processor")
+        summary.add_row("span", _number(result.span), "longest path: time on ∞ processors")
+        summary.add_row("parallelism", f"{result.parallelism:.2f}", "work / span")
+        summary.add_row(f"time ({result.schedule}, P={result.procs})", _number(result.time),
+                        "Σ step weights under the schedule (§6.3, eq. 5)")
+        summary.add_row("work / P", _number(result.paper_time),
+                        "the division §7.1 uses; a schedule also waits for the span")
+        summary.add_row("peak space CPU", _number(result.space["cpu"]), "words live (eq. 8-9)")
+        summary.add_row("peak space GPU", _number(result.space["gpu"]), "words on the device")
+        summary.add_row("peak space", _number(result.space["peak"]), "both worlds at once")
+        summary.add_row("cost graph", f"{result.nodes:,} nodes, {result.edges:,} edges", "")
+        console.print(summary)
+        if result.on:
+            table = Table(title="`on` forms (device boxes)", header_style="bold")
+            for column in ("where", "transfer in", "kernel", "transfer out", "merge", "total",
+                           "threads", "groups", "rounds", "conflicts", "broadcasts"):
+                table.add_column(column, justify="right" if column != "where" else "left")
+            for on in result.on:
+                table.add_row(on.location, _number(on.transfer_in), _number(on.kernel),
+                              _number(on.transfer_out), _number(on.merge), _number(on.total),
+                              str(on.threads), str(on.work_groups), str(on.rounds),
+                              str(on.bank_conflicts), str(on.broadcasts))
+            console.print(table)
+            for on in result.on:
+                for note in on.notes:
+                    console.print(f"  note ({on.location}): {note}")
+        if result.cost_centres:
+            table = Table(title="Cost centres", header_style="bold")
+            for column in ("name", "work", "span", "time", "space", "GPU kernel"):
+                table.add_column(column, justify="right" if column != "name" else "left")
+            for centre in result.cost_centres:
+                table.add_row(centre.name, _number(centre.work), _number(centre.span),
+                              _number(centre.time), _number(centre.space),
+                              _number(centre.gpu_time))
+            console.print(table)
+        if result.spans:
+            tree = Tree(f"[bold]cost by source[/bold] (inclusive / exclusive work, "
+                        f"total {_number(result.work)})")
+            for root in result.spans:
+                self._add(tree, root, result.work or 1, 0)
+            console.print(tree)
+        if result.regions:
+            sizes = ", ".join(f"{k}: {v} words" for k, v in result.regions.items())
+            console.print(f"final regions: {sizes}")
+        return buffer.getvalue()
+
+    def _add(self, tree: Tree, node: SpanCost, total: float, depth: int) -> None:
+        share = 100.0 * node.inclusive / total
+        branch = tree.add(f"{share:5.1f}%  {_number(node.inclusive)} / {_number(node.exclusive)}"
+                          f"  {node.label}  {node.location}")
+        if depth + 1 >= self.tree_depth:
+            return
+        for child in sorted(node.children, key=lambda c: -c.inclusive):
+            if child.inclusive / total >= 0.001:
+                self._add(branch, child, total, depth + 1)

@@ -1,0 +1,75 @@
+"""The abstract base of hetprof's machine models (§5): what a memory access costs.
+
+A CPU model prices each access alone (PRAM). A GPU model prices one lock-step step of a warp and
+of a work group, because on the GPU an access's cost depends on what the other threads of the warp
+request in the same step (the request state Σ of Fig. 9).
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from dataclasses import dataclass
+from enum import Enum
+
+
+class AccessKind(Enum):
+    READ = "read"
+    WRITE = "write"
+
+
+class Space(Enum):
+    """Where on the GPU an access goes: global memory (latency l) or local memory (latency 1)."""
+
+    GLOBAL = "global"
+    LOCAL = "local"
+
+
+@dataclass(frozen=True, slots=True)
+class MemoryAccess:
+    """One memory request: which word (its global address 𝒜(R, o)), read or write, and where."""
+
+    kind: AccessKind
+    address: int
+    space: Space = Space.GLOBAL
+
+
+@dataclass(frozen=True, slots=True)
+class StepCost:
+    """The cost of one lock-step step and what it counted."""
+
+    cost: float
+    conflicts: int = 0  # bank-conflicting requests (beyond the first to each bank)
+    degree: int = 1  # the largest number of distinct addresses requested from one bank
+    broadcasts: int = 0  # steps in which every active thread read one address
+    multicasts: int = 0  # addresses read by more than one thread (but not all)
+    address_groups: int = 0  # distinct UMM address groups of global requests
+    local_cycles: float = 0.0  # time the local-memory requests of this step occupy the banks
+    other: float = 0.0  # the largest weight of a non-memory edge in this step
+
+
+class CpuModel(ABC):
+    """Costs of reads, writes and operations on the CPU world."""
+
+    @abstractmethod
+    def read(self) -> float: ...
+
+    @abstractmethod
+    def write(self) -> float: ...
+
+    @abstractmethod
+    def op(self) -> float: ...
+
+
+class GpuModel(ABC):
+    """Costs of one warp step, given each active thread's edge in that step."""
+
+    name: str
+
+    @abstractmethod
+    def warp_step(self, accesses: list[MemoryAccess], other_weights: list[float]) -> StepCost:
+        """accesses: the memory requests of the warp's active threads in this step; other_weights:
+        the weights of the non-memory edges the other active threads take in the same step."""
+
+    @abstractmethod
+    def group_step(self, warp_steps: list[StepCost]) -> float:
+        """The weight of one warp-box step Δ(W^j, W^{j+1}) from its warps' steps."""

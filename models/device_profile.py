@@ -1,0 +1,248 @@
+"""Device profiles: the parameters the machine models and primitive cost providers read (§5, §6.6).
+
+A profile is JSON. Every field has a documented default (`DeviceProfile()` is hetprof's default
+profile, in abstract units: one CPU PRAM step = 1); a calibrated profile (`hetprof calibrate`) sets
+`units` to "seconds" and gives seconds per unit on each world. `load_profile` validates a file and
+names the offending field in a ProfileError.
+
+Schema (all numbers non-negative; see docs/device-profile.md):
+
+    {
+      "name": str,                   "units": "abstract" | "seconds",
+      "cpu": {"read": δr, "write": δw, "op": 1, "merge": δ of ▶, "seconds_per_unit": null|float},
+      "gpu": {"warp_width": w, "work_group_size": threads per work group, "global_latency": l,
+              "local_latency": 1, "conflict_cost": 2 (paper mode), "banks": 32,
+              "threads_at_once": H, "op": 1, "launch": cost of one kernel launch,
+              "mode": "paper" | "dmm", "seconds_per_unit": null|float},
+      "allocation": {"latency": Δa(0), "per_word": slope of Δa(n)},
+      "transfer": {"host_to_device": {"latency": .., "words_per_unit": .., "pieces": [..]},
+                   "device_to_host": {...}},
+      "region": {"bsize": BSIZE in words, "word_bytes": 4}
+    }
+
+`pieces` (optional) make a transfer piecewise linear: a list of {"up_to_words", "latency",
+"words_per_unit"}, used for sizes up to each bound in turn.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import asdict, dataclass, field, fields, replace
+from pathlib import Path
+from typing import Any
+
+from profiler.errors import ProfileError
+
+GPU_MODES = ("paper", "dmm")
+
+
+@dataclass(frozen=True, slots=True)
+class CpuParameters:
+    read: float = 1.0
+    write: float = 1.0
+    op: float = 1.0
+    merge: float = 1.0
+    seconds_per_unit: float | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class GpuParameters:
+    warp_width: int = 32
+    work_group_size: int = 256
+    global_latency: float = 32.0
+    local_latency: float = 1.0
+    conflict_cost: float = 2.0
+    banks: int = 32
+    threads_at_once: int = 65536
+    op: float = 1.0
+    launch: float = 0.0
+    mode: str = "dmm"
+    seconds_per_unit: float | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class AllocationParameters:
+    latency: float = 1.0
+    per_word: float = 0.0
+
+
+@dataclass(frozen=True, slots=True)
+class TransferPiece:
+    up_to_words: float
+    latency: float
+    words_per_unit: float
+
+
+@dataclass(frozen=True, slots=True)
+class TransferParameters:
+    latency: float = 10000.0
+    words_per_unit: float = 4.0
+    pieces: tuple[TransferPiece, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class RegionParameters:
+    bsize: int = 64
+    word_bytes: int = 4
+
+
+@dataclass(frozen=True, slots=True)
+class DeviceProfile:
+    """Everything the cost semantics needs to know about a machine."""
+
+    name: str = "default (abstract units)"
+    units: str = "abstract"
+    cpu: CpuParameters = field(default_factory=CpuParameters)
+    gpu: GpuParameters = field(default_factory=GpuParameters)
+    allocation: AllocationParameters = field(default_factory=AllocationParameters)
+    host_to_device: TransferParameters = field(default_factory=TransferParameters)
+    device_to_host: TransferParameters = field(default_factory=TransferParameters)
+    region: RegionParameters = field(default_factory=RegionParameters)
+    notes: tuple[str, ...] = ()
+
+    def with_gpu(self, **changes: Any) -> DeviceProfile:
+        return replace(self, gpu=replace(self.gpu, **changes))
+
+    def with_cpu(self, **changes: Any) -> DeviceProfile:
+        return replace(self, cpu=replace(self.cpu, **changes))
+
+    def to_json(self) -> dict[str, Any]:
+        data = asdict(self)
+        data["transfer"] = {
+            "host_to_device": data.pop("host_to_device"),
+            "device_to_host": data.pop("device_to_host"),
+        }
+        data["notes"] = list(self.notes)
+        return data
+
+
+def profile_from_json(data: Any, where: str = "profile") -> DeviceProfile:
+    """Build a profile from parsed JSON, validating every field."""
+    if not isinstance(data, dict):
+        raise ProfileError(f"{where}: expected a JSON object at the top level")
+    known = {"name", "units", "cpu", "gpu", "allocation", "transfer", "region", "notes"}
+    for key in data:
+        if key not in known:
+            raise ProfileError(f"{where}: unknown field '{key}' (known: {', '.join(sorted(known))})")
+    name = _string(data, "name", where, DeviceProfile.name)
+    units = _string(data, "units", where, "abstract")
+    if units not in ("abstract", "seconds"):
+        raise ProfileError(f"{where}: field 'units' must be \"abstract\" or \"seconds\", "
+                           f"not {units!r}")
+    cpu = _section(data, "cpu", CpuParameters, where)
+    gpu = _section(data, "gpu", GpuParameters, where)
+    if gpu.mode not in GPU_MODES:
+        raise ProfileError(f"{where}: field 'gpu.mode' must be one of {', '.join(GPU_MODES)}, "
+                           f"not {gpu.mode!r}")
+    for name_ in ("warp_width", "work_group_size", "banks", "threads_at_once"):
+        if getattr(gpu, name_) < 1:
+            raise ProfileError(f"{where}: field 'gpu.{name_}' must be at least 1")
+    if gpu.work_group_size % gpu.warp_width:
+        raise ProfileError(f"{where}: field 'gpu.work_group_size' ({gpu.work_group_size}) must be a"
+                           f" multiple of 'gpu.warp_width' ({gpu.warp_width})")
+    allocation = _section(data, "allocation", AllocationParameters, where)
+    region = _section(data, "region", RegionParameters, where)
+    if region.bsize < 1 or region.word_bytes < 1:
+        raise ProfileError(f"{where}: fields 'region.bsize' and 'region.word_bytes' must be >= 1")
+    transfer = data.get("transfer", {})
+    if not isinstance(transfer, dict):
+        raise ProfileError(f"{where}: field 'transfer' must be an object")
+    for key in transfer:
+        if key not in ("host_to_device", "device_to_host"):
+            raise ProfileError(f"{where}: unknown field 'transfer.{key}'")
+    h2d = _transfer(transfer, "host_to_device", where)
+    d2h = _transfer(transfer, "device_to_host", where)
+    notes = data.get("notes", [])
+    if not isinstance(notes, list) or not all(isinstance(n, str) for n in notes):
+        raise ProfileError(f"{where}: field 'notes' must be a list of strings")
+    if units == "seconds" and (cpu.seconds_per_unit is None or gpu.seconds_per_unit is None):
+        raise ProfileError(f"{where}: a profile in seconds needs 'cpu.seconds_per_unit' and "
+                           "'gpu.seconds_per_unit'")
+    return DeviceProfile(name, units, cpu, gpu, allocation, h2d, d2h, region, tuple(notes))
+
+
+def load_profile(path: str | Path) -> DeviceProfile:
+    path = Path(path)
+    try:
+        text = path.read_text(encoding="utf-8")
+    except OSError as error:
+        raise ProfileError(f"cannot read device profile {path}: {error.strerror}") from None
+    except UnicodeDecodeError:
+        raise ProfileError(f"{path}: not a text file") from None
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as error:
+        raise ProfileError(f"{path}:{error.lineno}:{error.colno}: not valid JSON: {error.msg}") \
+            from None
+    return profile_from_json(data, str(path))
+
+
+def save_profile(profile: DeviceProfile, path: str | Path) -> None:
+    Path(path).write_text(json.dumps(profile.to_json(), indent=2) + "\n", encoding="utf-8")
+
+
+def _string(data: dict, key: str, where: str, default: str) -> str:
+    value = data.get(key, default)
+    if not isinstance(value, str):
+        raise ProfileError(f"{where}: field '{key}' must be a string")
+    return value
+
+
+def _number(value: Any, name: str, where: str, integer: bool) -> float | int:
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise ProfileError(f"{where}: field '{name}' must be a number, not {json.dumps(value)}")
+    if value < 0 or value != value or value in (float("inf"),):
+        raise ProfileError(f"{where}: field '{name}' must be a finite non-negative number")
+    if integer:
+        if int(value) != value:
+            raise ProfileError(f"{where}: field '{name}' must be a whole number")
+        return int(value)
+    return float(value)
+
+
+def _section(data: dict, key: str, cls: type, where: str):
+    section = data.get(key, {})
+    if not isinstance(section, dict):
+        raise ProfileError(f"{where}: field '{key}' must be an object")
+    names = {f.name: f for f in fields(cls)}
+    values: dict[str, Any] = {}
+    for name, value in section.items():
+        if name not in names:
+            raise ProfileError(f"{where}: unknown field '{key}.{name}' (known: "
+                               f"{', '.join(sorted(names))})")
+        default = getattr(cls(), name)
+        if isinstance(default, str):
+            if not isinstance(value, str):
+                raise ProfileError(f"{where}: field '{key}.{name}' must be a string")
+            values[name] = value
+        elif name == "seconds_per_unit":
+            values[name] = None if value is None else _number(value, f"{key}.{name}", where, False)
+        else:
+            values[name] = _number(value, f"{key}.{name}", where, isinstance(default, int)
+                                   and not isinstance(default, bool))
+    return cls(**values)
+
+
+def _transfer(transfer: dict, key: str, where: str) -> TransferParameters:
+    section = dict(transfer.get(key, {}))
+    if not isinstance(transfer.get(key, {}), dict):
+        raise ProfileError(f"{where}: field 'transfer.{key}' must be an object")
+    pieces_data = section.pop("pieces", [])
+    base = _section({"t": section}, "t", TransferParameters, where)
+    if base.words_per_unit <= 0:
+        raise ProfileError(f"{where}: field 'transfer.{key}.words_per_unit' must be positive")
+    if not isinstance(pieces_data, list):
+        raise ProfileError(f"{where}: field 'transfer.{key}.pieces' must be a list")
+    pieces = []
+    for i, piece in enumerate(pieces_data):
+        if not isinstance(piece, dict) or set(piece) != {"up_to_words", "latency",
+                                                         "words_per_unit"}:
+            raise ProfileError(f"{where}: 'transfer.{key}.pieces[{i}]' needs exactly up_to_words, "
+                               "latency and words_per_unit")
+        values = [_number(piece[k], f"transfer.{key}.pieces[{i}].{k}", where, False)
+                  for k in ("up_to_words", "latency", "words_per_unit")]
+        if values[2] <= 0:
+            raise ProfileError(f"{where}: 'transfer.{key}.pieces[{i}].words_per_unit' must be "
+                               "positive")
+        pieces.append(TransferPiece(*values))
+    return replace(base, pieces=tuple(pieces))

@@ -1,0 +1,1 @@
+"""The λG language: syntax, parser, type/region/world checker and cost semantics."""

@@ -1,0 +1,702 @@
+"""The cost semantics of λG (Figs. 5, 6 and 9): E; σ; 𝒯; ω; e ⇓ ℓ; σ'; 𝒯'; c.
+
+`Evaluator.eval` is the judgement, one `match` over the elaborated AST. It returns the location (or
+unboxed boolean) and the cost graph c, built on the CPU world into one `CostGraph` and on the GPU
+world into cost paths (`graphs.devicebox.PathBuilder`). Read and write costs come from the world's
+machine model (Fig. 9): PRAM on the CPU; on the GPU every memory edge carries its access (address,
+local or global) and the warp's lock-step step prices it with the request state Σ, which is where
+the paper threads σ. Allocation and transfer costs come from the primitive cost providers (§6.6).
+
+The graph each rule builds, in the paper's notation (δr, δw: read and write costs; ∅ is the unit of
+⊕ and unit-weight ⊕ edges next to ∅ vanish, but a memory edge never does):
+- `i at ρ`, closures: [u1] ⊕δw [u2]. `True`: [u]. `x`: ∅.
+- `fst e`/`snd e`: c ⊕δr [u]. `(e1, e2) at ρ`: c1 ⊕ c2 ⊕δw [u].
+- `e1 e2`: c1 ⊕δr c2 ⊕ c3 (δr reads the closure).  `if`: c1 ⊕op c2 (a branch, one PRAM step;
+  booleans are unboxed, so there is no read).
+- `e1 op e2 at ρ` (extension): c1 ⊕ c2 ⊕δr [u1] ⊕δr [u2] ⊕δw [u3]; comparisons stop after the
+  reads. This is the count of §7.1: `fst p * snd p` costs 5 memory edges + 1 ⊕ edge, 6 on the CPU
+  and 5l + 1 on the GPU.
+- `e1 || e2 at ρ`: (c1 ⊗ c2) ⊕δ [u1] ⊕δa [u2] (δ merges the configuration tables).
+- `[e1..en] at ρ`: (⊕ c_i) ⊕δa [u].
+- `parmap f v at ρ`: c_v ⊕δr (⊗_i c_i) ⊕δm [u1] ⊕δa [u2]. The δr edge reads the vector and ends at
+  the ⊗'s fork. When f is a lambda written in place, each thread runs its body directly (the f e_i
+  of Fig. 6 and of §7.1, whose Fig. 10 counts only the body); otherwise f is evaluated once and its
+  closure read once (⊕δr). Each c_i is the body's graph with x bound to element i.
+- `letregion ρ in e`: [u1] ⊕Δa(R) [u2 push] ⊕ c ⊕ [u3 pop].
+- `on e at ρ`: [u1] —dvb(𝒟, {R_i}, δ*, δ†)→ [u2]: push frv(e), the device box of e's paths on 𝔾,
+  copy back and merge (Def. 4.3).
+- `e1[e2]` (extension): c1 ⊕ c2 ⊕δr [u1] ⊕δr [u2] (read the index, read the vector).
+- `iota e at ρ`: c ⊕δr (⊗_i [u] ⊕δw [u']) ⊕δm [u1] ⊕δa [u2].
+- `reduce f z v at ρ`: a balanced tree: (c_left ⊗ c_right) ⊕δw [pair] ⊕ c_f-body.
+- `profile "name" e`: c, with every node and edge of c charged to the cost centre.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+
+from graphs.costgraph import CostGraph, DeviceBoxInfo, EdgeKind, NodeKind, Sub
+from graphs.devicebox import DeviceBox, PathBuilder, build_device_box
+from models.base import AccessKind, GpuModel, MemoryAccess, Space
+from models.device_profile import DeviceProfile
+from models.gpu import gpu_model
+from models.pram import Pram
+from models.providers import CostProviders, providers_for
+from profiler.checker import CheckedProgram
+from profiler.errors import EvaluationError, ParameterError
+from profiler.regions import (
+    Closure,
+    FloatV,
+    HeapValue,
+    IntV,
+    Loc,
+    PairV,
+    Region,
+    RegionClosure,
+    Value,
+    VecV,
+    allocate,
+    merge,
+    read,
+)
+from profiler.syntax import (
+    App,
+    BinaryOperator,
+    BinOp,
+    BoolLit,
+    Expr,
+    Fix,
+    FloatLit,
+    Fst,
+    If,
+    Index,
+    IntLit,
+    Iota,
+    Lambda,
+    Length,
+    Let,
+    LetRegion,
+    On,
+    Pair,
+    Par,
+    ParMap,
+    Profile,
+    Reduce,
+    RegionApp,
+    RegionLambda,
+    Snd,
+    Span,
+    Var,
+    VecLit,
+    World,
+)
+
+DEFAULT_MAX_STEPS = 5_000_000
+DEFAULT_MAX_DEPTH = 20_000
+
+
+@dataclass(frozen=True, slots=True)
+class EvaluationOptions:
+    """Knobs of one evaluation."""
+
+    profile: DeviceProfile = DeviceProfile()
+    gpu_mode: str | None = None  # "paper" | "dmm"; None: the profile's
+    max_steps: int = DEFAULT_MAX_STEPS
+    max_depth: int = DEFAULT_MAX_DEPTH
+    grow_gpu_regions: bool = True  # Harlan's retry; False: NoExpandWE is an error (Fig. 9)
+
+
+@dataclass(slots=True)
+class OnRecord:
+    """What one evaluated `on` cost, for the report."""
+
+    span: Span
+    info: DeviceBoxInfo
+    box: DeviceBox
+    pushed_words: int
+    gpu_words: int
+    grown: dict[str, int]
+    centres: tuple[str, ...]
+
+
+@dataclass(slots=True)
+class Evaluation:
+    """The result of running a program: its value and its cost graph."""
+
+    value: Value
+    graph: CostGraph
+    regions: dict[int, Region]  # the program's outermost regions, as they were at their pop
+    ons: list[OnRecord]
+    gpu_mode: str
+    steps: int
+    _heap_lookup: dict[int, Region] = field(default_factory=dict)
+
+    def render_value(self, limit: int = 20) -> str:
+        return render_value(self.value, self._heap_lookup, limit)
+
+
+def render_value(value: Value, regions: dict[int, Region], limit: int = 20, depth: int = 0) -> str:
+    """A value as λG would print it, reading through locations (vectors cut at `limit`)."""
+    if isinstance(value, bool):
+        return "True" if value else "False"
+    if depth > 50:
+        return "..."
+    region = regions.get(value.region)
+    heap = region.values.get(value.offset) if region else None
+    match heap:
+        case IntV(v):
+            return str(v)
+        case FloatV(v):
+            return repr(v)
+        case PairV(a, b):
+            return (f"({render_value(a, regions, limit, depth + 1)}, "
+                    f"{render_value(b, regions, limit, depth + 1)})")
+        case VecV(items):
+            shown = [render_value(i, regions, limit, depth + 1) for i in items[:limit]]
+            more = f", ... ({len(items)} elements)" if len(items) > limit else ""
+            return "[" + ", ".join(shown) + more + "]"
+        case Closure(param=param):
+            return f"<function of {param}>"
+        case RegionClosure(param=param):
+            return f"<region function of {param}>"
+    return f"<location ({value.region}, {value.offset})>"
+
+
+def bind_parameters(checked: CheckedProgram, values: dict[str, int]) -> dict[str, int]:
+    """The size parameters' values: command-line values over declared defaults."""
+    declared = {p.name: p for p in checked.program.params}
+    for name in values:
+        if name not in declared:
+            known = ", ".join(sorted(declared)) or "none"
+            raise ParameterError(f"--param {name}: the program declares no parameter {name} "
+                                 f"(declared: {known})")
+    result = {}
+    for name, param in declared.items():
+        if name in values:
+            result[name] = values[name]
+        elif param.default is not None:
+            result[name] = param.default
+        else:
+            raise ParameterError(f"parameter {name} has no default: give it with --param "
+                                 f"{name}=VALUE", param.span)
+    return result
+
+
+def evaluate(checked: CheckedProgram, params: dict[str, int] | None = None,
+             options: EvaluationOptions = EvaluationOptions()) -> Evaluation:
+    """Run a checked program under the cost semantics."""
+    return Evaluator(checked, bind_parameters(checked, params or {}), options).run()
+
+
+class Evaluator:
+    """One evaluation: the configuration table, the cost graph under construction, the limits."""
+
+    def __init__(self, checked: CheckedProgram, params: dict[str, int],
+                 options: EvaluationOptions):
+        self.checked = checked
+        self.params = params
+        self.options = options
+        self.profile = options.profile
+        self.cpu = Pram(self.profile.cpu)
+        self.gpu: GpuModel = gpu_model(self.profile, options.gpu_mode)
+        self.providers: CostProviders = providers_for(self.profile)
+        self.graph = CostGraph()
+        self.paths = PathBuilder()
+        self.stacks: dict[World, dict[int, Region]] = {World.CPU: {}, World.GPU: {}}
+        self.all_regions: dict[int, Region] = {}
+        self.outermost: dict[int, Region] = {}
+        self.next_region = 1
+        self.centres: tuple[str, ...] = ()
+        self.steps = 0
+        self.depth = 0
+        self.ons: list[OnRecord] = []
+        self.gpu_growth: dict[int, int] = {}
+        self.bsize = self.profile.region.bsize
+
+    # -- entry --------------------------------------------------------------------------------------
+    def run(self) -> Evaluation:
+        body = self.checked.body
+        value, cost = self.eval(body, {}, {}, World.CPU, outermost=True)
+        self.graph.finish(cost)
+        lookup = dict(self.all_regions)
+        lookup.update(self.outermost)
+        return Evaluation(value, self.graph, dict(self.outermost), self.ons, self.gpu.name,
+                          self.steps, lookup)
+
+    # -- building blocks ----------------------------------------------------------------------------
+    def _region(self, regions: dict, name: str, world: World, span: Span) -> Region:
+        rid = regions[name]
+        region = self.stacks[world].get(rid)
+        if region is None:  # the type system rules this out (Theorem 4.2)
+            raise EvaluationError(f"region {name} is not on the {world} region stack", span,
+                                  "Theorem 4.2")
+        return region
+
+    def _mem(self, before, world: World, kind: AccessKind, region: Region, offset: int,
+             span: Span, words: int = 0, expanded: int = 0):
+        """before ⊕δ [u] for one memory operation, priced on `world` (Fig. 9)."""
+        if world is World.CPU:
+            if kind is AccessKind.READ:
+                return self.graph.step(before, self.cpu.read(), EdgeKind.READ, NodeKind.READ,
+                                       span, self.centres)
+            space = ((World.CPU, words),) if words else ()
+            if expanded:
+                return self.graph.step(before, self.providers.allocation(expanded),
+                                       EdgeKind.EXPAND, NodeKind.WRITE, span, self.centres, space,
+                                       expanded=expanded)
+            return self.graph.step(before, self.cpu.write(), EdgeKind.WRITE, NodeKind.WRITE,
+                                   span, self.centres, space)
+        address = (region.name << 32) + offset
+        space_kind = Space.LOCAL if region.local else Space.GLOBAL
+        edge = self.paths.edge(EdgeKind.READ if kind is AccessKind.READ else EdgeKind.WRITE, 0.0,
+                               MemoryAccess(kind, address, space_kind), span, self.centres,
+                               words)
+        return self.paths.append(before, edge)
+
+    def _seq(self, world: World, first, second, span: Span, weight: float = 1.0,
+             kind: EdgeKind = EdgeKind.SEQ):
+        if world is World.CPU:
+            return self.graph.seq(first, second, weight, kind, span, self.centres)
+        return self.paths.seq(first, second, self.paths.edge(kind, weight, None, span,
+                                                             self.centres))
+
+    def _seq_all(self, world: World, parts: list, span: Span):
+        result = None
+        for part in parts:
+            result = self._seq(world, result, part, span)
+        return result
+
+    def _op(self, world: World, before, span: Span, kind: EdgeKind = EdgeKind.OP,
+            weight: float | None = None):
+        """before ⊕op [u]: one PRAM step (a branch, a table merge)."""
+        if world is World.CPU:
+            w = self.cpu.op() if weight is None else weight
+            return self.graph.step(before, w, kind, NodeKind.POINT, span, self.centres)
+        w = self.profile.gpu.op if weight is None else weight
+        return self.paths.append(before, self.paths.edge(kind, w, None, span, self.centres))
+
+    def _par(self, world: World, branches: list, span: Span):
+        if world is World.CPU:
+            return self.graph.par_all(branches, 1, span, self.centres)
+        return self.paths.par_all(branches, span)
+
+    def _point(self, world: World, span: Span):
+        if world is World.CPU:
+            return self.graph.node(NodeKind.POINT, span, self.centres)
+        return self.paths.node()
+
+    def _alloc(self, before, world: World, regions: dict, region_name: str, value: HeapValue,
+               span: Span) -> tuple[Loc, object]:
+        region = self._region(regions, region_name, world, span)
+        expanded_before = region.size
+        allocation = allocate(region, value, self.bsize if world is World.CPU else 0)
+        expanded = allocation.expanded_by
+        if world is World.GPU and expanded:
+            if not self.options.grow_gpu_regions:
+                raise EvaluationError(
+                    f"region {region.label} is full on the GPU ({expanded_before} words) and "
+                    "regions cannot grow there", span, "Fig. 9, NoExpandWE")
+            self.gpu_growth[region.name] = self.gpu_growth.get(region.name, 0) + expanded
+            expanded = 0
+        cost = self._mem(before, world, AccessKind.WRITE, region, allocation.location.offset,
+                         span, allocation.words, expanded)
+        return allocation.location, cost
+
+    def _read(self, before, world: World, location: Loc, span: Span) -> tuple[HeapValue, object]:
+        """before ⊕δr [u]: 𝒮; σ; ℓ ↑δ v; σ' (Fig. 9)."""
+        region, value = self._peek(world, location, span)
+        return value, self._mem(before, world, AccessKind.READ, region, location.offset, span)
+
+    def _tick(self, span: Span) -> None:
+        self.steps += 1
+        if self.steps > self.options.max_steps:
+            raise EvaluationError(
+                f"the program ran for more than {self.options.max_steps} evaluation steps; it may "
+                "not terminate (raise the limit with --max-steps)", span, "step limit")
+
+    # -- the judgement ------------------------------------------------------------------------------
+    def eval(self, e: Expr, env: dict, regions: dict, world: World,
+             outermost: bool = False) -> tuple[Value, object]:
+        self._tick(e.span)
+        self.depth += 1
+        if self.depth > self.options.max_depth:
+            self.depth = 0
+            raise EvaluationError(
+                f"evaluation nested deeper than {self.options.max_depth} (unbounded recursion?); "
+                "raise the limit with --max-depth", e.span, "depth limit")
+        try:
+            return self._eval(e, env, regions, world, outermost)
+        finally:
+            self.depth -= 1
+
+    def _eval(self, e: Expr, env: dict, regions: dict, world: World,
+              outermost: bool) -> tuple[Value, object]:
+        match e:
+            case IntLit(value, region, span):
+                number = self.params[value] if isinstance(value, str) else value
+                return self._alloc(None, world, regions, region, IntV(number), span)
+
+            case FloatLit(value, region, span):
+                return self._alloc(None, world, regions, region, FloatV(value), span)
+
+            case BoolLit(value, span):
+                return value, self._point(world, span)
+
+            case Var(name, span):
+                return env[name], None
+
+            case BinOp(op, left, right, region, span):
+                return self._binop(op, left, right, region, span, env, regions, world)
+
+            case If(cond, then, orelse, span):
+                test, c1 = self.eval(cond, env, regions, world)
+                c1 = self._op(world, c1, span)
+                value, c2 = self.eval(then if test else orelse, env, regions, world)
+                return value, self._seq(world, c1, c2, span)
+
+            case Lambda(param, _, _, body, region, span):
+                return self._alloc(None, world, regions, region,
+                                   Closure(param, body, env, regions), span)
+
+            case App(func, arg, span):
+                f_loc, c1 = self.eval(func, env, regions, world)
+                closure, c1 = self._read(c1, world, f_loc, span)
+                a_loc, c2 = self.eval(arg, env, regions, world)
+                assert isinstance(closure, Closure)
+                value, c3 = self.eval(closure.body, {**closure.env, closure.param: a_loc},
+                                      closure.regions, world)
+                return value, self._seq_all(world, [self._seq(world, c1, c2, span), c3], span)
+
+            case Pair(first, second, region, span):
+                v1, c1 = self.eval(first, env, regions, world)
+                v2, c2 = self.eval(second, env, regions, world)
+                loc, c3 = self._alloc(self._seq(world, c1, c2, span), world, regions, region,
+                                      PairV(v1, v2), span)
+                return loc, c3
+
+            case Fst(inner, span) | Snd(inner, span):
+                loc, c1 = self.eval(inner, env, regions, world)
+                pair, c = self._read(c1, world, loc, span)
+                assert isinstance(pair, PairV)
+                return (pair.first if isinstance(e, Fst) else pair.second), c
+
+            case LetRegion(name, body, span):
+                return self._letregion(name, body, span, env, regions, world, outermost)
+
+            case Fix(name, _, body, span):
+                return self._fix(name, body, span, env, regions, world)
+
+            case Par(left, right, region, span):
+                v1, c1 = self.eval(left, env, regions, world)
+                v2, c2 = self.eval(right, env, regions, world)
+                c = self._par(world, [c1, c2], span)
+                c = self._op(world, c, span, EdgeKind.MERGE, self._merge_cost(world))
+                return self._alloc(c, world, regions, region, PairV(v1, v2), span)
+
+            case VecLit(elements, region, span):
+                items, costs = [], []
+                for element in elements:
+                    v, c = self.eval(element, env, regions, world)
+                    items.append(v)
+                    costs.append(c)
+                c = self._seq_all(world, costs, span)
+                return self._alloc(c, world, regions, region, VecV(tuple(items)), span)
+
+            case ParMap(func, vector, region, span):
+                return self._parmap(func, vector, region, span, env, regions, world)
+
+            case On():
+                return self._on(e, env, regions, world)
+
+            case RegionLambda(param, _, _, body, region, span):
+                return self._alloc(None, world, regions, region,
+                                   RegionClosure(param, body, env, regions), span)
+
+            case RegionApp(inner, region, span):
+                loc, c1 = self.eval(inner, env, regions, world)
+                closure, c1 = self._read(c1, world, loc, span)
+                assert isinstance(closure, RegionClosure)
+                inner_regions = {**closure.regions, closure.param: regions[region]}
+                value, c2 = self.eval(closure.body, closure.env, inner_regions, world)
+                return value, self._seq(world, c1, c2, span)
+
+            case Let(name, bound, body, span):
+                v1, c1 = self.eval(bound, env, regions, world)
+                v2, c2 = self.eval(body, {**env, name: v1}, regions, world, outermost)
+                return v2, self._seq(world, c1, c2, span)
+
+            case Index(vector, index, span):
+                vec_loc, c1 = self.eval(vector, env, regions, world)
+                idx_loc, c2 = self.eval(index, env, regions, world)
+                idx, c = self._read(self._seq(world, c1, c2, span), world, idx_loc, span)
+                vec, c = self._read(c, world, vec_loc, span)
+                assert isinstance(idx, IntV) and isinstance(vec, VecV)
+                if not 0 <= idx.value < len(vec.items):
+                    raise EvaluationError(f"index {idx.value} is out of bounds for a vector of "
+                                          f"{len(vec.items)} elements", span, "indexing")
+                return vec.items[idx.value], c
+
+            case Length(inner, region, span):
+                loc, c1 = self.eval(inner, env, regions, world)
+                vec, c = self._read(c1, world, loc, span)
+                assert isinstance(vec, VecV)
+                return self._alloc(c, world, regions, region, IntV(len(vec.items)), span)
+
+            case Iota(count, region, span):
+                return self._iota(count, region, span, env, regions, world)
+
+            case Reduce(func, zero, vector, region, span):
+                return self._reduce(func, zero, vector, region, span, env, regions, world)
+
+            case Profile(name, inner, span):
+                saved = self.centres
+                self.centres = saved + (name,)
+                try:
+                    return self.eval(inner, env, regions, world)
+                finally:
+                    self.centres = saved
+
+        raise AssertionError(f"unknown node {e!r}")
+
+    # -- rules with more to them ------------------------------------------------------------------
+    def _binop(self, op: BinaryOperator, left: Expr, right: Expr, region: str | None, span: Span,
+               env: dict, regions: dict, world: World) -> tuple[Value, object]:
+        l_loc, c1 = self.eval(left, env, regions, world)
+        r_loc, c2 = self.eval(right, env, regions, world)
+        a, c = self._read(self._seq(world, c1, c2, span), world, l_loc, span)
+        b, c = self._read(c, world, r_loc, span)
+        assert isinstance(a, (IntV, FloatV)) and isinstance(b, (IntV, FloatV))
+        x, y = a.value, b.value
+        match op:
+            case BinaryOperator.LT:
+                return x < y, c
+            case BinaryOperator.LE:
+                return x <= y, c
+            case BinaryOperator.GT:
+                return x > y, c
+            case BinaryOperator.GE:
+                return x >= y, c
+            case BinaryOperator.EQ:
+                return x == y, c
+            case BinaryOperator.NE:
+                return x != y, c
+            case BinaryOperator.ADD:
+                result = x + y
+            case BinaryOperator.SUB:
+                result = x - y
+            case BinaryOperator.MUL:
+                result = x * y
+            case BinaryOperator.DIV:
+                if y == 0:
+                    raise EvaluationError("division by zero", span, "arithmetic")
+                # C's division, as OpenCL computes it: integers truncate toward zero.
+                result = int(x / y) if isinstance(a, IntV) else x / y
+        value = IntV(result) if isinstance(a, IntV) else FloatV(float(result))
+        if isinstance(value, IntV) and not -(2**63) <= value.value < 2**63:
+            raise EvaluationError(f"integer overflow: {value.value} does not fit in 64 bits", span,
+                                  "arithmetic")
+        assert region is not None
+        return self._alloc(c, world, regions, region, value, span)
+
+    def _merge_cost(self, world: World) -> float:
+        return self.profile.cpu.merge if world is World.CPU else self.profile.gpu.op
+
+    def _letregion(self, name: str, body: Expr, span: Span, env: dict, regions: dict,
+                   world: World, outermost: bool) -> tuple[Value, object]:
+        rid = self.next_region
+        self.next_region += 1
+        region = Region(rid, name, 0, self.bsize, 1, {}, World.CPU)
+        self.stacks[World.CPU][rid] = region
+        self.all_regions[rid] = region
+        start = self.graph.node(NodeKind.POINT, span, self.centres)
+        pushed = self.graph.step(start, self.providers.allocation(self.bsize),
+                                 EdgeKind.ALLOC_REGION, NodeKind.PUSH, span, self.centres,
+                                 region=name)
+        value, c = self.eval(body, env, {**regions, name: rid}, world, outermost)
+        final = self.stacks[World.CPU].pop(rid)
+        pop = self.graph.node(NodeKind.POP, span, self.centres, ((World.CPU, -final.ap),),
+                              region=name)
+        whole = self.graph.seq(self.graph.seq(pushed, c, 1, span=span, centres=self.centres), pop,
+                               1, span=span, centres=self.centres)
+        if outermost:
+            self.outermost[rid] = final
+        return value, whole
+
+    def _fix(self, name: str, body: Expr, span: Span, env: dict, regions: dict,
+             world: World) -> tuple[Value, object]:
+        """fix f: τ. u (Fig. 5). Reconstructed: the paper stores clos(f, u, E[f ↦ (r, o)]) at
+        (r, o) and then evaluates u, which would make a call of f apply a closure whose parameter
+        is f. hetprof allocates u's own closure at (r, o) with f ↦ (r, o) in its environment, so
+        that f names the recursive function itself: one write, [u1] ⊕δw [u2]."""
+        assert isinstance(body, (Lambda, RegionLambda))
+        region = self._region(regions, body.region, world, span)
+        placeholder = Loc(region.name, region.ap)
+        rec_env = {**env, name: placeholder}
+        heap: HeapValue
+        if isinstance(body, Lambda):
+            heap = Closure(body.param, body.body, rec_env, regions)
+        else:
+            heap = RegionClosure(body.param, body.body, rec_env, regions)
+        loc, c = self._alloc(None, world, regions, body.region, heap, span)
+        assert loc == placeholder
+        return loc, c
+
+    def _function(self, func: Expr, env: dict, regions: dict, world: World,
+                  span: Span) -> tuple[Closure, object]:
+        """The function of a parmap/reduce: a lambda written in place is used directly (f e_i of
+        Fig. 6); any other expression is evaluated once and its closure read once."""
+        if isinstance(func, Lambda):
+            return Closure(func.param, func.body, env, regions), None
+        loc, c = self.eval(func, env, regions, world)
+        closure, c = self._read(c, world, loc, span)
+        assert isinstance(closure, Closure)
+        return closure, c
+
+    def _parmap(self, func: Expr, vector: Expr, region: str | None, span: Span, env: dict,
+                regions: dict, world: World) -> tuple[Value, object]:
+        closure, c_f = self._function(func, env, regions, world, span)
+        vec_loc, c_v = self.eval(vector, env, regions, world)
+        _, vec = self._peek(world, vec_loc, span)
+        assert isinstance(vec, VecV)
+        items, threads = [], []
+        for item in vec.items:
+            v, c = self.eval(closure.body, {**closure.env, closure.param: item}, closure.regions,
+                             world)
+            items.append(v)
+            threads.append(c)
+        c_par = self._par(world, threads, span)
+        c = self._read_into(world, self._seq(world, c_f, c_v, span), vec_loc, c_par, span)
+        c = self._op(world, c, span, EdgeKind.MERGE, self._merge_cost(world))
+        return self._alloc(c, world, regions, region, VecV(tuple(items)), span)
+
+    def _peek(self, world: World, location: Loc, span: Span) -> tuple[Region, HeapValue]:
+        region = self.stacks[world].get(location.region)
+        if region is None:
+            raise EvaluationError("read of a location whose region is not on the "
+                                  f"{world} region stack", span, "Theorem 4.2")
+        return region, read(region, location, span)
+
+    def _read_into(self, world: World, before, location: Loc, target, span: Span):
+        """before ⊕δr target: a read whose edge ends at target's source (the ⊗'s fork)."""
+        region, _ = self._peek(world, location, span)
+        if target is None:
+            return self._mem(before, world, AccessKind.READ, region, location.offset, span)
+        if world is World.GPU:
+            read_only = self._mem(before, world, AccessKind.READ, region, location.offset, span)
+            return self.paths.then(read_only, target)
+        start = before if before is not None else self.graph.node(NodeKind.POINT, span,
+                                                                  self.centres)
+        self.graph.edge(start.sink, target.source, self.cpu.read(), EdgeKind.READ, span,
+                        self.centres)
+        return Sub(start.source, target.sink)
+
+    def _iota(self, count: Expr, region: str | None, span: Span, env: dict, regions: dict,
+              world: World) -> tuple[Value, object]:
+        count_loc, c = self.eval(count, env, regions, world)
+        _, number = self._peek(world, count_loc, span)
+        assert isinstance(number, IntV)
+        if number.value < 0:
+            raise EvaluationError(f"iota of a negative count ({number.value})", span, "iota")
+        if number.value > self.options.max_steps:
+            raise EvaluationError(f"iota of {number.value} elements is beyond the step limit "
+                                  f"({self.options.max_steps}); raise --max-steps", span,
+                                  "step limit")
+        items, writes = [], []
+        for i in range(number.value):
+            self._tick(span)
+            loc, w = self._alloc(None, world, regions, region, IntV(i), span)
+            items.append(loc)
+            writes.append(w)
+        c_par = self._par(world, writes, span)
+        c = self._read_into(world, c, count_loc, c_par, span)
+        c = self._op(world, c, span, EdgeKind.MERGE, self._merge_cost(world))
+        return self._alloc(c, world, regions, region, VecV(tuple(items)), span)
+
+    def _reduce(self, func: Expr, zero: Expr, vector: Expr, region: str | None, span: Span,
+                env: dict, regions: dict, world: World) -> tuple[Value, object]:
+        closure, c_f = self._function(func, env, regions, world, span)
+        z_loc, c_z = self.eval(zero, env, regions, world)
+        vec_loc, c_v = self.eval(vector, env, regions, world)
+        vec, c = self._read(self._seq_all(world, [c_f, c_z, c_v], span), world, vec_loc, span)
+        assert isinstance(vec, VecV) and region is not None
+        if not vec.items:
+            return z_loc, c
+
+        def tree(items: tuple[Value, ...]) -> tuple[Value, object]:
+            if len(items) == 1:
+                return items[0], None
+            middle = len(items) // 2
+            left, c_left = tree(items[:middle])
+            right, c_right = tree(items[middle:])
+            both = self._par(world, [c_left, c_right], span)
+            pair, c_pair = self._alloc(both, world, regions, region, PairV(left, right), span)
+            value, c_body = self.eval(closure.body, {**closure.env, closure.param: pair},
+                                      closure.regions, world)
+            return value, self._seq(world, c_pair, c_body, span)
+
+        value, c_tree = tree(vec.items)
+        return value, self._seq(world, c, c_tree, span)
+
+    # -- on -----------------------------------------------------------------------------------------
+    def _on(self, e: On, env: dict, regions: dict, world: World) -> tuple[Value, object]:
+        """on e at ρ (Fig. 6): push frv(e) to 𝔾, build the device box, copy back and merge."""
+        span = e.span
+        assert world is World.CPU and e.region is not None
+        names = sorted(set(e.uses) | {e.region})
+        pushed: list[Region] = []
+        for name in names:
+            cpu_region = self._region(regions, name, World.CPU, span)
+            if cpu_region.name in self.stacks[World.GPU]:
+                continue
+            copy = cpu_region.copy_to(World.GPU, local=name in e.local)
+            self.stacks[World.GPU][copy.name] = copy
+            pushed.append(copy)
+        start_ap = {r.name: r.ap for r in pushed}
+        saved_growth = self.gpu_growth
+        self.gpu_growth = {}
+        try:
+            value, body_paths = self.eval(e.body, env, regions, World.GPU)
+        finally:
+            growth, self.gpu_growth = self.gpu_growth, saved_growth
+            gpu_copies = {r.name: self.stacks[World.GPU].pop(r.name) for r in pushed}
+        staged = sum(start_ap[r.name] for r in pushed if r.local)
+        box = build_device_box(body_paths, self.gpu, self.profile.gpu, staged)
+        pushed_words = sum(start_ap.values())
+        transfer_in = sum(self.providers.host_to_device(start_ap[r.name]) for r in pushed)
+        transfer_out = 0.0
+        merge_cost = 0.0
+        gpu_words = 0
+        for rid, copy in gpu_copies.items():
+            result = merge(self.stacks[World.CPU][rid], copy, span)
+            self._replace_region(rid, result.region)
+            transfer_out += self.providers.device_to_host(result.new_words)
+            merge_cost += self.profile.cpu.merge
+            gpu_words += result.new_words
+        # Harlan's retry: a region that filled up on the GPU is grown on the CPU before the push.
+        grow_cost = sum(self.providers.allocation(words) for words in growth.values())
+        notes = []
+        grown_labels = {self.all_regions[rid].label: words for rid, words in growth.items()}
+        if grown_labels:
+            notes.append("grown before the push (regions cannot grow on the GPU): "
+                         + ", ".join(f"{k} by {v} words" for k, v in sorted(grown_labels.items())))
+        info = DeviceBoxInfo(transfer_in + grow_cost, box.time, transfer_out, merge_cost,
+                             tuple(r.label for r in pushed), box, span, tuple(notes))
+        cost = self.graph.device_box(
+            None, info, self.centres,
+            space_start=((World.GPU, pushed_words),),
+            space_end=((World.GPU, gpu_words), (World.CPU, gpu_words)),
+            space_after=((World.GPU, -(pushed_words + gpu_words)),),
+        )
+        self.ons.append(OnRecord(span, info, box, pushed_words, gpu_words, grown_labels,
+                                 self.centres))
+        return value, cost
+
+    def _replace_region(self, rid: int, region: Region) -> None:
+        self.stacks[World.CPU][rid] = region
+        self.all_regions[rid] = region
+
+
+def rounds(threads: int, threads_at_once: int) -> int:
+    """⌈threads / H⌉: how many rounds of work groups a kernel of `threads` threads takes."""
+    return math.ceil(threads / threads_at_once) if threads else 0

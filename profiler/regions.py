@@ -1,0 +1,150 @@
+"""The region memory model of §4: heap values, locations, regions, region stacks and the
+configuration table 𝒯 = {ℂ ↦ 𝒮1, 𝔾 ↦ 𝒮2}, with allocation and reading (Fig. 3) and region merging
+(Definition 4.3, Theorem 4.4). Costs are not decided here: the evaluator prices what these
+functions report (whether a write expanded its region, by how much).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from profiler.errors import EvaluationError
+from profiler.syntax import Expr, Span, World
+
+
+@dataclass(frozen=True, slots=True)
+class Loc:
+    """ℓ = (r, o): region name and offset. A region's GPU copy keeps its CPU name (§3.2)."""
+
+    region: int
+    offset: int
+
+
+Value = Loc | bool  # what an expression evaluates to: a location, or an unboxed boolean
+
+
+@dataclass(frozen=True, slots=True)
+class IntV:
+    value: int
+
+
+@dataclass(frozen=True, slots=True)
+class FloatV:
+    value: float
+
+
+@dataclass(frozen=True, slots=True)
+class PairV:
+    first: Value
+    second: Value
+
+
+@dataclass(frozen=True, slots=True)
+class VecV:
+    items: tuple[Value, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class Closure:
+    """clos(x, e, E): E maps variables to values and region variables to region names."""
+
+    param: str
+    body: Expr
+    env: dict
+    regions: dict
+
+
+@dataclass(frozen=True, slots=True)
+class RegionClosure:
+    param: str
+    body: Expr
+    env: dict
+    regions: dict
+
+
+HeapValue = IntV | FloatV | PairV | VecV | Closure | RegionClosure
+
+
+def size_of(value: HeapValue) -> int:
+    """|v| in words: scalars 1, a pair 2 (two locations), a closure 2 (code and environment
+    pointers), a vector one word per element (at least 1, so that every value has an offset)."""
+    match value:
+        case IntV() | FloatV():
+            return 1
+        case PairV() | Closure() | RegionClosure():
+            return 2
+        case VecV(items):
+            return max(1, len(items))
+    raise AssertionError(value)
+
+
+@dataclass(slots=True)
+class Region:
+    """R = (ap, s, refcnt, v) (Definition 4.1), with its name, source label and world."""
+
+    name: int
+    label: str
+    ap: int = 0
+    size: int = 0
+    refcnt: int = 1
+    values: dict[int, HeapValue] = field(default_factory=dict)
+    world: World = World.CPU
+    local: bool = False  # a GPU copy staged in local memory
+
+    def copy_to(self, world: World, local: bool = False) -> Region:
+        return Region(self.name, self.label, self.ap, self.size, self.refcnt, dict(self.values),
+                      world, local)
+
+
+@dataclass(frozen=True, slots=True)
+class Allocation:
+    """The outcome of R; v ↓ o@R' (Fig. 3/Fig. 9): where v went and how much the region grew."""
+
+    location: Loc
+    words: int
+    expanded_by: int  # 0 for NoExpandW; n = max(BSIZE, |v| + ap - |R|) for ExpandW
+
+
+def allocate(region: Region, value: HeapValue, bsize: int) -> Allocation:
+    """Bump allocation (Fig. 3). A full region grows by max(BSIZE, what is missing) (ExpandW)."""
+    words = size_of(value)
+    offset = region.ap
+    expanded = 0
+    if words + region.ap > region.size:
+        expanded = max(bsize, words + region.ap - region.size)
+        region.size += expanded
+    region.values[offset] = value
+    region.ap += words
+    return Allocation(Loc(region.name, offset), words, expanded)
+
+
+def read(region: Region, location: Loc, span: Span) -> HeapValue:
+    """𝒮; ℓ ↑ v (Fig. 3): o < ap and o ∈ dom(v)."""
+    value = region.values.get(location.offset)
+    if location.offset >= region.ap or value is None:
+        raise EvaluationError(f"read of an unallocated location ({region.label}, "
+                              f"{location.offset})", span, "Fig. 3, read")
+    return value
+
+
+@dataclass(frozen=True, slots=True)
+class MergeResult:
+    region: Region
+    new_words: int  # words the GPU allocated, copied back by ω†β
+
+
+def merge(cpu: Region, gpu: Region, span: Span) -> MergeResult:
+    """R1; R1' ▶ R2; δ (Definition 4.3): the CPU region gains what the GPU copy allocated.
+
+    Reconstructed (the definition's body is lost in the text): R2 = (max(ap1, ap1'),
+    max(s1, s1'), refcnt1, v1 ∪ v1'); δ is priced by the caller as ω†β of the words the GPU added.
+    Merge-conflict freedom (Theorem 4.4) is checked: offsets both sides hold must hold one value.
+    """
+    for offset in cpu.values.keys() & gpu.values.keys():
+        if cpu.values[offset] != gpu.values[offset]:
+            raise EvaluationError(f"merge conflict in region {cpu.label} at offset {offset}",
+                                  span, "Theorem 4.4")
+    new_words = max(0, gpu.ap - cpu.ap)
+    merged = Region(cpu.name, cpu.label, max(cpu.ap, gpu.ap), max(cpu.size, gpu.size),
+                    cpu.refcnt, {**cpu.values, **gpu.values}, World.CPU)
+    return MergeResult(merged, new_words)
