@@ -27,7 +27,7 @@ The graph each rule builds, in the paper's notation (δr, δw: read and write co
   copy back and merge (Def. 4.3).
 - `e1[e2]` (extension): c1 ⊕ c2 ⊕δr [u1] ⊕δr [u2] (read the index, read the vector).
 - `iota e at ρ`: c ⊕δr (⊗_i [u] ⊕δw [u']) ⊕δm [u1] ⊕δa [u2].
-- `reduce f z v at ρ`: a balanced tree: (c_left ⊗ c_right) ⊕δw [pair] ⊕ c_f-body.
+- `reduce f z v at ρ`: c ⊕δr then ⌈log2 n⌉ levels ⊗_i ([u] ⊕δw [pair] ⊕ c_f(pair)) in sequence.
 - `profile "name" e`: c, with every node and edge of c charged to the cost centre.
 """
 
@@ -615,28 +615,31 @@ class Evaluator:
 
     def _reduce(self, func: Expr, zero: Expr, vector: Expr, region: str | None, span: Span,
                 env: dict, regions: dict, world: World) -> tuple[Value, object]:
+        """reduce f z v at ρ: ⌈log2 n⌉ levels; level k pairs up neighbours in parallel,
+        (⊗_i ([u] ⊕δw [pair] ⊕ c_f(pair))), and the levels run one after another. On 𝔾 each
+        level is a kernel. f must be associative; z is the result for an empty vector."""
         closure, c_f = self._function(func, env, regions, world, span)
         z_loc, c_z = self.eval(zero, env, regions, world)
         vec_loc, c_v = self.eval(vector, env, regions, world)
-        vec, c = self._read(self._seq_all(world, [c_f, c_z, c_v], span), world, vec_loc, span)
+        vec, cost = self._read(self._seq_all(world, [c_f, c_z, c_v], span), world, vec_loc, span)
         assert isinstance(vec, VecV) and region is not None
         if not vec.items:
-            return z_loc, c
-
-        def tree(items: tuple[Value, ...]) -> tuple[Value, object]:
-            if len(items) == 1:
-                return items[0], None
-            middle = len(items) // 2
-            left, c_left = tree(items[:middle])
-            right, c_right = tree(items[middle:])
-            both = self._par(world, [c_left, c_right], span)
-            pair, c_pair = self._alloc(both, world, regions, region, PairV(left, right), span)
-            value, c_body = self.eval(closure.body, {**closure.env, closure.param: pair},
-                                      closure.regions, world)
-            return value, self._seq(world, c_pair, c_body, span)
-
-        value, c_tree = tree(vec.items)
-        return value, self._seq(world, c, c_tree, span)
+            return z_loc, cost
+        items = list(vec.items)
+        while len(items) > 1:
+            combined, branches = [], []
+            for i in range(0, len(items) - 1, 2):
+                pair, c_pair = self._alloc(None, world, regions, region,
+                                           PairV(items[i], items[i + 1]), span)
+                value, c_body = self.eval(closure.body, {**closure.env, closure.param: pair},
+                                          closure.regions, world)
+                combined.append(value)
+                branches.append(self._seq(world, c_pair, c_body, span))
+            if len(items) % 2:
+                combined.append(items[-1])
+            cost = self._seq(world, cost, self._par(world, branches, span), span)
+            items = combined
+        return items[0], cost
 
     # -- on -----------------------------------------------------------------------------------------
     def _on(self, e: On, env: dict, regions: dict, world: World) -> tuple[Value, object]:

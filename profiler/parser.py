@@ -7,6 +7,7 @@ deeply nested input cannot exhaust Python's stack here; `MAX_NESTING` bounds wha
 from __future__ import annotations
 
 import functools
+import re
 from pathlib import Path
 
 import lark
@@ -54,6 +55,10 @@ from profiler.syntax import (
     VecLit,
     VecS,
 )
+
+_KEYWORDS = frozenset(
+    "lambda letregion let in if then else fix on at profile local fst snd length parmap iota "
+    "reduce True False param int float bool Vec forall".split())
 
 MAX_NESTING = 400
 """Deepest nesting of expressions hetprof accepts; deeper input is rejected with a clear error."""
@@ -427,6 +432,15 @@ def _parse_error(error: UnexpectedInput, source: str, file: str) -> ParseError:
                 f"the program ends too early; expected {_describe_expected(set(error.expected))}",
                 Span(file, line, column, line, column + 1))
         width = max(1, len(str(token)))
+        before = re.search(r"([A-Za-z_][A-Za-z0-9_']*)\s*$", source[: token.start_pos or 0])
+        if token.type == "AT" and before and before.group(1) not in _KEYWORDS:
+            name = before.group(1)
+            return ParseError(
+                f"`at` cannot follow the name {name}: a variable is not allocated, so it has no "
+                "region to give, and a size parameter takes the region of the form around it "
+                f"(write `{name}`, not `{name} at ...`); if the `at` belongs to an enclosing "
+                "form, put that form in parentheses",
+                Span(file, line, column, line, column + width))
         return ParseError(
             f"unexpected {str(token)!r}; expected {_describe_expected(set(error.expected))}",
             Span(file, line, column, line, column + width))
