@@ -24,6 +24,7 @@ class OnCost:
     """One `on`: the parts of its device-box edge and what the device box counted."""
 
     location: str
+    grow: float
     transfer_in: float
     kernel: float
     transfer_out: float
@@ -165,6 +166,7 @@ def _on_cost(record) -> OnCost:
     kernels = [p for p in box.phases if p.parallel]
     return OnCost(
         location=location(record.span),
+        grow=info.grow,
         transfer_in=info.transfer_in,
         kernel=info.kernel,
         transfer_out=info.transfer_out,
@@ -195,6 +197,12 @@ def _centres(evaluation: Evaluation, result: ScheduleResult) -> list[CentreCost]
         for name in data["centres"]:
             if name not in names:
                 names.append(name)
+    device_only: dict[str, float] = {}
+    for record in evaluation.ons:
+        for phase in record.box.phases:
+            for name in phase.centres:
+                if name not in record.centres:
+                    device_only[name] = device_only.get(name, 0.0) + phase.time
     starts: dict[tuple[int, int], tuple[float, float]] = {}
     for _, start, end, u, v in result.intervals:
         starts[(u, v)] = (start, end)
@@ -223,6 +231,13 @@ def _centres(evaluation: Evaluation, result: ScheduleResult) -> list[CentreCost]
         space += sum(r.gpu_words for r in evaluation.ons if name in r.centres)
         costs.append(CentreCost(name, work, longest_path_length(sub), (last or 0) - (first or 0),
                                 space, gpu_time, count))
+    for name, time in device_only.items():
+        if name in names:
+            continue
+        # A centre inside an `on`: its cost is the device time of the phases (kernels) it covers.
+        space = sum(r.gpu_words for r in evaluation.ons
+                    if any(name in p.centres for p in r.box.phases))
+        costs.append(CentreCost(name, time, time, time, space, time, 0))
     return costs
 
 

@@ -74,10 +74,11 @@ class DeviceBoxInfo:
     box: Any = None  # graphs.devicebox.DeviceBox
     span: Span | None = None
     notes: tuple[str, ...] = ()
+    grow: float = 0.0  # Δa for regions grown on the CPU before the push (Harlan's retry)
 
     @property
     def total(self) -> float:
-        return self.transfer_in + self.kernel + self.transfer_out + self.merge
+        return self.grow + self.transfer_in + self.kernel + self.transfer_out + self.merge
 
 
 @dataclass

@@ -135,6 +135,7 @@ class PhaseCost:
     parallel: bool = True
     span: Span | None = None
     thread_work: float = 0.0  # Σ over threads of their edges' weights alone
+    centres: tuple[str, ...] = ()  # the cost centres every edge of this phase is charged to
 
 
 @dataclass(slots=True)
@@ -205,6 +206,11 @@ def _phase_cost(phase: Phase, model: GpuModel, p: GpuParameters, staged_words: i
     cost.time = total
     cost.group_time_max = max(group_times, default=0.0)
     cost.thread_work = sum(e.weight for t in threads for e in t if e.access is None)
+    common: set[str] | None = None
+    for thread in threads:
+        for edge in thread:
+            common = set(edge.centres) if common is None else common & set(edge.centres)
+    cost.centres = tuple(sorted(common or ()))
     return cost
 
 

@@ -273,6 +273,12 @@ class _Simulation:
             self.space_cpu += change[0]
             self.space_gpu += change[1]
 
+    def sample_peak(self) -> None:
+        cpu, gpu = self.space_cpu, self.space_gpu
+        self.peak_cpu = max(self.peak_cpu, cpu)
+        self.peak_gpu = max(self.peak_gpu, gpu)
+        self.peak_total = max(self.peak_total, cpu + gpu)
+
     def complete(self, edge: int) -> list[int]:
         self.change_space(edge, 1)
         target = self.index.target[edge]
@@ -288,6 +294,16 @@ class _Simulation:
         if change is not None:
             self.space_cpu += change[0]
             self.space_gpu += change[1]
+            if end:
+                # The end of a device box is the moment both the GPU copies and the CPU regions
+                # they merge into are alive (§7.1.2): sample it before the target node frees the
+                # GPU copies in the same instant.
+                self.sample_peak()
+            if end:
+                # The end of a device box is the moment both the GPU copies and the CPU regions
+                # they merge into are alive (§7.1.2): sample it before the target node frees the
+                # GPU copies in the same instant.
+                self.sample_peak()
 
     # -- the processors -----------------------------------------------------------------------------
     def make_ready(self, enabled: list[int], processor: int) -> None:
@@ -360,9 +376,7 @@ class _Simulation:
     def close_instant(self, time: float) -> None:
         """Sample space (eq. 9's max) and, if some node was reached, record the step (eq. 3)."""
         cpu, gpu = self.space_cpu, self.space_gpu
-        self.peak_cpu = max(self.peak_cpu, cpu)
-        self.peak_gpu = max(self.peak_gpu, gpu)
-        self.peak_total = max(self.peak_total, cpu + gpu)
+        self.sample_peak()
         if self.step_nodes:
             previous = self.steps[-1].time if self.steps else time
             self.steps.append(

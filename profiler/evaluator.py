@@ -12,7 +12,7 @@ The graph each rule builds, in the paper's notation (δr, δw: read and write co
 - `i at ρ`, closures: [u1] ⊕δw [u2]. `True`: [u]. `x`: ∅.
 - `fst e`/`snd e`: c ⊕δr [u]. `(e1, e2) at ρ`: c1 ⊕ c2 ⊕δw [u].
 - `e1 e2`: c1 ⊕δr c2 ⊕ c3 (δr reads the closure).  `if`: c1 ⊕op c2 (a branch, one PRAM step;
-  booleans are unboxed, so there is no read).
+  booleans are unboxed in Fig. 1, so where Fig. 5 reads the condition hetprof charges the branch).
 - `e1 op e2 at ρ` (extension): c1 ⊕ c2 ⊕δr [u1] ⊕δr [u2] ⊕δw [u3]; comparisons stop after the
   reads. This is the count of §7.1: `fst p * snd p` costs 5 memory edges + 1 ⊕ edge, 6 on the CPU
   and 5l + 1 on the GPU.
@@ -276,6 +276,17 @@ class Evaluator:
         w = self.profile.gpu.op if weight is None else weight
         return self.paths.append(before, self.paths.edge(kind, w, None, span, self.centres))
 
+    def _op_into(self, world: World, before, after, span: Span):
+        """before ⊕op after: one PRAM step between them, kept even when either side is ∅."""
+        if after is None:
+            return self._op(world, before, span)
+        if world is World.GPU:
+            return self.paths.then(self._op(world, before, span), after)
+        start = before if before is not None else self.graph.node(NodeKind.POINT, span,
+                                                                  self.centres)
+        self.graph.edge(start.sink, after.source, self.cpu.op(), EdgeKind.OP, span, self.centres)
+        return Sub(start.source, after.sink)
+
     def _par(self, world: World, branches: list, span: Span):
         if world is World.CPU:
             return self.graph.par_all(branches, 1, span, self.centres)
@@ -351,9 +362,8 @@ class Evaluator:
 
             case If(cond, then, orelse, span):
                 test, c1 = self.eval(cond, env, regions, world)
-                c1 = self._op(world, c1, span)
                 value, c2 = self.eval(then if test else orelse, env, regions, world)
-                return value, self._seq(world, c1, c2, span)
+                return value, self._op_into(world, c1, c2, span)
 
             case Lambda(param, _, _, body, region, span):
                 return self._alloc(None, world, regions, region,
@@ -361,12 +371,13 @@ class Evaluator:
 
             case App(func, arg, span):
                 f_loc, c1 = self.eval(func, env, regions, world)
-                closure, c1 = self._read(c1, world, f_loc, span)
+                _, closure = self._peek(world, f_loc, span)
                 a_loc, c2 = self.eval(arg, env, regions, world)
                 assert isinstance(closure, Closure)
                 value, c3 = self.eval(closure.body, {**closure.env, closure.param: a_loc},
                                       closure.regions, world)
-                return value, self._seq_all(world, [self._seq(world, c1, c2, span), c3], span)
+                c = self._read_into(world, c1, f_loc, c2, span)
+                return value, self._seq(world, c, c3, span)
 
             case Pair(first, second, region, span):
                 v1, c1 = self.eval(first, env, regions, world)
@@ -683,8 +694,8 @@ class Evaluator:
         if grown_labels:
             notes.append("grown before the push (regions cannot grow on the GPU): "
                          + ", ".join(f"{k} by {v} words" for k, v in sorted(grown_labels.items())))
-        info = DeviceBoxInfo(transfer_in + grow_cost, box.time, transfer_out, merge_cost,
-                             tuple(r.label for r in pushed), box, span, tuple(notes))
+        info = DeviceBoxInfo(transfer_in, box.time, transfer_out, merge_cost,
+                             tuple(r.label for r in pushed), box, span, tuple(notes), grow_cost)
         cost = self.graph.device_box(
             None, info, self.centres,
             space_start=((World.GPU, pushed_words),),

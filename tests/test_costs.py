@@ -1,0 +1,176 @@
+"""One test per rule of Figs. 5, 6 and 9: the graph each rule builds (nodes, edges, weights).
+
+Every program runs inside `letregion r in ...`, whose own graph is [u1] ⊕Δa(BSIZE) [u2 push] ⊕ c
+⊕ [u3 pop]: with the default profile Δa(n) = 1, so the letregion adds 3 to the work (one
+alloc-region edge and two unit ⊕ edges) and its push and pop nodes.
+"""
+
+from __future__ import annotations
+
+import pytest
+from conftest import edge_kinds, node_kinds, run
+
+LETREGION = 3  # Δa(BSIZE) + the two ⊕ edges around the body
+
+
+def test_letregion_builds_push_and_pop_around_the_body():
+    e = run("letregion r in 1 at r")
+    assert edge_kinds(e) == {"alloc-region": 1, "seq": 2, "write": 1}
+    assert node_kinds(e) == {"point": 2, "push": 1, "write": 1, "pop": 1}
+    assert e.graph.work() == LETREGION + 1
+    assert e.graph.span() == LETREGION + 1
+
+
+def test_literal_is_one_write_edge():
+    # i at ρ: [u1] ⊕δw [u2]
+    e = run("letregion r in 7 at r")
+    assert e.render_value() == "7"
+    assert e.graph.work() - LETREGION == 1
+
+
+def test_true_is_a_single_node():
+    e = run("letregion r in True")
+    assert e.graph.work() == LETREGION
+    assert node_kinds(e)["point"] == 2  # the letregion's start and True's [u]
+
+
+def test_pair_writes_after_both_components():
+    # c1 ⊕ c2 ⊕δw [u]: two literal writes, one ⊕ edge, the pair's write
+    e = run("letregion r in (1 at r, 2 at r) at r")
+    assert e.graph.work() - LETREGION == 4
+    assert edge_kinds(e)["write"] == 3
+
+
+def test_fst_and_snd_read_the_pair():
+    e = run("letregion r in snd ((1 at r, 2 at r) at r)")
+    assert e.render_value() == "2"
+    assert e.graph.work() - LETREGION == 5
+    assert edge_kinds(e)["read"] == 1
+
+
+def test_application_reads_the_closure_between_function_and_argument():
+    # c1 ⊕δr c2 ⊕ c3: the closure's write, the read edge into the argument's write; x is ∅
+    e = run("letregion r in (lambda x: int r [r]. x) (1 at r)")
+    assert e.render_value() == "1"
+    assert e.graph.work() - LETREGION == 3
+    assert edge_kinds(e)["read"] == 1
+
+
+def test_if_charges_one_branch_step():
+    e = run("letregion r in if True then 1 at r else 2 at r")
+    assert e.render_value() == "1"
+    assert e.graph.work() - LETREGION == 2
+    assert edge_kinds(e)["op"] == 1
+
+
+def test_arithmetic_reads_both_operands_then_writes():
+    # c1 ⊕ c2 ⊕δr [u1] ⊕δr [u2] ⊕δw [u3]
+    e = run("letregion r in (3 at r) * (4 at r) at r")
+    assert e.render_value() == "12"
+    assert e.graph.work() - LETREGION == 1 + 1 + 1 + 3
+    assert edge_kinds(e)["read"] == 2
+
+
+def test_comparison_reads_without_writing():
+    e = run("letregion r in (3 at r) < (4 at r)")
+    assert e.render_value() == "True"
+    assert edge_kinds(e) == {"alloc-region": 1, "seq": 3, "write": 2, "read": 2}
+
+
+def test_parallel_pair_forks_and_joins():
+    # (c1 ⊗ c2) ⊕δ [u1] ⊕δa [u2]: 4 fork/join edges, 2 writes, a merge, the pair's write
+    e = run("letregion r in (1 at r) || (2 at r) at r")
+    kinds = edge_kinds(e)
+    assert kinds["fork"] == 2 and kinds["join"] == 2
+    assert kinds["merge"] == 1 and kinds["write"] == 3
+    assert e.graph.work() - LETREGION == 8
+    # the span goes through one branch only
+    assert e.graph.span() - LETREGION == 1 + 1 + 1 + 1 + 1
+
+
+def test_vector_literal_writes_its_elements_in_sequence():
+    e = run("letregion r in [1 at r, 2 at r, 3 at r] at r")
+    assert e.render_value() == "[1, 2, 3]"
+    assert e.graph.work() - LETREGION == 3 + 2 + 1
+
+
+@pytest.mark.parametrize("n", [1, 2, 3, 4, 7])
+def test_parmap_is_n_threads_under_a_tree_of_forks(n):
+    # c_v ⊕δr (⊗_i c_i) ⊕δm [u1] ⊕δa [u2]. A thread `x + 1 at r`: x is ∅, so no ⊕ edge; the
+    # literal's write, the reads of x and 1, the sum's write: 4 edges
+    elements = ", ".join(f"{i} at r" for i in range(n))
+    e = run(f"letregion r in parmap (lambda x: int r [r]. x + 1 at r) ([{elements}] at r) at r")
+    assert e.render_value() == "[" + ", ".join(str(i + 1) for i in range(n)) + "]"
+    vector = n + (n - 1) + 1
+    threads = 4 * n
+    forks = 4 * (n - 1)
+    assert e.graph.work() - LETREGION == vector + 1 + threads + forks + 2
+    assert edge_kinds(e).get("fork", 0) == 2 * (n - 1)
+
+
+def test_iota_is_parallel_writes():
+    e = run("letregion r in iota (4 at r) at r")
+    assert e.render_value() == "[0, 1, 2, 3]"
+    # count's write, its read into the fork, 4 writes, 4(4-1) fork/join, merge, vector write
+    assert e.graph.work() - LETREGION == 1 + 1 + 4 + 12 + 1 + 1
+
+
+def test_index_reads_the_index_and_the_vector():
+    e = run("letregion r in let v = [5 at r, 6 at r] at r in v[1 at r]")
+    assert e.render_value() == "6"
+    # vector 4, ⊕ let, index literal 1, 2 reads
+    assert e.graph.work() - LETREGION == 4 + 1 + 1 + 2
+
+
+def test_reduce_has_logarithmic_levels():
+    e = run("letregion r in reduce (lambda p: ((int r, int r), r) [r]. fst p + snd p at r) "
+            "(0 at r) (iota (8 at r) at r) at r")
+    assert e.render_value() == "28"
+    iota = 1 + 1 + 8 + 28 + 1 + 1
+    # 7 combinations, each: pair write, read p (fst), read p (snd), ⊕, 2 reads, write = 7 edges,
+    # plus the ⊕ between the pair and the body = 8
+    combine = 7 * 8
+    forks = 4 * (4 - 1) + 4 * (2 - 1)  # levels of 4, 2 and 1 combinations
+    levels = 2  # ⊕ between the three levels
+    # zero's write, ⊕ to iota, ⊕ into the read of the vector, the read
+    prefix = 1 + 1 + 1
+    assert e.graph.work() - LETREGION == prefix + iota + combine + forks + levels + 1
+
+
+def test_profile_charges_a_cost_centre():
+    e = run('letregion r in profile "here" ((1 at r) + (2 at r) at r)')
+    charged = [d for _, _, d in e.graph.graph.edges(data=True) if "here" in d["centres"]]
+    assert len(charged) == 6 and sum(d["weight"] for d in charged) == 6
+
+
+def test_on_is_one_device_box_edge():
+    e = run("letregion r in on (1 at r) at r")
+    boxes = [d for _, _, d in e.graph.graph.edges(data=True) if d["kind"].value == "device-box"]
+    assert len(boxes) == 1
+    info = boxes[0]["box"]
+    assert info.transfer_in == 0  # r is empty when it is pushed
+    assert info.kernel == 32  # one global write: 1 + l - 1 (dmm), l = 32
+    assert info.transfer_out == 10000 + 1 / 4  # ω†β(1 word) = latency + words / bandwidth
+    assert info.merge == 1
+    assert e.graph.work() - LETREGION == info.total  # u1 is the letregion body's source
+
+
+def test_expanding_a_region_costs_delta_a():
+    # BSIZE = 2: the third word expands the region (ExpandW, Fig. 9)
+    from dataclasses import replace
+
+    from models.device_profile import AllocationParameters, DeviceProfile, RegionParameters
+
+    profile = replace(DeviceProfile(), region=RegionParameters(bsize=2),
+                      allocation=AllocationParameters(latency=5, per_word=1))
+    e = run("letregion r in [1 at r, 2 at r, 3 at r] at r", profile=profile)
+    expands = [d for _, _, d in e.graph.graph.edges(data=True) if d["kind"].value == "expand"]
+    # the third literal grows the region by BSIZE = 2 (Δa = 5 + 2), the vector by 2 again
+    assert [d["weight"] for d in expands] == [7, 7]
+
+
+def test_gpu_region_full_is_an_error_in_strict_mode():
+    from profiler.errors import EvaluationError
+
+    with pytest.raises(EvaluationError, match="NoExpandWE|cannot grow"):
+        run("letregion r in on (iota (100 at r) at r) at r", grow_gpu_regions=False)
