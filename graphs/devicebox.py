@@ -17,10 +17,10 @@ within that thread.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from graphs.costgraph import EdgeKind
-from models.base import GpuModel, MemoryAccess, Space, StepCost
+from models.base import AccessKind, GpuModel, MemoryAccess, Space, StepCost
 from models.device_profile import GpuParameters
 from profiler.syntax import Span
 
@@ -174,9 +174,51 @@ def build_device_box(body: GSub | None, model: GpuModel, parameters: GpuParamete
     each work group loads them first and writes what it allocated there back at the end.
     """
     box = DeviceBox(mode=model.name)
-    for phase in body or ():
+    phases = _lockstep_layout(body or (), parameters.warp_width)
+    for phase in phases:
         box.phases.append(_phase_cost(phase, model, parameters, local_regions_words))
     return box
+
+
+FRESH = 1 << 60  # device addresses of words allocated inside a kernel
+
+
+def _lockstep_layout(phases: GSub, width: int) -> GSub:
+    """Where a kernel's allocations land on a real GPU.
+
+    The evaluator allocates thread after thread, so thread i's words follow thread i-1's. On the
+    GPU the threads of a kernel allocate in lock-step from one bump pointer: the k-th allocations
+    of all threads come before anyone's (k+1)-th, in thread order. This re-addresses every word
+    allocated in a parallel phase that way (reads of those words follow them), so that bank
+    conflicts and address groups see the layout the hardware would produce.
+    """
+    remap: dict[int, int] = {}
+    next_address = FRESH
+    for phase in phases:
+        if not phase.parallel:
+            continue
+        writes = [[e.access for e in thread if e.access is not None
+                   and e.access.kind is AccessKind.WRITE] for thread in phase.threads]
+        depth = max((len(w) for w in writes), default=0)
+        for k in range(depth):
+            for thread_writes in writes:
+                if k < len(thread_writes):
+                    access = thread_writes[k]
+                    if access.address not in remap:
+                        remap[access.address] = next_address
+                        next_address += 1
+            next_address += width - next_address % width if next_address % width else 0
+    if not remap:
+        return phases
+
+    def moved(edge: PathEdge) -> PathEdge:
+        access = edge.access
+        if access is None or access.address not in remap:
+            return edge
+        return replace(edge, access=replace(access, address=remap[access.address]))
+
+    return tuple(Phase(tuple(tuple(moved(e) for e in thread) for thread in phase.threads),
+                       phase.parallel, phase.span) for phase in phases)
 
 
 def _phase_cost(phase: Phase, model: GpuModel, p: GpuParameters, staged_words: int) -> PhaseCost:
