@@ -17,7 +17,7 @@ within that thread.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 
 from graphs.costgraph import EdgeKind
 from models.base import AccessKind, GpuModel, MemoryAccess, Space, StepCost
@@ -38,26 +38,30 @@ class PathEdge:
     words: int = 0  # words allocated by this edge (GPU space)
 
 
-Path = tuple[PathEdge, ...]
+Path = list[PathEdge]
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class Phase:
     """A kernel (parallel, one path per thread) or a stretch of serial code (one path)."""
 
-    threads: tuple[Path, ...]
+    threads: list[Path]
     parallel: bool
     span: Span | None = None
 
 
-GSub = tuple[Phase, ...]
+GSub = list[Phase]
 
 
 class PathBuilder:
-    """The GPU counterpart of `CostGraph`'s combinators: ⊕ appends to paths, ⊗_i is n-ary."""
+    """The GPU counterpart of `CostGraph`'s combinators: ⊕ appends to paths, ⊗_i is n-ary.
+
+    Sub-results are used once, as the evaluator's rules consume them, so the builder extends
+    them in place: appending to a path is O(1), not a copy.
+    """
 
     def node(self, *args, **kwargs) -> GSub:
-        return (Phase(((),), False),)
+        return [Phase([[]], False)]
 
     def edge(self, kind: EdgeKind, weight: float, access: MemoryAccess | None, span: Span | None,
              centres: tuple[str, ...], words: int = 0) -> PathEdge:
@@ -65,12 +69,14 @@ class PathBuilder:
 
     def append(self, before: GSub | None, edge: PathEdge) -> GSub:
         """before ⊕ edge."""
-        if before is None or not before:
-            return (Phase(((edge,),), False),)
+        if not before:
+            return [Phase([[edge]], False)]
         last = before[-1]
         if last.parallel:
-            return before + (Phase(((edge,),), False),)
-        return before[:-1] + (Phase((last.threads[0] + (edge,),), False, last.span),)
+            before.append(Phase([[edge]], False))
+        else:
+            last.threads[0].append(edge)
+        return before
 
     def seq(self, first: GSub | None, second: GSub | None, edge: PathEdge) -> GSub | None:
         """first ⊕_δ second, δ the weight of `edge`; ∅ is the unit of ⊕."""
@@ -92,26 +98,29 @@ class PathBuilder:
         """⊗_i c_i on 𝔾: one kernel phase with a thread per branch (nested phases flattened)."""
         if not branches:
             return None
-        threads = tuple(_flatten(b) for b in branches)
-        return (Phase(threads, True, span),)
+        return [Phase([_flatten(b) for b in branches], True, span)]
 
 
 def _concat(first: GSub, second: GSub) -> GSub:
     if first and second and not first[-1].parallel and not second[0].parallel:
-        merged = Phase((first[-1].threads[0] + second[0].threads[0],), False, first[-1].span)
-        return first[:-1] + (merged,) + second[1:]
-    return first + second
+        first[-1].threads[0].extend(second[0].threads[0])
+        first.extend(second[1:])
+    else:
+        first.extend(second)
+    return first
 
 
 def _flatten(sub: GSub | None) -> Path:
     """A thread's whole path: nested parallel phases run one thread after another."""
     if not sub:
-        return ()
-    path: list[PathEdge] = []
+        return []
+    if len(sub) == 1 and len(sub[0].threads) == 1:
+        return sub[0].threads[0]
+    path: Path = []
     for phase in sub:
         for thread in phase.threads:
             path.extend(thread)
-    return tuple(path)
+    return path
 
 
 # ---------------------------------------------------------------------------------------------------
@@ -174,7 +183,7 @@ def build_device_box(body: GSub | None, model: GpuModel, parameters: GpuParamete
     each work group loads them first and writes what it allocated there back at the end.
     """
     box = DeviceBox(mode=model.name)
-    phases = _lockstep_layout(body or (), parameters.warp_width)
+    phases = _lockstep_layout(body or [], parameters.warp_width)
     for phase in phases:
         box.phases.append(_phase_cost(phase, model, parameters, local_regions_words))
     return box
@@ -215,13 +224,16 @@ def _lockstep_layout(phases: GSub, width: int) -> GSub:
         access = edge.access
         if access is None or access.address not in remap:
             return edge
-        return replace(edge, access=replace(access, address=remap[access.address]))
+        return PathEdge(edge.kind, edge.weight,
+                        MemoryAccess(access.kind, remap[access.address], access.space), edge.span,
+                        edge.centres, edge.words)
 
-    return tuple(Phase(tuple(tuple(moved(e) for e in thread) for thread in phase.threads),
-                       phase.parallel, phase.span) for phase in phases)
+    return [Phase([[moved(e) for e in thread] for thread in phase.threads], phase.parallel,
+                  phase.span) for phase in phases]
 
 
-def _phase_cost(phase: Phase, model: GpuModel, p: GpuParameters, staged_words: int) -> PhaseCost:
+def _phase_cost(phase: Phase, model: GpuModel, p: GpuParameters,
+                staged_words: int) -> PhaseCost:
     threads = phase.threads
     width = p.warp_width
     group_threads = p.work_group_size if phase.parallel else width
@@ -256,7 +268,7 @@ def _phase_cost(phase: Phase, model: GpuModel, p: GpuParameters, staged_words: i
     return cost
 
 
-def _group_time(members: tuple[Path, ...], model: GpuModel, p: GpuParameters, cost: PhaseCost,
+def _group_time(members: list[Path], model: GpuModel, p: GpuParameters, cost: PhaseCost,
                 cache: dict) -> tuple[float, int]:
     """Step a work group's warps in lock-step (Fig. 8) and add up the warp-box step weights."""
     width = p.warp_width
@@ -302,7 +314,7 @@ def _step_key(accesses: list[MemoryAccess], others: list[float], p: GpuParameter
     return (tuple((a.address - base, a.space) for a in accesses), tuple(others))
 
 
-def _staging_time(members: tuple[Path, ...], model: GpuModel, p: GpuParameters,
+def _staging_time(members: list[Path], model: GpuModel, p: GpuParameters,
                   staged_words: int) -> float:
     """Loading the staged regions into local memory and writing the group's local allocations back:
     one coalesced global access per w·(warps) words, cooperatively (§7.1.2's l·k term)."""

@@ -109,7 +109,7 @@ def check_program(program: Program) -> CheckedProgram:
     seen: set[str] = set()
     for param in program.params:
         if param.name in seen:
-            raise CheckError(f"parameter {param.name} is declared twice", param.span)
+            raise CheckError(f"parameter {param.name} is declared twice", param.span, "param")
         seen.add(param.name)
     context = _Context({}, {}, {}, World.CPU, None, frozenset(seen), False, top=True)
     body, type_, effect = _check(program.body, context)
