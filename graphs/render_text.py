@@ -35,8 +35,8 @@ class TextRenderer:
         console.print(f"[bold]hetprof profile[/bold] {result.file}  (params: {params})")
         unit_note = ("abstract units (one PRAM step = 1)" if result.units == "abstract"
                      else "seconds")
-        console.print(f"units: {unit_note}; device profile: {result.profile_name}; GPU memory "
-                      f"model: {result.gpu_mode}; schedule: {result.schedule} on "
+        console.print(f"units: {unit_note}; device profile: {result.profile_name}")
+        console.print(f"GPU memory model: {result.gpu_mode}; CPU schedule: {result.schedule} on "
                       f"P = {result.procs}")
         console.print(f"value: {result.value}")
         summary = Table(title="Summary", show_header=True, header_style="bold")

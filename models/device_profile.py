@@ -34,6 +34,7 @@ from typing import Any
 from profiler.errors import ProfileError
 
 GPU_MODES = ("paper", "dmm")
+DEFAULT_NAME = "default (abstract units)"
 
 
 @dataclass(frozen=True, slots=True)
@@ -90,7 +91,7 @@ class RegionParameters:
 class DeviceProfile:
     """Everything the cost semantics needs to know about a machine."""
 
-    name: str = "default (abstract units)"
+    name: str = DEFAULT_NAME
     units: str = "abstract"
     cpu: CpuParameters = field(default_factory=CpuParameters)
     gpu: GpuParameters = field(default_factory=GpuParameters)
@@ -124,7 +125,7 @@ def profile_from_json(data: Any, where: str = "profile") -> DeviceProfile:
     for key in data:
         if key not in known:
             raise ProfileError(f"{where}: unknown field '{key}' (known: {', '.join(sorted(known))})")
-    name = _string(data, "name", where, DeviceProfile.name)
+    name = _string(data, "name", where, DEFAULT_NAME)
     units = _string(data, "units", where, "abstract")
     if units not in ("abstract", "seconds"):
         raise ProfileError(f"{where}: field 'units' must be \"abstract\" or \"seconds\", "

@@ -1,0 +1,158 @@
+"""The `hetprof` command, run as a user would: in a subprocess."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import pytest
+from conftest import ROOT
+
+
+def hetprof(*args: str, cwd=ROOT) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "cli", *args], cwd=cwd, capture_output=True,
+                          text=True, timeout=300)
+
+
+def test_check_ok():
+    result = hetprof("check", "examples/zipmul.lg")
+    assert result.returncode == 0
+    assert "ok" in result.stdout and "(Vec (int r0), r0)" in result.stdout
+
+
+def test_check_error_has_position_and_caret(tmp_path):
+    bad = tmp_path / "bad.lg"
+    bad.write_text("letregion r in\n  on (on 1 at r at r) at r\n")
+    result = hetprof("check", str(bad))
+    assert result.returncode == 1
+    lines = result.stderr.splitlines()
+    assert lines[0].startswith(f"{bad}:2:7: world error: `on` inside `on`")
+    assert lines[1] == "      on (on 1 at r at r) at r"
+    assert lines[2] == "    " + " " * 6 + "^" * len("on 1 at r at r")
+    assert "Traceback" not in result.stderr
+
+
+def test_run_prints_value_and_regions():
+    result = hetprof("run", "examples/zipmul.lg", "--param", "n=4")
+    assert result.returncode == 0
+    assert result.stdout.splitlines()[0] == "[0, 2, 6, 12]"
+    # r0: iota (1 + 2n) + input (5n) + the closure (2) + products and their vector (2n)
+    assert "region r0: 39 words used" in result.stdout
+
+
+def test_profile_text_report():
+    result = hetprof("profile", "examples/zipmul.lg", "--param", "n=64")
+    assert result.returncode == 0
+    for text in ("work", "span", "time (1df, P=2)", "peak space GPU", "device boxes",
+                 "gray", "cost by source", "GPU memory model: dmm"):
+        assert text in result.stdout
+
+
+def test_profile_json_keys_and_values(tmp_path):
+    out = tmp_path / "p.json"
+    result = hetprof("profile", "examples/zipmul_cpu.lg", "--param", "n=16", "--procs", "3",
+                     "--schedule", "bf", "--format", "json", "-o", str(out))
+    assert result.returncode == 0 and result.stdout == ""
+    data = json.loads(out.read_text())
+    for key in ("work", "span", "time", "procs", "schedule", "units", "space", "on",
+                "cost_centres"):
+        assert key in data
+    assert set(data["space"]) == {"cpu", "gpu", "peak"}
+    assert data["procs"] == 3 and data["schedule"] == "bf" and data["units"] == "abstract"
+    (gray,) = data["cost_centres"]
+    assert gray["name"] == "gray" and gray["work"] == 10 * 16 - 1
+    assert set(gray) >= {"name", "work", "span", "time", "space"}
+    assert data["span"] <= data["time"] <= data["work"]
+
+
+def test_profile_json_on_fields():
+    result = hetprof("profile", "examples/zipmul.lg", "--param", "n=8", "--format", "json",
+                     "--gpu-mode", "paper")
+    data = json.loads(result.stdout)
+    (on,) = data["on"]
+    assert set(on) >= {"transfer_in", "kernel", "transfer_out", "merge", "bank_conflicts"}
+    assert data["gpu_mode"] == "paper"
+    assert on["kernel"] == (5 * 32 + 1) + 2 * 32 + 1
+
+
+def test_profile_result_round_trips_through_json():
+    from graphs.analysis import ProfileResult
+    from graphs.render_text import TextRenderer
+
+    result = hetprof("profile", "examples/dot.lg", "--param", "n=8", "--format", "json")
+    data = json.loads(result.stdout)
+    again = ProfileResult.from_json(data)
+    assert again.to_json() == data
+    assert "dot.lg" in TextRenderer().render(again)
+
+
+def test_model_options_change_the_costs():
+    def kernel(*extra):
+        result = hetprof("profile", "examples/zipmul.lg", "--param", "n=8", "--format", "json",
+                         "--gpu-mode", "paper", *extra)
+        return json.loads(result.stdout)["on"][0]["kernel"]
+
+    assert kernel("--global-latency", "100") == (5 * 100 + 1) + 2 * 100 + 1
+    assert kernel("--threads-at-once", "32", "--work-group-size", "32", "--param", "n=96") == \
+        3 * (5 * 32 + 1) + 2 * 32 + 1
+
+
+def test_device_profile_file(tmp_path):
+    profile = tmp_path / "p.json"
+    profile.write_text(json.dumps({"name": "slow bus", "transfer": {
+        "host_to_device": {"latency": 5, "words_per_unit": 1},
+        "device_to_host": {"latency": 7, "words_per_unit": 2}}}))
+    result = hetprof("profile", "examples/zipmul.lg", "--param", "n=4", "--format", "json",
+                     "--device-profile", str(profile))
+    data = json.loads(result.stdout)
+    on = data["on"][0]
+    assert data["profile_name"] == "slow bus"
+    assert on["transfer_in"] == 5 + on["pushed_words"]
+    assert on["transfer_out"] == 7 + on["gpu_words"] / 2
+
+
+@pytest.mark.parametrize("content, message", [
+    ("{", "not valid JSON"),
+    ('{"gpu": {"warp_width": "wide"}}', "'gpu.warp_width' must be a number"),
+    ('{"gpu": {"warps": 3}}', "unknown field 'gpu.warps'"),
+    ('{"units": "hours"}', "'units' must be"),
+    ('{"gpu": {"mode": "magic"}}', "'gpu.mode' must be one of"),
+    ('{"gpu": {"work_group_size": 48}}', "multiple of 'gpu.warp_width'"),
+])
+def test_bad_device_profile(tmp_path, content, message):
+    profile = tmp_path / "bad.json"
+    profile.write_text(content)
+    result = hetprof("profile", "examples/zipmul.lg", "--device-profile", str(profile))
+    assert result.returncode == 1
+    assert message in result.stderr and "Traceback" not in result.stderr
+
+
+def test_usage_errors_exit_two():
+    assert hetprof().returncode == 2
+    assert hetprof("check").returncode == 2
+    assert hetprof("check", "no/such/file.lg").returncode == 2
+    assert hetprof("profile", "examples/zipmul.lg", "--schedule", "lifo").returncode == 2
+
+
+def test_step_limit_is_a_clear_error(tmp_path):
+    loop = tmp_path / "loop.lg"
+    loop.write_text("letregion r in (fix f: ((int r) -> int r [r], r). "
+                    "lambda x: int r [r]. f x) (1 at r)\n")
+    result = hetprof("run", str(loop), "--max-steps", "1000")
+    assert result.returncode == 1
+    assert "more than 1000 evaluation steps" in result.stderr
+    assert "Traceback" not in result.stderr
+    deep = hetprof("run", str(loop))
+    assert deep.returncode == 1 and "nested deeper than" in deep.stderr
+
+
+def test_python_dash_m_cli_and_console_script_agree():
+    import shutil
+
+    script = shutil.which("hetprof")
+    if script is None:
+        pytest.skip("hetprof is not installed as a console script here")
+    a = subprocess.run([script, "run", "examples/map_map.lg", "--param", "n=3"], cwd=ROOT,
+                       capture_output=True, text=True)
+    assert a.stdout == hetprof("run", "examples/map_map.lg", "--param", "n=3").stdout
