@@ -93,7 +93,7 @@ def command_profile(args: argparse.Namespace, holder: SourceHolder) -> int:
     checked, params, evaluation, profile = run_program(args, holder)
     result = analyse(
         evaluation, args.procs, args.schedule, file=args.file, params=params, body=checked.body,
-        units=profile.units, profile_name=profile.name,
+        source=checked.program.source, units=profile.units, profile_name=profile.name,
         seconds_per_unit={"cpu": profile.cpu.seconds_per_unit,
                           "gpu": profile.gpu.seconds_per_unit},
     )

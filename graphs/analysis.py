@@ -117,7 +117,8 @@ def _span_from_json(data: dict[str, Any]) -> SpanCost:
 
 def analyse(evaluation: Evaluation, procs: int = 2, policy: Policy | str = Policy.DEPTH_FIRST,
             file: str = "<input>", params: dict[str, int] | None = None,
-            body: Expr | None = None, units: str = "abstract", profile_name: str = "",
+            body: Expr | None = None, source: str = "", units: str = "abstract",
+            profile_name: str = "",
             seconds_per_unit: dict[str, float | None] | None = None) -> ProfileResult:
     """Work, span, time(e, ⊴) and space(⊴) (eqs. 5, 8, 9) of an evaluation, and attribution."""
     graph = evaluation.graph
@@ -126,7 +127,7 @@ def analyse(evaluation: Evaluation, procs: int = 2, policy: Policy | str = Polic
     span = graph.span()
     ons = [_on_cost(record) for record in evaluation.ons]
     centres = _centres(evaluation, result)
-    spans = _span_tree(evaluation, body) if body is not None else []
+    spans = _span_tree(evaluation, body, source) if body is not None else []
     regions = {r.label: r.ap for r in evaluation.regions.values()}
     return ProfileResult(
         file=file,
@@ -241,7 +242,20 @@ def _centres(evaluation: Evaluation, result: ScheduleResult) -> list[CentreCost]
     return costs
 
 
-def _span_tree(evaluation: Evaluation, body: Expr) -> list[SpanCost]:
+def snippet(source: str, span: Span, width: int = 40) -> str:
+    """The first line of a span's source text, shortened to `width` characters."""
+    lines = source.splitlines()
+    if not 1 <= span.line <= len(lines):
+        return ""
+    line = lines[span.line - 1]
+    end = span.end_column - 1 if span.end_line == span.line else len(line)
+    text = " ".join(line[span.column - 1:end].split())
+    if span.end_line != span.line:
+        text += " ..."
+    return text if len(text) <= width else text[: width - 3] + "..."
+
+
+def _span_tree(evaluation: Evaluation, body: Expr, source: str) -> list[SpanCost]:
     """Costs by source span: exclusive (edges made by that node's rule) and inclusive (its
     sub-expressions too), lexically, like a profiler's tree by line."""
     exclusive: dict[tuple, float] = {}
@@ -261,7 +275,8 @@ def _span_tree(evaluation: Evaluation, body: Expr) -> list[SpanCost]:
             return None
         if own == 0 and len(kids) == 1:
             return kids[0]
-        return SpanCost(location(e.span), type(e).__name__, own, inclusive, kids)
+        label = snippet(source, e.span) if source else type(e).__name__
+        return SpanCost(location(e.span), label or type(e).__name__, own, inclusive, kids)
 
     root = build(body)
     return [root] if root else []

@@ -5,6 +5,7 @@ from __future__ import annotations
 from io import StringIO
 
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
 from rich.tree import Tree
 
@@ -17,6 +18,12 @@ def _number(x: float) -> str:
     if abs(x) >= 1000:
         return f"{x:,.1f}"
     return f"{x:.4g}"
+
+
+def _line_column(location: str) -> str:
+    """`file:line:col` -> `line:col` (the file is in the report's header)."""
+    parts = location.rsplit(":", 2)
+    return ":".join(parts[-2:]) if len(parts) == 3 else location
 
 
 class TextRenderer:
@@ -92,7 +99,7 @@ class TextRenderer:
     def _add(self, tree: Tree, node: SpanCost, total: float, depth: int) -> None:
         share = 100.0 * node.inclusive / total
         branch = tree.add(f"{share:5.1f}%  {_number(node.inclusive)} / {_number(node.exclusive)}"
-                          f"  {node.label}  {node.location}")
+                          f"  {_line_column(node.location)}  {escape(node.label)}")
         if depth + 1 >= self.tree_depth:
             return
         for child in sorted(node.children, key=lambda c: -c.inclusive):

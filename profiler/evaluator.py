@@ -34,7 +34,7 @@ The graph each rule builds, in the paper's notation (δr, δw: read and write co
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from graphs.costgraph import CostGraph, DeviceBoxInfo, EdgeKind, NodeKind, Sub
 from graphs.devicebox import DeviceBox, PathBuilder, build_device_box
@@ -198,7 +198,15 @@ class Evaluator:
         self.params = params
         self.options = options
         self.profile = options.profile
-        self.cpu = Pram(self.profile.cpu)
+        # A calibrated profile (units "seconds") gives seconds per model unit on each world; the
+        # primitive cost providers are calibrated in seconds directly.
+        seconds = self.profile.units == "seconds"
+        self.cpu_scale = (self.profile.cpu.seconds_per_unit or 1.0) if seconds else 1.0
+        self.gpu_scale = (self.profile.gpu.seconds_per_unit or 1.0) if seconds else 1.0
+        cpu = self.profile.cpu
+        self.cpu = Pram(replace(cpu, read=cpu.read * self.cpu_scale,
+                                write=cpu.write * self.cpu_scale, op=cpu.op * self.cpu_scale,
+                                merge=cpu.merge * self.cpu_scale))
         self.gpu: GpuModel = gpu_model(self.profile, options.gpu_mode)
         self.providers: CostProviders = providers_for(self.profile)
         self.graph = CostGraph()
@@ -254,12 +262,12 @@ class Evaluator:
                                words)
         return self.paths.append(before, edge)
 
-    def _seq(self, world: World, first, second, span: Span, weight: float = 1.0,
-             kind: EdgeKind = EdgeKind.SEQ):
+    def _seq(self, world: World, first, second, span: Span):
+        """first ⊕ second: a unit edge (one PRAM step, or one GPU step)."""
         if world is World.CPU:
-            return self.graph.seq(first, second, weight, kind, span, self.centres)
-        return self.paths.seq(first, second, self.paths.edge(kind, weight, None, span,
-                                                             self.centres))
+            return self.graph.seq(first, second, self.cpu.op(), EdgeKind.SEQ, span, self.centres)
+        return self.paths.seq(first, second, self.paths.edge(EdgeKind.SEQ, self.profile.gpu.op,
+                                                             None, span, self.centres))
 
     def _seq_all(self, world: World, parts: list, span: Span):
         result = None
@@ -289,7 +297,7 @@ class Evaluator:
 
     def _par(self, world: World, branches: list, span: Span):
         if world is World.CPU:
-            return self.graph.par_all(branches, 1, span, self.centres)
+            return self.graph.par_all(branches, self.cpu.op(), span, self.centres)
         return self.paths.par_all(branches, span)
 
     def _point(self, world: World, span: Span):
@@ -511,7 +519,7 @@ class Evaluator:
         return self._alloc(c, world, regions, region, value, span)
 
     def _merge_cost(self, world: World) -> float:
-        return self.profile.cpu.merge if world is World.CPU else self.profile.gpu.op
+        return self.cpu.parameters.merge if world is World.CPU else self.profile.gpu.op
 
     def _letregion(self, name: str, body: Expr, span: Span, env: dict, regions: dict,
                    world: World, outermost: bool) -> tuple[Value, object]:
@@ -528,8 +536,9 @@ class Evaluator:
         final = self.stacks[World.CPU].pop(rid)
         pop = self.graph.node(NodeKind.POP, span, self.centres, ((World.CPU, -final.ap),),
                               region=name)
-        whole = self.graph.seq(self.graph.seq(pushed, c, 1, span=span, centres=self.centres), pop,
-                               1, span=span, centres=self.centres)
+        op = self.cpu.op()
+        whole = self.graph.seq(self.graph.seq(pushed, c, op, span=span, centres=self.centres),
+                               pop, op, span=span, centres=self.centres)
         if outermost:
             self.outermost[rid] = final
         return value, whole
@@ -685,7 +694,7 @@ class Evaluator:
             result = merge(self.stacks[World.CPU][rid], copy, span)
             self._replace_region(rid, result.region)
             transfer_out += self.providers.device_to_host(result.new_words)
-            merge_cost += self.profile.cpu.merge
+            merge_cost += self.cpu.parameters.merge
             gpu_words += result.new_words
         # Harlan's retry: a region that filled up on the GPU is grown on the CPU before the push.
         grow_cost = sum(self.providers.allocation(words) for words in growth.values())
@@ -694,7 +703,7 @@ class Evaluator:
         if grown_labels:
             notes.append("grown before the push (regions cannot grow on the GPU): "
                          + ", ".join(f"{k} by {v} words" for k, v in sorted(grown_labels.items())))
-        info = DeviceBoxInfo(transfer_in, box.time, transfer_out, merge_cost,
+        info = DeviceBoxInfo(transfer_in, box.time * self.gpu_scale, transfer_out, merge_cost,
                              tuple(r.label for r in pushed), box, span, tuple(notes), grow_cost)
         cost = self.graph.device_box(
             None, info, self.centres,

@@ -1,0 +1,67 @@
+"""Device profiles: the shipped default, validation, and the cost providers."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from conftest import ROOT, run
+
+from models.device_profile import DeviceProfile, load_profile, profile_from_json
+from models.providers import LinearTransfer, providers_for
+from profiler.errors import ProfileError
+
+
+def test_shipped_default_profile_is_the_default():
+    loaded = load_profile(ROOT / "profiles" / "default.json")
+    assert loaded.to_json() | {"notes": []} == DeviceProfile().to_json()
+
+
+def test_profile_round_trips_through_json():
+    profile = DeviceProfile().with_gpu(mode="paper", global_latency=400)
+    assert profile_from_json(json.loads(json.dumps(profile.to_json()))) == profile
+
+
+@pytest.mark.parametrize("data, field", [
+    ({"cpu": {"read": -1}}, "cpu.read"),
+    ({"gpu": {"banks": 0}}, "gpu.banks"),
+    ({"gpu": {"warp_width": 2.5}}, "gpu.warp_width"),
+    ({"region": {"bsize": 0}}, "region.bsize"),
+    ({"transfer": {"host_to_device": {"words_per_unit": 0}}}, "words_per_unit"),
+    ({"transfer": {"sideways": {}}}, "transfer.sideways"),
+    ({"transfer": {"host_to_device": {"pieces": [{"up_to_words": 1}]}}}, "pieces[0]"),
+    ({"units": "seconds"}, "seconds_per_unit"),
+    ([], "top level"),
+])
+def test_bad_fields_are_named(data, field):
+    with pytest.raises(ProfileError) as info:
+        profile_from_json(data, "p.json")
+    assert field in info.value.message and info.value.message.startswith("p.json")
+
+
+def test_piecewise_transfer():
+    profile = profile_from_json({"transfer": {"host_to_device": {
+        "latency": 100, "words_per_unit": 10,
+        "pieces": [{"up_to_words": 1000, "latency": 5, "words_per_unit": 2}]}}})
+    transfer = LinearTransfer(profile.host_to_device)
+    assert transfer(0) == 0
+    assert transfer(1000) == 5 + 500
+    assert transfer(1001) == 100 + 100.1
+    assert providers_for(profile).host_to_device(10) == 10
+
+
+def test_seconds_profile_scales_each_world():
+    profile = profile_from_json({
+        "units": "seconds",
+        "cpu": {"seconds_per_unit": 1e-9},
+        "gpu": {"seconds_per_unit": 2e-9, "mode": "paper"},
+        "allocation": {"latency": 1e-7},
+        "transfer": {"host_to_device": {"latency": 1e-5, "words_per_unit": 1e9},
+                     "device_to_host": {"latency": 2e-5, "words_per_unit": 1e9}}})
+    cpu = run("letregion r in (3 at r) * (4 at r) at r", profile=profile)
+    # Δa(BSIZE) for the region, then 2 ⊕ edges, 2 writes, ⊕, 2 reads, write: 8 PRAM units
+    assert cpu.graph.work() == pytest.approx(1e-7 + 8e-9)
+    gpu = run("letregion r in on (1 at r) at r", profile=profile)
+    (on,) = gpu.ons
+    assert on.info.kernel == pytest.approx(32 * 2e-9)  # one global write: l = 32 GPU units
+    assert on.info.transfer_out == pytest.approx(2e-5 + 1e-9)
