@@ -9,8 +9,8 @@ from pathlib import Path
 
 from cli.main import EXIT_OK, SourceHolder, UsageError, parse_params
 from graphs.analysis import analyse
-from graphs.render_json import JsonRenderer
 from graphs.render_text import TextRenderer
+from graphs.renderers import RENDERERS
 from models.device_profile import DeviceProfile, load_profile
 from profiler.checker import CheckedProgram, check_program
 from profiler.errors import ParameterError
@@ -97,17 +97,26 @@ def command_profile(args: argparse.Namespace, holder: SourceHolder) -> int:
         seconds_per_unit={"cpu": profile.cpu.seconds_per_unit,
                           "gpu": profile.gpu.seconds_per_unit},
     )
-    renderer = JsonRenderer() if args.format == "json" else TextRenderer(
-        color=args.output is None and sys.stdout.isatty())
+    if args.format == "text":
+        renderer = TextRenderer(color=args.output is None and sys.stdout.isatty())
+    else:
+        renderer = RENDERERS[args.format]()
     write_output(renderer.render(result), args.output)
     return EXIT_OK
 
 
-def write_output(text: str, output: str | None) -> None:
+def write_output(content: str | bytes, output: str | None) -> None:
+    """Write a report to a file, or to stdout when no file is given."""
     if output is None:
-        sys.stdout.write(text)
+        if isinstance(content, bytes):
+            sys.stdout.buffer.write(content)
+        else:
+            sys.stdout.write(content)
         return
     try:
-        Path(output).write_text(text, encoding="utf-8")
+        if isinstance(content, bytes):
+            Path(output).write_bytes(content)
+        else:
+            Path(output).write_text(content, encoding="utf-8")
     except OSError as error:
         raise UsageError(f"cannot write {output}: {error.strerror}") from None

@@ -90,10 +90,14 @@ def build_parser() -> argparse.ArgumentParser:
 
     check = commands.add_parser("check", help="type-, region- and world-check a program")
     check.add_argument("file")
+    check.set_defaults(handler="cli.commands:command_check")
 
     run = commands.add_parser("run", help="run a program and print its value and regions")
     _add_common(run)
     _add_model_options(run)
+    run.add_argument("--device", help="also run it through OpenCL on this device (an index or "
+                     "part of the platform or device name, e.g. pocl, nvidia) and compare")
+    run.set_defaults(handler="cli.commands:command_run")
 
     profile = commands.add_parser("profile", help="time and space of a program (the main job)")
     _add_common(profile)
@@ -101,9 +105,35 @@ def build_parser() -> argparse.ArgumentParser:
     profile.add_argument("--procs", "-P", type=int, default=2, help="CPU processors (default 2)")
     profile.add_argument("--schedule", choices=("1df", "bf", "ws"), default="1df",
                          help="CPU schedule: greedy depth-first, breadth-first, work stealing")
-    profile.add_argument("--format", choices=("text", "json"), default="text")
+    profile.add_argument("--format", choices=profile_formats(), default="text")
     profile.add_argument("-o", "--output", help="write the report here instead of stdout")
+    profile.set_defaults(handler="cli.commands:command_profile")
+
+    for register in _registrars():
+        register(commands, _add_common, _add_model_options)
     return parser
+
+
+def profile_formats() -> list[str]:
+    from graphs.renderers import RENDERERS
+
+    return sorted(RENDERERS)
+
+
+def _registrars():
+    """Sub-commands defined in other modules of cli/ (each has `register(commands, ...)`)."""
+    import importlib
+
+    found = []
+    for name in ("cli.pictures", "cli.opencl", "cli.symbolic", "cli.rewriting"):
+        try:
+            module = importlib.import_module(name)
+        except ModuleNotFoundError as error:
+            if error.name != name:
+                raise
+            continue
+        found.append(module.register)
+    return found
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -136,11 +166,14 @@ def _with_deep_stack(function: Callable[[], None]) -> None:
 
 
 def _dispatch(args: argparse.Namespace) -> int:
-    from cli import commands  # the commands import the whole pipeline; keep --help fast
+    import importlib
 
+    module_name, function_name = args.handler.split(":")
     holder = SourceHolder()
     try:
-        return getattr(commands, f"command_{args.command}")(args, holder)
+        # The commands import the whole pipeline: import them only now, to keep --help fast.
+        handler = getattr(importlib.import_module(module_name), function_name)
+        return handler(args, holder)
     except UsageError as error:
         print(f"hetprof: {error}", file=sys.stderr)
         return EXIT_USAGE
