@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import math
 import sys
 from dataclasses import replace
 from pathlib import Path
@@ -39,8 +40,9 @@ def device_profile(args: argparse.Namespace) -> DeviceProfile:
                          ("threads_at_once", "threads_at_once"), ("gpu_mode", "mode")):
         value = getattr(args, option, None)
         if value is not None:
-            if not isinstance(value, str) and value < 1:
-                raise ParameterError(f"--{option.replace('_', '-')} must be at least 1")
+            if not isinstance(value, str) and not (math.isfinite(value) and value >= 1):
+                raise ParameterError(f"--{option.replace('_', '-')} must be a finite number of at "
+                                     "least 1")
             gpu_changes[name] = value
     if gpu_changes:
         profile = profile.with_gpu(**gpu_changes)

@@ -223,13 +223,13 @@ def _join(first: Type, second: Type) -> Type | None:
 def _expect_shape(type_: Type, shape: type, what: str, span: Span) -> Boxed:
     if isinstance(type_, Boxed) and isinstance(type_.shape, shape):
         return type_
-    raise _error(CheckError, f"{what}, but it has type {type_}", span, "Fig. 14")
+    raise _error(CheckError, f"{what}, but this expression has type {type_}", span, "Fig. 14")
 
 
 def _numeric(type_: Type, what: str, span: Span) -> Boxed:
     if isinstance(type_, Boxed) and isinstance(type_.shape, (IntS, FloatS)):
         return type_
-    raise _error(CheckError, f"{what} must be an int or a float, but it has type {type_}", span,
+    raise _error(CheckError, f"{what} must be an int or a float, but has type {type_}", span,
                  "Fig. 14, arithmetic")
 
 
@@ -244,6 +244,9 @@ def _check(e: Expr, ctx: _Context) -> tuple[Expr, Type, frozenset[str]]:
         case IntLit(value, region, span):
             if isinstance(value, str) and value not in ctx.params:
                 raise _error(CheckError, f"unknown size parameter {value}", span, "param")
+            if isinstance(value, int) and not -(2**63) <= value < 2**63:
+                raise _error(CheckError, f"the integer literal {value} does not fit in 64 bits",
+                             span, "int literals")
             region = _ambient(ctx, region, span)
             return replace(e, region=region), Boxed(IntS(), region), frozenset({region})
 

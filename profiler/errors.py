@@ -89,5 +89,7 @@ def format_error(error: HetprofError, source: str | None) -> str:
     width = 1
     if span.end_line == span.line and span.end_column > span.column:
         width = span.end_column - span.column
+    elif span.end_line > span.line:
+        width = len(text) - column + 1  # the span goes on past this line
     width = max(1, min(width, len(text) - column + 2))
     return f"{head}\n    {text}\n    {' ' * (column - 1)}{'^' * width}"

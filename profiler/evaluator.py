@@ -342,8 +342,9 @@ class Evaluator:
         if self.depth > self.options.max_depth:
             self.depth = 0
             raise EvaluationError(
-                f"evaluation nested deeper than {self.options.max_depth} (unbounded recursion?); "
-                "raise the limit with --max-depth", e.span, "depth limit")
+                f"evaluation nested deeper than {self.options.max_depth} (a recursion that does not "
+                "end, or a very deeply nested expression); raise the limit with --max-depth",
+                e.span, "depth limit")
         try:
             return self._eval(e, env, regions, world, outermost)
         finally:
@@ -509,8 +510,12 @@ class Evaluator:
             case BinaryOperator.DIV:
                 if y == 0:
                     raise EvaluationError("division by zero", span, "arithmetic")
-                # C's division, as OpenCL computes it: integers truncate toward zero.
-                result = int(x / y) if isinstance(a, IntV) else x / y
+                if isinstance(a, IntV):
+                    # C's division, as OpenCL computes it: integers truncate toward zero.
+                    result = abs(x) // abs(y)
+                    result = result if (x >= 0) == (y >= 0) else -result
+                else:
+                    result = x / y
         value = IntV(result) if isinstance(a, IntV) else FloatV(float(result))
         if isinstance(value, IntV) and not -(2**63) <= value.value < 2**63:
             raise EvaluationError(f"integer overflow: {value.value} does not fit in 64 bits", span,

@@ -7,6 +7,7 @@ deeply nested input cannot exhaust Python's stack here; `MAX_NESTING` bounds wha
 from __future__ import annotations
 
 import functools
+import json
 import re
 from pathlib import Path
 
@@ -172,7 +173,12 @@ class _Builder(Transformer_NonRecursive):
 
     @v_args(meta=True)
     def profile(self, meta, children):
-        name = str(children[0])[1:-1].encode("utf-8").decode("unicode_escape", errors="replace")
+        token = str(children[0])
+        try:
+            name = json.loads(token)
+        except json.JSONDecodeError:
+            raise ParseError(f"the string {token} has an escape that is not valid",
+                             self._span(meta)) from None
         return Profile(name, children[1], self._span(meta))
 
     # -- operators --------------------------------------------------------------------------------
@@ -411,6 +417,9 @@ def _parse_error(error: UnexpectedInput, source: str, file: str) -> ParseError:
     column = getattr(error, "column", None) or 1
     if isinstance(error, UnexpectedCharacters):
         char = source[error.pos_in_stream] if error.pos_in_stream < len(source) else "?"
+        if char == '"':
+            return ParseError("this string never ends: a `\"` is missing before the end of the "
+                              "line", Span(file, line, column, line, column + 1))
         message = f"unexpected character {char!r}"
         expected = getattr(error, "allowed", None)
         if expected:
