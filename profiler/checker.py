@@ -24,7 +24,7 @@ the outlives constraints Δ (Fig. 15, ⊢er): ρ is covered if it is in φ, or o
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 
 from profiler.errors import CheckError, RegionError, WorldError
 from profiler.syntax import (
@@ -81,6 +81,11 @@ class CheckedProgram:
     body: Expr
     type: Type
     effect: frozenset[str]
+    types: dict[int, Type] = field(default_factory=dict, compare=False, repr=False)
+
+    def type_of(self, node: Expr) -> Type:
+        """The type the checker gave an elaborated node (for code generation)."""
+        return self.types[id(node)]
 
 
 @dataclass(frozen=True, slots=True)
@@ -102,6 +107,7 @@ class _Context:
     params: frozenset[str]
     in_on: bool
     top: bool = False  # in the program's outermost chain of letregions, whose values it prints
+    types: dict[int, Type] = field(default_factory=dict)  # shared: id(elaborated node) -> type
 
 
 def check_program(program: Program) -> CheckedProgram:
@@ -111,9 +117,10 @@ def check_program(program: Program) -> CheckedProgram:
         if param.name in seen:
             raise CheckError(f"parameter {param.name} is declared twice", param.span, "param")
         seen.add(param.name)
-    context = _Context({}, {}, {}, World.CPU, None, frozenset(seen), False, top=True)
+    types: dict[int, Type] = {}
+    context = _Context({}, {}, {}, World.CPU, None, frozenset(seen), False, top=True, types=types)
     body, type_, effect = _check(program.body, context)
-    return CheckedProgram(program, body, type_, effect)
+    return CheckedProgram(program, body, type_, effect, types)
 
 
 def _error(kind: type[CheckError], message: str, span: Span, rule: str) -> CheckError:
@@ -238,6 +245,12 @@ def _numeric(type_: Type, what: str, span: Span) -> Boxed:
 
 
 def _check(e: Expr, ctx: _Context) -> tuple[Expr, Type, frozenset[str]]:
+    node, type_, effect = _check_node(e, ctx)
+    ctx.types[id(node)] = type_
+    return node, type_, effect
+
+
+def _check_node(e: Expr, ctx: _Context) -> tuple[Expr, Type, frozenset[str]]:
     if ctx.top and not isinstance(e, LetRegion):
         ctx = replace(ctx, top=False)
     match e:

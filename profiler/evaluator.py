@@ -90,6 +90,7 @@ from profiler.syntax import (
     Var,
     VecLit,
     World,
+    children,
 )
 
 DEFAULT_MAX_STEPS = 5_000_000
@@ -105,6 +106,31 @@ class EvaluationOptions:
     max_steps: int = DEFAULT_MAX_STEPS
     max_depth: int = DEFAULT_MAX_DEPTH
     grow_gpu_regions: bool = True  # Harlan's retry; False: NoExpandWE is an error (Fig. 9)
+    observer: OffloadObserver | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Offload:
+    """One piece of work the OpenCL backend can run on a device: an `on` body (world 𝔾), or, in
+    a program without `on`, an outermost CPU `parmap` (to run on an OpenCL CPU device). It holds
+    what that work starts from and what the interpreter computed, to compare against."""
+
+    node: Expr  # the On, or the ParMap
+    body: Expr  # what runs on the device
+    env: dict
+    regions: dict  # region variable -> region name
+    inputs: dict[int, Region]  # copies of the CPU regions as they were before the work
+    value: Value  # the interpreter's result
+    heap: dict[int, Region]  # every region after the work, to read `value`
+    on: OnRecord | None  # the device box, for an `on`
+    cpu_graph: tuple[int, int] | None  # source and sink of the work in the CPU graph (parmaps)
+
+
+class OffloadObserver:
+    """Receives every `Offload` of an evaluation (see models/opencl_runner.py)."""
+
+    def offloaded(self, offload: Offload) -> None:  # pragma: no cover - an interface
+        raise NotImplementedError
 
 
 @dataclass(slots=True)
@@ -221,6 +247,8 @@ class Evaluator:
         self.ons: list[OnRecord] = []
         self.gpu_growth: dict[int, int] = {}
         self.bsize = self.profile.region.bsize
+        self.parmap_depth = 0
+        self.has_on = _contains_on(checked.body)
 
     # -- entry --------------------------------------------------------------------------------------
     def run(self) -> Evaluation:
@@ -580,6 +608,24 @@ class Evaluator:
 
     def _parmap(self, func: Expr, vector: Expr, region: str | None, span: Span, env: dict,
                 regions: dict, world: World) -> tuple[Value, object]:
+        observed = (self.options.observer is not None and world is World.CPU
+                    and self.parmap_depth == 0 and not self.has_on)
+        snapshot = ({rid: r.copy_to(World.CPU) for rid, r in self.stacks[World.CPU].items()}
+                    if observed else {})
+        self.parmap_depth += 1
+        try:
+            value, cost = self._parmap_rule(func, vector, region, span, env, regions, world)
+        finally:
+            self.parmap_depth -= 1
+        if observed:
+            node = ParMap(func, vector, region, span)
+            self.options.observer.offloaded(Offload(
+                node, node, env, regions, snapshot, value, dict(self.all_regions), None,
+                (cost.source, cost.sink)))
+        return value, cost
+
+    def _parmap_rule(self, func: Expr, vector: Expr, region: str | None, span: Span, env: dict,
+                     regions: dict, world: World) -> tuple[Value, object]:
         closure, c_f = self._function(func, env, regions, world, span)
         vec_loc, c_v = self.eval(vector, env, regions, world)
         _, vec = self._peek(world, vec_loc, span)
@@ -681,6 +727,8 @@ class Evaluator:
             self.stacks[World.GPU][copy.name] = copy
             pushed.append(copy)
         start_ap = {r.name: r.ap for r in pushed}
+        snapshot = ({r.name: self.stacks[World.CPU][r.name].copy_to(World.CPU) for r in pushed}
+                    if self.options.observer is not None else {})
         saved_growth = self.gpu_growth
         self.gpu_growth = {}
         try:
@@ -716,13 +764,26 @@ class Evaluator:
             space_end=((World.GPU, gpu_words), (World.CPU, gpu_words)),
             space_after=((World.GPU, -(pushed_words + gpu_words)),),
         )
-        self.ons.append(OnRecord(span, info, box, pushed_words, gpu_words, grown_labels,
-                                 self.centres))
+        record = OnRecord(span, info, box, pushed_words, gpu_words, grown_labels, self.centres)
+        self.ons.append(record)
+        if self.options.observer is not None:
+            self.options.observer.offloaded(Offload(
+                e, e.body, env, regions, snapshot, value, dict(self.all_regions), record, None))
         return value, cost
 
     def _replace_region(self, rid: int, region: Region) -> None:
         self.stacks[World.CPU][rid] = region
         self.all_regions[rid] = region
+
+
+def _contains_on(e: Expr) -> bool:
+    todo = [e]
+    while todo:
+        node = todo.pop()
+        if isinstance(node, On):
+            return True
+        todo.extend(children(node))
+    return False
 
 
 def rounds(threads: int, threads_at_once: int) -> int:
