@@ -452,7 +452,7 @@ class Evaluator:
                 return self._alloc(c, world, regions, region, VecV(tuple(items)), span)
 
             case ParMap(func, vector, region, span):
-                return self._parmap(func, vector, region, span, env, regions, world)
+                return self._parmap(e, func, vector, region, span, env, regions, world)
 
             case On():
                 return self._on(e, env, regions, world)
@@ -606,8 +606,8 @@ class Evaluator:
         assert isinstance(closure, Closure)
         return closure, c
 
-    def _parmap(self, func: Expr, vector: Expr, region: str | None, span: Span, env: dict,
-                regions: dict, world: World) -> tuple[Value, object]:
+    def _parmap(self, node: ParMap, func: Expr, vector: Expr, region: str | None, span: Span,
+                env: dict, regions: dict, world: World) -> tuple[Value, object]:
         observed = (self.options.observer is not None and world is World.CPU
                     and self.parmap_depth == 0 and not self.has_on)
         snapshot = ({rid: r.copy_to(World.CPU) for rid, r in self.stacks[World.CPU].items()}
@@ -618,7 +618,6 @@ class Evaluator:
         finally:
             self.parmap_depth -= 1
         if observed:
-            node = ParMap(func, vector, region, span)
             self.options.observer.offloaded(Offload(
                 node, node, env, regions, snapshot, value, dict(self.all_regions), None,
                 (cost.source, cost.sink)))

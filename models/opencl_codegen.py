@@ -1,0 +1,509 @@
+"""λG → OpenCL C: the code an `on` body (or a CPU `parmap`) becomes (Harlan, OOPSLA 2014, §4-5).
+
+Pure: this module builds text and a plan and imports no OpenCL; `models/opencl_runner.py` runs them.
+
+The device memory is one buffer of 64-bit words, `heap`, holding every region the work uses, each
+at its base with a capacity; a location (r, o) is a word index into `heap`. As in the region model
+(§4), an int or float takes one word, a pair two (two locations), a vector one word per element —
+plus one header word holding its length, which the device needs and the model leaves implicit.
+Allocation bumps the region's allocation pointer with an atomic add, as Harlan's kernels do.
+Booleans are unboxed (0 or 1).
+
+An `on` body becomes a *plan* of steps run in order by the host:
+- `parmap f v` at the top of the body: an NDRange kernel, one work item per element, the result
+  vector reserved by the host;
+- `iota e` likewise, and `reduce f z v` one kernel per level of its tree;
+- any other expression: a kernel of one work item (the serial code around the kernels);
+- `let x = e1 in e2` at the top sequences them; x's location passes through a slot buffer.
+Inside a work item, every construct compiles to straight-line C: a `parmap`, `iota` or `reduce`
+inside a thread becomes a loop (the GPU cannot launch kernels from a kernel), and applications of
+known lambdas are inlined. What the backend cannot compile (functions as values, `fix`, region
+abstractions, `letregion`) raises a BackendError naming the construct and its source position.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from profiler.errors import DeviceError
+from profiler.syntax import (
+    App,
+    BinaryOperator,
+    BinOp,
+    BoolLit,
+    BoolT,
+    Boxed,
+    Expr,
+    FloatLit,
+    FloatS,
+    Fst,
+    If,
+    Index,
+    IntLit,
+    Iota,
+    Lambda,
+    Length,
+    Let,
+    On,
+    Pair,
+    Par,
+    ParMap,
+    Profile,
+    Reduce,
+    Snd,
+    Span,
+    Type,
+    Var,
+    VecLit,
+    children,
+)
+
+
+class BackendError(DeviceError):
+    """A program (or part) the OpenCL backend does not support."""
+
+    kind = "OpenCL backend"
+
+
+PRELUDE = """\
+#pragma OPENCL EXTENSION cl_khr_fp64 : enable
+#pragma OPENCL FP_CONTRACT OFF
+
+#define COMMON __global long* restrict heap, __global const long* restrict bases, \\
+    __global const int* restrict caps, __global int* restrict aps, __global int* restrict err, \\
+    __global long* restrict slots
+
+/* Bump allocation in region r (Fig. 3): an atomic add on its allocation pointer. A region that
+   fills up sets err bit 1: regions cannot grow on the GPU (NoExpandWE, Fig. 9). */
+inline long hp_alloc(__global const long* bases, __global const int* caps, __global int* aps,
+                     __global int* err, int r, int words) {
+    int offset = atomic_add(&aps[r], words);
+    if (offset + words > caps[r]) { atomic_or(err, 1); return bases[r]; }
+    return bases[r] + offset;
+}
+#define ALLOC(r, words) hp_alloc(bases, caps, aps, err, (r), (words))
+"""
+
+ERR_FULL, ERR_DIVIDE, ERR_INDEX = 1, 2, 4
+
+
+@dataclass(frozen=True, slots=True)
+class Step:
+    """One kernel launch of a plan.
+
+    kind: "serial" (one work item), "map" (one per element of the vector in slot `vector`),
+    "iota" (one per integer below the int in slot `vector`), "reduce" (the levels of a tree
+    over the vector in slot `vector`, `zero` the slot of z).
+    """
+
+    kind: str
+    kernel: str
+    result: int  # the slot the step's value goes to
+    vector: int = -1
+    zero: int = -1
+    region: int = -1  # the device region the host reserves the result vector in
+    span: Span | None = None
+
+
+@dataclass(slots=True)
+class Plan:
+    """The OpenCL C source of an offload and the steps that run it."""
+
+    source: str
+    steps: list[Step]
+    inputs: dict[str, int]  # free variable -> slot
+    slots: int
+    result: int
+    result_type: Type
+    regions: list[str]  # device region index -> region variable
+    kernels: list[str] = field(default_factory=list)
+
+
+@dataclass(frozen=True, slots=True)
+class _Fun:
+    """A lambda known at compile time, with the environment it closes over."""
+
+    node: Lambda
+    env: dict
+
+
+class _Emitter:
+    """Compiles one expression into C statements inside a work item (one `match`)."""
+
+    def __init__(self, compiler: Compiler, lines: list[str]):
+        self.compiler = compiler
+        self.lines = lines
+        self.indent = 1
+
+    def line(self, text: str) -> None:
+        self.lines.append("    " * self.indent + text)
+
+    def temp(self) -> str:
+        return self.compiler.fresh("t")
+
+    def region(self, name: str | None, span: Span) -> int:
+        return self.compiler.region_index(name, span)
+
+    def value(self, e: Expr, env: dict) -> str:
+        """Emit e; return the C name of a long holding its location (or its boolean)."""
+        match e:
+            case IntLit(value, region, span):
+                number = self.compiler.params[value] if isinstance(value, str) else value
+                t = self.temp()
+                self.line(f"long {t} = ALLOC({self.region(region, span)}, 1);")
+                self.line(f"heap[{t}] = {number}L;")
+                return t
+            case FloatLit(value, region, span):
+                t = self.temp()
+                self.line(f"long {t} = ALLOC({self.region(region, span)}, 1);")
+                self.line(f"heap[{t}] = as_long({_double(value)});")
+                return t
+            case BoolLit(value):
+                return "1L" if value else "0L"
+            case Var(name, span):
+                bound = env.get(name)
+                if bound is None:
+                    raise BackendError(f"the OpenCL backend does not know the variable {name}",
+                                       span)
+                if isinstance(bound, _Fun):
+                    raise BackendError("the OpenCL backend cannot pass a function as a value; "
+                                       "apply it or give it to parmap or reduce", span)
+                if isinstance(bound, tuple):  # a value computed by an earlier step
+                    t = self.temp()
+                    self.line(f"long {t} = slots[{bound[1]}];")
+                    return t
+                return bound
+            case BinOp(op, left, right, region, span):
+                return self.binop(op, left, right, region, span, env)
+            case If(cond, then, orelse, _):
+                c = self.value(cond, env)
+                t = self.temp()
+                self.line(f"long {t};")
+                self.line(f"if ({c}) {{")
+                self.indent += 1
+                self.line(f"{t} = {self.value(then, env)};")
+                self.indent -= 1
+                self.line("} else {")
+                self.indent += 1
+                self.line(f"{t} = {self.value(orelse, env)};")
+                self.indent -= 1
+                self.line("}")
+                return t
+            case Let(name, bound, body, _):
+                if isinstance(bound, Lambda):
+                    return self.value(body, {**env, name: _Fun(bound, env)})
+                v = self.value(bound, env)
+                return self.value(body, {**env, name: v})
+            case Lambda(span=span):
+                raise BackendError("the OpenCL backend cannot build closures on the device; "
+                                   "apply the function or give it to parmap or reduce", span)
+            case App(func, arg, span):
+                fun = self.function(func, env, span)
+                a = self.value(arg, env)
+                return self.value(fun.node.body, {**fun.env, fun.node.param: a})
+            case Pair(first, second, region, span) | Par(first, second, region, span):
+                a = self.value(first, env)
+                b = self.value(second, env)
+                t = self.temp()
+                self.line(f"long {t} = ALLOC({self.region(region, span)}, 2);")
+                self.line(f"heap[{t}] = {a}; heap[{t} + 1] = {b};")
+                return t
+            case Fst(inner, _) | Snd(inner, _):
+                p = self.value(inner, env)
+                t = self.temp()
+                self.line(f"long {t} = heap[{p}{'' if isinstance(e, Fst) else ' + 1'}];")
+                return t
+            case Index(vector, index, _):
+                v = self.value(vector, env)
+                i = self.value(index, env)
+                k, t = self.temp(), self.temp()
+                self.line(f"long {k} = heap[{i}];")
+                self.line(f"if ({k} < 0 || {k} >= heap[{v}]) {{ atomic_or(err, {ERR_INDEX}); "
+                          f"{k} = 0; }}")
+                self.line(f"long {t} = heap[{v} + 1 + {k}];")
+                return t
+            case Length(inner, region, span):
+                v = self.value(inner, env)
+                t = self.temp()
+                self.line(f"long {t} = ALLOC({self.region(region, span)}, 1);")
+                self.line(f"heap[{t}] = heap[{v}];")
+                return t
+            case VecLit(elements, region, span):
+                items = [self.value(element, env) for element in elements]
+                t = self.temp()
+                self.line(f"long {t} = ALLOC({self.region(region, span)}, {len(items) + 1});")
+                self.line(f"heap[{t}] = {len(items)};")
+                for j, item in enumerate(items):
+                    self.line(f"heap[{t} + {j + 1}] = {item};")
+                return t
+            case Iota(count, region, span):
+                c = self.value(count, env)
+                r = self.region(region, span)
+                n, t, i = self.temp(), self.temp(), self.temp()
+                self.line(f"long {n} = heap[{c}];")
+                self.line(f"long {t} = ALLOC({r}, (int)({n} + 1));")
+                self.line(f"heap[{t}] = {n};")
+                self.line(f"for (long {i} = 0; {i} < {n}; {i}++) {{")
+                self.line(f"    long cell = ALLOC({r}, 1); heap[cell] = {i}; "
+                          f"heap[{t} + 1 + {i}] = cell;")
+                self.line("}")
+                return t
+            case ParMap(func, vector, region, span):
+                fun = self.function(func, env, span)
+                v = self.value(vector, env)
+                n, t, i = self.temp(), self.temp(), self.temp()
+                self.line(f"long {n} = heap[{v}];")
+                self.line(f"long {t} = ALLOC({self.region(region, span)}, (int)({n} + 1));")
+                self.line(f"heap[{t}] = {n};")
+                self.line(f"for (long {i} = 0; {i} < {n}; {i}++) {{")
+                self.indent += 1
+                x = self.temp()
+                self.line(f"long {x} = heap[{v} + 1 + {i}];")
+                r = self.value(fun.node.body, {**fun.env, fun.node.param: x})
+                self.line(f"heap[{t} + 1 + {i}] = {r};")
+                self.indent -= 1
+                self.line("}")
+                return t
+            case Reduce(func, zero, vector, region, span):
+                return self.reduce(func, zero, vector, region, span, env)
+            case Profile(_, inner, _):
+                return self.value(inner, env)
+        raise BackendError(f"the OpenCL backend does not support `{_construct(e)}` here",
+                           e.span)
+
+    def function(self, func: Expr, env: dict, span: Span) -> _Fun:
+        if isinstance(func, Lambda):
+            return _Fun(func, env)
+        if isinstance(func, Var) and isinstance(env.get(func.name), _Fun):
+            return env[func.name]
+        if isinstance(func, Profile):
+            return self.function(func.expr, env, span)
+        raise BackendError("the OpenCL backend needs a lambda written in place or bound by "
+                           "`let` here", func.span)
+
+    def binop(self, op: BinaryOperator, left: Expr, right: Expr, region: str | None, span: Span,
+              env: dict) -> str:
+        a = self.value(left, env)
+        b = self.value(right, env)
+        is_float = self.compiler.is_float(left)
+        x, y = self.temp(), self.temp()
+        ctype = "double" if is_float else "long"
+        read = "as_double(heap[{}])" if is_float else "heap[{}]"
+        self.line(f"{ctype} {x} = {read.format(a)};")
+        self.line(f"{ctype} {y} = {read.format(b)};")
+        if op.is_comparison:
+            t = self.temp()
+            self.line(f"long {t} = ({x} {op.value} {y}) ? 1L : 0L;")
+            return t
+        if op is BinaryOperator.DIV and not is_float:
+            self.line(f"if ({y} == 0) {{ atomic_or(err, {ERR_DIVIDE}); {y} = 1; }}")
+        t = self.temp()
+        self.line(f"long {t} = ALLOC({self.region(region, span)}, 1);")
+        result = f"{x} {op.value} {y}"
+        self.line(f"heap[{t}] = {'as_long(' + result + ')' if is_float else result};")
+        return t
+
+    def reduce(self, func: Expr, zero: Expr, vector: Expr, region: str | None, span: Span,
+               env: dict) -> str:
+        """The same tree as the interpreter's reduce: neighbours paired level by level."""
+        fun = self.function(func, env, span)
+        z = self.value(zero, env)
+        v = self.value(vector, env)
+        r = self.region(region, span)
+        t, cur, length = self.temp(), self.temp(), self.temp()
+        self.line(f"long {t} = {z};")
+        self.line(f"long {cur} = {v}; long {length} = heap[{v}];")
+        self.line(f"if ({length} > 0) {{")
+        self.indent += 1
+        self.line(f"while ({length} > 1) {{")
+        self.indent += 1
+        m, nxt, i = self.temp(), self.temp(), self.temp()
+        self.line(f"long {m} = {length} / 2;")
+        self.line(f"long {nxt} = ALLOC({r}, (int)(({length} + 1) / 2 + 1));")
+        self.line(f"heap[{nxt}] = ({length} + 1) / 2;")
+        self.line(f"for (long {i} = 0; {i} < {m}; {i}++) {{")
+        self.indent += 1
+        pair = self.temp()
+        self.line(f"long {pair} = ALLOC({r}, 2);")
+        self.line(f"heap[{pair}] = heap[{cur} + 1 + 2 * {i}]; "
+                  f"heap[{pair} + 1] = heap[{cur} + 2 + 2 * {i}];")
+        result = self.value(fun.node.body, {**fun.env, fun.node.param: pair})
+        self.line(f"heap[{nxt} + 1 + {i}] = {result};")
+        self.indent -= 1
+        self.line("}")
+        self.line(f"if ({length} % 2) heap[{nxt} + 1 + {m}] = heap[{cur} + {length}];")
+        self.line(f"{cur} = {nxt}; {length} = ({length} + 1) / 2;")
+        self.indent -= 1
+        self.line("}")
+        self.line(f"{t} = heap[{cur} + 1];")
+        self.indent -= 1
+        self.line("}")
+        return t
+
+
+class Compiler:
+    """Compiles one offload (an `on` body or a CPU parmap) into a Plan."""
+
+    def __init__(self, types: dict[int, Type], params: dict[str, int], regions: list[str],
+                 free: dict[str, Type]):
+        self.types = types
+        self.params = params
+        self.regions = list(regions)
+        self.free = free
+        self.counter = 0
+        self.kernels: list[str] = []
+        self.steps: list[Step] = []
+        self.slots = 0
+        self.inputs: dict[str, int] = {}
+
+    def fresh(self, prefix: str) -> str:
+        self.counter += 1
+        return f"{prefix}{self.counter}"
+
+    def slot(self) -> int:
+        self.slots += 1
+        return self.slots - 1
+
+    def region_index(self, name: str | None, span: Span) -> int:
+        if name is None or name not in self.regions:
+            raise BackendError(f"region {name} is not among the regions pushed to the device",
+                               span)
+        return self.regions.index(name)
+
+    def is_float(self, e: Expr) -> bool:
+        t = self.types.get(id(e))
+        return isinstance(t, Boxed) and isinstance(t.shape, FloatS)
+
+    def compile(self, body: Expr) -> Plan:
+        env: dict = {}
+        for name in sorted(self.free):
+            slot = self.slot()
+            self.inputs[name] = slot
+            env[name] = ("slot", slot)
+        result = self.top(body, env)
+        source = PRELUDE + "\n" + "\n\n".join(self.kernels) + "\n"
+        result_type = self.types.get(id(body), BoolT())
+        return Plan(source, self.steps, self.inputs, self.slots, result, result_type,
+                    self.regions, [s.kernel for s in self.steps])
+
+    # -- the top of a body: kernels -------------------------------------------------------------
+    def top(self, e: Expr, env: dict) -> int:
+        """Plan e; return the slot its value ends in."""
+        match e:
+            case Let(name, bound, body, _):
+                if isinstance(bound, Lambda):
+                    return self.top(body, {**env, name: _Fun(bound, env)})
+                slot = self.top(bound, env)
+                return self.top(body, {**env, name: ("slot", slot)})
+            case Profile(_, inner, _):
+                return self.top(inner, env)
+            case ParMap(func, vector, region, span):
+                vec = self.top(vector, env)
+                return self.map_kernel(func, vec, region, span, env)
+            case Iota(count, region, span):
+                c = self.top(count, env)
+                return self.iota_kernel(c, region, span)
+            case Reduce(func, zero, vector, region, span):
+                z = self.top(zero, env)
+                vec = self.top(vector, env)
+                return self.reduce_kernel(func, z, vec, region, span, env)
+            case Var(name, _) if isinstance(env.get(name), tuple):
+                return env[name][1]
+        return self.serial_kernel(e, env)
+
+    def serial_kernel(self, e: Expr, env: dict) -> int:
+        name = self.fresh("serial")
+        result = self.slot()
+        lines = [f"__kernel void {name}(COMMON) {{", "    if (get_global_id(0) != 0) return;"]
+        value = _Emitter(self, lines).value(e, env)
+        lines += [f"    slots[{result}] = {value};", "}"]
+        self.kernels.append("\n".join(lines))
+        self.steps.append(Step("serial", name, result, span=e.span))
+        return result
+
+    def map_kernel(self, func: Expr, vec: int, region: str | None, span: Span, env: dict) -> int:
+        fun = _Emitter(self, []).function(func, env, span)
+        name = self.fresh("map")
+        result = self.slot()
+        lines = [f"__kernel void {name}(COMMON, const long n, const long out) {{",
+                 "    long i = get_global_id(0);",
+                 f"    if (i == 0) {{ heap[out] = n; slots[{result}] = out; }}",
+                 "    if (i >= n) return;"]
+        lines.append(f"    long x = heap[slots[{vec}] + 1 + i];")
+        value = _Emitter(self, lines).value(fun.node.body, {**fun.env, fun.node.param: "x"})
+        lines += [f"    heap[out + 1 + i] = {value};", "}"]
+        self.kernels.append("\n".join(lines))
+        self.steps.append(Step("map", name, result, vector=vec,
+                               region=self.region_index(region, span), span=span))
+        return result
+
+    def iota_kernel(self, count: int, region: str | None, span: Span) -> int:
+        name = self.fresh("iota")
+        result = self.slot()
+        r = self.region_index(region, span)
+        lines = [f"__kernel void {name}(COMMON, const long n, const long out) {{",
+                 "    long i = get_global_id(0);",
+                 f"    if (i == 0) {{ heap[out] = n; slots[{result}] = out; }}",
+                 "    if (i >= n) return;",
+                 f"    long cell = ALLOC({r}, 1);",
+                 "    heap[cell] = i;",
+                 "    heap[out + 1 + i] = cell;", "}"]
+        self.kernels.append("\n".join(lines))
+        self.steps.append(Step("iota", name, result, vector=count, region=r, span=span))
+        return result
+
+    def reduce_kernel(self, func: Expr, zero: int, vec: int, region: str | None, span: Span,
+                      env: dict) -> int:
+        fun = _Emitter(self, []).function(func, env, span)
+        name = self.fresh("level")
+        result = self.slot()
+        r = self.region_index(region, span)
+        lines = [f"__kernel void {name}(COMMON, const long len, const long cur, const long out, "
+                 "const int last) {",
+                 "    long i = get_global_id(0);",
+                 "    long m = len / 2;",
+                 "    if (i == 0) { heap[out] = (len + 1) / 2; "
+                 "if (len % 2) heap[out + 1 + m] = heap[cur + len]; }",
+                 "    if (i >= m) return;"]
+        lines += [f"    long p = ALLOC({r}, 2);",
+                  "    heap[p] = heap[cur + 1 + 2 * i]; heap[p + 1] = heap[cur + 2 + 2 * i];"]
+        value = _Emitter(self, lines).value(fun.node.body, {**fun.env, fun.node.param: "p"})
+        lines += ["    heap[out + 1 + i] = " + value + ";",
+                  f"    if (last) slots[{result}] = {value};", "}"]
+        self.kernels.append("\n".join(lines))
+        self.steps.append(Step("reduce", name, result, vector=vec, zero=zero, region=r,
+                               span=span))
+        return result
+
+
+def compile_offload(body: Expr, types: dict[int, Type], params: dict[str, int],
+                    regions: list[str], free: dict[str, Type]) -> Plan:
+    """The plan for running `body` on a device (pure: text and steps, no OpenCL)."""
+    return Compiler(types, params, regions, free).compile(body)
+
+
+def free_variables(e: Expr) -> set[str]:
+    """The variables e uses that it does not bind."""
+    match e:
+        case Var(name, _):
+            return {name}
+        case Lambda(param=param, body=body):
+            return free_variables(body) - {param}
+        case Let(name, bound, body, _):
+            return free_variables(bound) | (free_variables(body) - {name})
+    result: set[str] = set()
+    for child in children(e):
+        result |= free_variables(child)
+    return result
+
+
+def _double(value: float) -> str:
+    """An exact OpenCL C literal for a double (hexadecimal floating point)."""
+    if value != value or value in (float("inf"), float("-inf")):
+        raise BackendError(f"the float {value} has no OpenCL C literal")
+    return f"({float(value).hex()})"
+
+
+def _construct(e: Expr) -> str:
+    names = {On: "on", Lambda: "lambda"}
+    return names.get(type(e), type(e).__name__.lower())

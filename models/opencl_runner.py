@@ -1,0 +1,512 @@
+"""Running λG work on real OpenCL devices through PyOpenCL: the only module that imports it.
+
+`list_devices` and `select_device` find devices; `DeviceSession` holds a context and a profiling
+queue; `run_offload` lays the regions an `on` body (or a CPU `parmap`) uses out in one device
+buffer, runs the plan of `models.opencl_codegen` on it, reads the value back, compares it with the
+interpreter's, and times every transfer and kernel with OpenCL profiling events (after a warm-up,
+repeated; medians and spreads are kept).
+"""
+
+from __future__ import annotations
+
+import statistics
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from models.opencl_codegen import (
+    ERR_DIVIDE,
+    ERR_FULL,
+    ERR_INDEX,
+    Plan,
+    compile_offload,
+    free_variables,
+)
+from profiler.errors import DeviceError
+from profiler.evaluator import Offload
+from profiler.regions import Closure, FloatV, IntV, Loc, PairV, Region, RegionClosure, VecV
+from profiler.syntax import BoolT, Boxed, FloatS, FunS, IntS, On, PairS, RegionFunS, Type, VecS
+
+
+def _cl():
+    try:
+        import pyopencl
+    except ImportError as error:  # pragma: no cover - pyopencl is a dependency
+        raise DeviceError(f"PyOpenCL cannot be imported ({error}); install hetprof's "
+                          "dependencies with `pip install -e .`") from None
+    return pyopencl
+
+
+@dataclass(frozen=True, slots=True)
+class DeviceInfo:
+    index: int
+    platform: str
+    name: str
+    type: str
+    compute_units: int
+    global_memory: int
+    local_memory: int
+    max_work_group_size: int
+    version: str
+    platform_version: str = ""
+
+    def describe(self) -> str:
+        return f"{self.platform} / {self.name}"
+
+
+def _platforms() -> list:
+    cl = _cl()
+    try:
+        return cl.get_platforms()
+    except cl.LogicError:
+        return []  # no ICD or no platform: "platform not found"
+
+
+def list_devices() -> list[DeviceInfo]:
+    """Every OpenCL device of every platform, numbered in order."""
+    cl = _cl()
+    devices = []
+    for platform in _platforms():
+        try:
+            found = platform.get_devices()
+        except cl.Error:
+            continue
+        for device in found:
+            devices.append(DeviceInfo(
+                len(devices), platform.name.strip(), device.name.strip(),
+                cl.device_type.to_string(device.type), device.max_compute_units,
+                device.global_mem_size, device.local_mem_size, device.max_work_group_size,
+                device.version.strip(), platform.version.strip()))
+    return devices
+
+
+def select_device(spec: str) -> DeviceInfo:
+    """A device by index, or by a case-insensitive part of its platform or device name."""
+    devices = list_devices()
+    if not devices:
+        raise DeviceError("no OpenCL device found: no platform is installed (hetprof installs "
+                          "PoCL, the CPU device, with `pip install -e .`; a GPU needs its vendor's "
+                          "OpenCL driver and ICD file)")
+    if spec.strip().isdigit():
+        index = int(spec)
+        if index < len(devices):
+            return devices[index]
+    else:
+        wanted = spec.strip().lower()
+        for device in devices:
+            haystack = f"{device.platform} {device.platform_version} {device.name}".lower()
+            if wanted in haystack:
+                return device
+    names = "; ".join(f"{d.index}: {d.describe()}" for d in devices)
+    raise DeviceError(f"no OpenCL device matches {spec!r}; the devices are {names}")
+
+
+class DeviceSession:
+    """An OpenCL context and an in-order queue with profiling on one device."""
+
+    def __init__(self, info: DeviceInfo):
+        cl = _cl()
+        self.cl = cl
+        self.info = info
+        device = None
+        for platform in _platforms():
+            for candidate in platform.get_devices():
+                if (platform.name.strip() == info.platform and candidate.name.strip() == info.name):
+                    device = candidate
+                    break
+            if device is not None:
+                break
+        if device is None:
+            raise DeviceError(f"the device {info.describe()} has gone")
+        self.device = device
+        self.context = cl.Context([device])
+        self.queue = cl.CommandQueue(
+            self.context, properties=cl.command_queue_properties.PROFILING_ENABLE)
+        self.max_group = min(256, device.max_work_group_size)
+        self._programs: dict[str, Any] = {}
+        self._kernels: dict[tuple[int, str], Any] = {}
+
+    def kernel(self, program, name: str):
+        """One kernel object per program and name (retrieving it again is expensive)."""
+        key = (id(program), name)
+        kernel = self._kernels.get(key)
+        if kernel is None:
+            kernel = self._kernels[key] = self.cl.Kernel(program, name)
+        return kernel
+
+    def program(self, source: str):
+        cached = self._programs.get(source)
+        if cached is not None:
+            return cached
+        try:
+            program = self.cl.Program(self.context, source).build(options=["-cl-std=CL1.2"])
+        except self.cl.RuntimeError as error:
+            log = str(error).strip().splitlines()
+            detail = "\n".join(log[:20])
+            raise DeviceError(f"{self.info.describe()} could not build the generated kernel:\n"
+                              f"{detail}") from None
+        self._programs[source] = program
+        return program
+
+    def global_size(self, n: int) -> tuple[tuple[int], tuple[int] | None]:
+        """An NDRange of at least n work items, in whole work groups."""
+        group = max(1, min(self.max_group, n))
+        return (max(1, -(-n // group) * group),), (group,)
+
+
+def event_seconds(event) -> float:
+    event.wait()
+    return (event.profile.end - event.profile.start) * 1e-9
+
+
+@dataclass(slots=True)
+class Timing:
+    """Repeated measurements of one part, in seconds."""
+
+    samples: list[float] = field(default_factory=list)
+
+    @property
+    def median(self) -> float:
+        return statistics.median(self.samples) if self.samples else 0.0
+
+    @property
+    def spread(self) -> float:
+        """Relative spread: (max - min) / median."""
+        if len(self.samples) < 2 or not self.median:
+            return 0.0
+        return (max(self.samples) - min(self.samples)) / self.median
+
+
+@dataclass(slots=True)
+class OffloadRun:
+    """One offload run on a device: its value, whether it matches, and its times."""
+
+    where: str
+    device: str
+    value: Any
+    expected: Any
+    matches: bool
+    transfer_in: Timing
+    transfer_out: Timing
+    kernels: dict[str, Timing]  # step kernel name -> time (all levels of a reduce together)
+    words_in: int
+    words_out: int
+    plan: Plan
+
+    @property
+    def kernel_total(self) -> float:
+        return sum(t.median for t in self.kernels.values())
+
+    @property
+    def total(self) -> float:
+        return self.transfer_in.median + self.kernel_total + self.transfer_out.median
+
+
+# ---------------------------------------------------------------------------------------------------
+# Laying regions out in device memory
+
+
+def _device_size(value) -> int:
+    match value:
+        case IntV() | FloatV():
+            return 1
+        case PairV() | Closure() | RegionClosure():
+            return 2
+        case VecV(items):
+            return 1 + len(items)
+    raise AssertionError(value)
+
+
+@dataclass(slots=True)
+class _Layout:
+    region_ids: list[int]
+    bases: list[int]
+    used: list[int]
+    capacity: list[int]
+    offsets: list[dict[int, int]]  # per device region: interpreter offset -> device offset
+
+    def location(self, loc: Loc) -> int:
+        if loc.region not in self.region_ids:
+            raise DeviceError("a value refers to a region that is not on the device")
+        k = self.region_ids.index(loc.region)
+        return self.bases[k] + self.offsets[k][loc.offset]
+
+
+def _layout(regions: list[Region], extra: list[int]) -> _Layout:
+    bases, used, capacity, offsets = [], [], [], []
+    base = 0
+    for region, more in zip(regions, extra, strict=True):
+        table = {}
+        size = 0
+        for offset in sorted(region.values):
+            table[offset] = size
+            size += _device_size(region.values[offset])
+        room = size + more
+        bases.append(base)
+        used.append(size)
+        capacity.append(room)
+        offsets.append(table)
+        base += room
+    return _Layout([r.name for r in regions], bases, used, capacity, offsets)
+
+
+def _word(value, layout: _Layout) -> int:
+    if isinstance(value, bool):
+        return int(value)
+    return layout.location(value)
+
+
+def _fill(heap: np.ndarray, regions: list[Region], layout: _Layout) -> None:
+    as_float = heap.view(np.float64)
+    for k, region in enumerate(regions):
+        for offset, value in region.values.items():
+            at = layout.bases[k] + layout.offsets[k][offset]
+            match value:
+                case IntV(v):
+                    heap[at] = v
+                case FloatV(v):
+                    as_float[at] = v
+                case PairV(a, b):
+                    heap[at] = _word(a, layout)
+                    heap[at + 1] = _word(b, layout)
+                case VecV(items):
+                    heap[at] = len(items)
+                    for j, item in enumerate(items):
+                        heap[at + 1 + j] = _word(item, layout)
+                case Closure() | RegionClosure():
+                    heap[at] = heap[at + 1] = 0  # code cannot travel; the plan never reads it
+
+
+# ---------------------------------------------------------------------------------------------------
+# Values, read back
+
+
+def device_value(heap: np.ndarray, word: int, type_: Type, depth: int = 0) -> Any:
+    """A device word of type τ as Python data (ints, floats, bools, tuples, lists)."""
+    if isinstance(type_, BoolT):
+        return bool(word)
+    assert isinstance(type_, Boxed)
+    shape = type_.shape
+    if not 0 <= word < len(heap):
+        return f"<bad location {word}>"
+    match shape:
+        case IntS():
+            return int(heap[word])
+        case FloatS():
+            return float(heap[word:word + 1].view(np.float64)[0])
+        case PairS(first, second):
+            return (device_value(heap, int(heap[word]), first, depth + 1),
+                    device_value(heap, int(heap[word + 1]), second, depth + 1))
+        case VecS(element):
+            n = int(heap[word])
+            return [device_value(heap, int(heap[word + 1 + i]), element, depth + 1)
+                    for i in range(n)]
+        case FunS() | RegionFunS():
+            return "<function>"
+    raise AssertionError(shape)
+
+
+def interpreter_value(value, heap: dict[int, Region]) -> Any:
+    """The interpreter's value as the same Python data."""
+    if isinstance(value, bool):
+        return value
+    region = heap[value.region]
+    stored = region.values[value.offset]
+    match stored:
+        case IntV(v) | FloatV(v):
+            return v
+        case PairV(a, b):
+            return (interpreter_value(a, heap), interpreter_value(b, heap))
+        case VecV(items):
+            return [interpreter_value(item, heap) for item in items]
+    return "<function>"
+
+
+# ---------------------------------------------------------------------------------------------------
+
+
+def plan_offload(offload: Offload, types: dict, params: dict[str, int]) -> tuple[Plan, list[str]]:
+    """The plan of an offload, and the region variables it runs over (device region order)."""
+    if isinstance(offload.node, On):
+        names = sorted(set(offload.node.uses) | {offload.node.region})
+    else:
+        names = sorted({name for name, rid in offload.regions.items()
+                        if rid in offload.inputs})
+    free = {name: None for name in free_variables(offload.body)}
+    return compile_offload(offload.body, types, params, names, free), names
+
+
+def run_offload(session: DeviceSession, offload: Offload, types: dict, params: dict[str, int],
+                repeats: int = 5, warmup: int = 1, where: str = "") -> OffloadRun:
+    """Run an offload on the device `repeats` times after `warmup` runs; compare its value."""
+    plan, names = plan_offload(offload, types, params)
+    rids = []
+    for name in names:
+        rid = offload.regions.get(name)
+        if rid is None or rid not in offload.inputs:
+            raise DeviceError(f"region {name} is not available to the device")
+        if rid not in rids:
+            rids.append(rid)
+    regions = [offload.inputs[rid] for rid in rids]
+    grown = [max(0, offload.heap[rid].ap - offload.inputs[rid].ap) for rid in rids]
+    extra = [4 * g + 4096 for g in grown]
+    program = session.program(plan.source)
+    expected = interpreter_value(offload.value, offload.heap)
+    result_type = plan.result_type
+    transfer_in, transfer_out = Timing(), Timing()
+    kernels: dict[str, Timing] = {step.kernel: Timing() for step in plan.steps}
+    value = None
+    words_in = words_out = 0
+    for attempt in range(3):
+        layout = _layout(regions, extra)
+        try:
+            for run in range(warmup + repeats):
+                outcome = _run_once(session, program, plan, offload, layout, regions)
+                if run >= warmup:
+                    transfer_in.samples.append(outcome["in"])
+                    transfer_out.samples.append(outcome["out"])
+                    for name, seconds in outcome["kernels"].items():
+                        kernels[name].samples.append(seconds)
+                value = device_value(outcome["heap"], outcome["result"], result_type)
+                words_in, words_out = outcome["words_in"], outcome["words_out"]
+            break
+        except _RegionFull:
+            extra = [2 * e + 4096 for e in extra]
+            transfer_in, transfer_out = Timing(), Timing()
+            kernels = {step.kernel: Timing() for step in plan.steps}
+            if attempt == 2:
+                raise DeviceError("a region filled up on the device even after growing it "
+                                  "twice") from None
+    return OffloadRun(where, session.info.describe(), value, expected, _same(value, expected),
+                      transfer_in, transfer_out, kernels, words_in, words_out, plan)
+
+
+class _RegionFull(Exception):
+    pass
+
+
+def _same(a, b) -> bool:
+    if isinstance(a, float) or isinstance(b, float):
+        return isinstance(a, float) and isinstance(b, float) and (a == b or (a != a and b != b))
+    if isinstance(a, (list, tuple)) and isinstance(b, (list, tuple)):
+        return type(a) is type(b) and len(a) == len(b) and all(map(_same, a, b))
+    return a == b and type(a) is type(b)
+
+
+def _run_once(session: DeviceSession, program, plan: Plan, offload: Offload, layout: _Layout,
+              regions: list[Region]) -> dict:
+    cl = session.cl
+    queue, context = session.queue, session.context
+    total = layout.bases[-1] + layout.capacity[-1] if layout.bases else 1
+    heap = np.zeros(max(1, total), dtype=np.int64)
+    _fill(heap, regions, layout)
+    caps = np.array(layout.capacity, dtype=np.int32)
+    aps = np.array(layout.used, dtype=np.int32)
+    bases = np.array(layout.bases, dtype=np.int64)
+    slots = np.zeros(max(1, plan.slots), dtype=np.int64)
+    for name, slot in plan.inputs.items():
+        slots[slot] = _word(offload.env[name], layout) if name in offload.env else 0
+    flags = cl.mem_flags
+    heap_buf = cl.Buffer(context, flags.READ_WRITE, heap.nbytes)
+    cl.enqueue_fill_buffer(queue, heap_buf, np.int64(0), 0, heap.nbytes).wait()
+    caps_buf = cl.Buffer(context, flags.READ_WRITE | flags.COPY_HOST_PTR, hostbuf=caps)
+    aps_buf = cl.Buffer(context, flags.READ_WRITE | flags.COPY_HOST_PTR, hostbuf=aps)
+    bases_buf = cl.Buffer(context, flags.READ_ONLY | flags.COPY_HOST_PTR, hostbuf=bases)
+    err = np.zeros(1, dtype=np.int32)
+    err_buf = cl.Buffer(context, flags.READ_WRITE | flags.COPY_HOST_PTR, hostbuf=err)
+    slots_buf = cl.Buffer(context, flags.READ_WRITE | flags.COPY_HOST_PTR, hostbuf=slots)
+    # δ*: each region's used words, one copy per region (§4.3: one copy call per region)
+    seconds_in = 0.0
+    for k in range(len(layout.used)):
+        if layout.used[k]:
+            part = heap[layout.bases[k]:layout.bases[k] + layout.used[k]]
+            seconds_in += event_seconds(cl.enqueue_copy(queue, heap_buf, part,
+                                                        dst_offset=8 * layout.bases[k]))
+    common = (heap_buf, bases_buf, caps_buf, aps_buf, err_buf, slots_buf)
+    top = list(layout.capacity)  # the host reserves result vectors from each region's top
+
+    def read_slot(slot: int) -> int:
+        out = np.zeros(1, dtype=np.int64)
+        cl.enqueue_copy(queue, out, slots_buf, src_offset=8 * slot).wait()
+        return int(out[0])
+
+    def read_word(index: int) -> int:
+        out = np.zeros(1, dtype=np.int64)
+        cl.enqueue_copy(queue, out, heap_buf, src_offset=8 * index).wait()
+        return int(out[0])
+
+    def write_slot(slot: int, value: int) -> None:
+        cl.enqueue_copy(queue, slots_buf, np.array([value], dtype=np.int64),
+                        dst_offset=8 * slot).wait()
+
+    def reserve(region: int, words: int) -> int:
+        top[region] -= words
+        if top[region] < aps_now()[region]:
+            raise _RegionFull()
+        cl.enqueue_copy(queue, caps_buf, np.array(top, dtype=np.int32)).wait()
+        return layout.bases[region] + top[region]
+
+    def aps_now() -> list[int]:
+        out = np.zeros(len(layout.used), dtype=np.int32)
+        cl.enqueue_copy(queue, out, aps_buf).wait()
+        return [int(x) for x in out]
+
+    times: dict[str, float] = {}
+
+    def launch(kernel_name: str, n: int, *extra) -> None:
+        kernel = session.kernel(program, kernel_name)
+        global_size, local_size = session.global_size(n)
+        event = kernel(queue, global_size, local_size, *common, *extra)
+        times[kernel_name] = times.get(kernel_name, 0.0) + event_seconds(event)
+
+    for step in plan.steps:
+        if step.kind == "serial":
+            program_kernel = session.kernel(program, step.kernel)
+            event = program_kernel(queue, (1,), None, *common)
+            times[step.kernel] = times.get(step.kernel, 0.0) + event_seconds(event)
+        elif step.kind in ("map", "iota"):
+            source = read_slot(step.vector)
+            n = read_word(source)
+            if n < 0:
+                raise DeviceError(f"iota of a negative count ({n})")
+            out = reserve(step.region, n + 1)
+            launch(step.kernel, max(n, 1), np.int64(n), np.int64(out))
+        elif step.kind == "reduce":
+            cur = read_slot(step.vector)
+            n = read_word(cur)
+            if n == 0:
+                write_slot(step.result, read_slot(step.zero))
+            elif n == 1:
+                write_slot(step.result, read_word(cur + 1))
+            else:
+                length = n
+                while length > 1:
+                    half = (length + 1) // 2
+                    out = reserve(step.region, half + 1)
+                    launch(step.kernel, length // 2, np.int64(length), np.int64(cur),
+                           np.int64(out), np.int32(1 if half == 1 else 0))
+                    cur, length = out, half
+    cl.enqueue_copy(queue, err, err_buf).wait()
+    if err[0] & ERR_FULL:
+        raise _RegionFull()
+    if err[0] & ERR_DIVIDE:
+        raise DeviceError("division by zero on the device")
+    if err[0] & ERR_INDEX:
+        raise DeviceError("an index out of bounds on the device")
+    result = read_slot(plan.result)
+    # δ†: what the device allocated in each region (bottom up, and the reserved vectors at the
+    # top), copied back into the host's copy of the heap (Definition 4.3's merge)
+    final_aps = aps_now()
+    seconds_out = 0.0
+    words_out = 0
+    for k in range(len(layout.used)):
+        for start, end in ((layout.used[k], final_aps[k]), (top[k], layout.capacity[k])):
+            if end > start:
+                part = np.empty(end - start, dtype=np.int64)
+                seconds_out += event_seconds(cl.enqueue_copy(
+                    queue, part, heap_buf, src_offset=8 * (layout.bases[k] + start)))
+                heap[layout.bases[k] + start:layout.bases[k] + end] = part
+                words_out += end - start
+    return {"in": seconds_in, "out": seconds_out, "kernels": times, "heap": heap,
+            "result": result, "words_in": int(sum(layout.used)), "words_out": int(words_out)}
