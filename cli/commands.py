@@ -20,6 +20,7 @@ from profiler.evaluator import (
     DEFAULT_MAX_STEPS,
     Evaluation,
     EvaluationOptions,
+    OffloadObserver,
     bind_parameters,
     evaluate,
 )
@@ -56,7 +57,8 @@ def device_profile(args: argparse.Namespace) -> DeviceProfile:
     return profile
 
 
-def run_program(args: argparse.Namespace, holder: SourceHolder) -> tuple[
+def run_program(args: argparse.Namespace, holder: SourceHolder,
+                observer: OffloadObserver | None = None) -> tuple[
         CheckedProgram, dict[str, int], Evaluation, DeviceProfile]:
     checked = load_checked(args.file, holder)
     params = bind_parameters(checked, parse_params(args.param))
@@ -71,6 +73,7 @@ def run_program(args: argparse.Namespace, holder: SourceHolder) -> tuple[
         max_steps=args.max_steps or DEFAULT_MAX_STEPS,
         max_depth=args.max_depth or DEFAULT_MAX_DEPTH,
         grow_gpu_regions=not args.strict_gpu_regions,
+        observer=observer,
     )
     return checked, params, evaluate(checked, params, options), profile
 
@@ -82,10 +85,19 @@ def command_check(args: argparse.Namespace, holder: SourceHolder) -> int:
 
 
 def command_run(args: argparse.Namespace, holder: SourceHolder) -> int:
-    _, params, evaluation, _ = run_program(args, holder)
+    observer = None
+    if args.device:
+        from cli.opencl import OffloadCollector
+
+        observer = OffloadCollector()
+    checked, params, evaluation, _ = run_program(args, holder, observer)
     print(evaluation.render_value(limit=64))
     for region in evaluation.regions.values():
         print(f"region {region.label}: {region.ap} words used, {region.size} words reserved")
+    if observer is not None:
+        from cli.opencl import run_on_device
+
+        return run_on_device(args, checked, params, observer)
     return EXIT_OK
 
 
