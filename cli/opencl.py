@@ -34,6 +34,9 @@ def register(commands, add_common, add_model_options) -> None:
     validate.add_argument("--quick", action="store_true", help="small sizes, few repeats")
     validate.add_argument("--gpu-mode", choices=("paper", "dmm"),
                           help="GPU memory model (default: the profile's)")
+    validate.add_argument("--compare-profile", action="append", metavar="FILE.json",
+                          help="also predict kernels with this profile (e.g. the other GPU "
+                          "mode's fit) and report its errors")
     validate.add_argument("--format", choices=("text", "json"), default="text")
     validate.add_argument("-o", "--output", help="write the report here")
     validate.set_defaults(handler="cli.calibration:command_validate")

@@ -57,6 +57,7 @@ class GpuParameters:
     threads_at_once: int = 65536
     op: float = 1.0
     launch: float = 0.0
+    atomic: float = 0.0
     mode: str = "dmm"
     seconds_per_unit: float | None = None
 

@@ -510,3 +510,64 @@ def _run_once(session: DeviceSession, program, plan: Plan, offload: Offload, lay
                 words_out += end - start
     return {"in": seconds_in, "out": seconds_out, "kernels": times, "heap": heap,
             "result": result, "words_in": int(sum(layout.used)), "words_out": int(words_out)}
+
+
+# ---------------------------------------------------------------------------------------------------
+# Microbenchmarks (what `hetprof calibrate` measures; models/calibrate.py generates and fits them)
+
+
+def time_transfers(session: DeviceSession, words: int, repeats: int) -> tuple[Timing, Timing]:
+    """Host→device and device→host copies of `words` 64-bit words of random data."""
+    cl = session.cl
+    data = np.random.default_rng(words).integers(1, 2**40, size=max(1, words), dtype=np.int64)
+    back = np.empty_like(data)
+    buffer = cl.Buffer(session.context, cl.mem_flags.READ_WRITE, data.nbytes)
+    h2d, d2h = Timing(), Timing()
+    for run in range(repeats + 1):
+        up = event_seconds(cl.enqueue_copy(session.queue, buffer, data))
+        down = event_seconds(cl.enqueue_copy(session.queue, back, buffer))
+        if run:  # the first run is the warm-up
+            h2d.samples.append(up)
+            d2h.samples.append(down)
+    if not np.array_equal(data, back):
+        raise DeviceError(f"{session.info.describe()} corrupted a {words}-word transfer")
+    return h2d, d2h
+
+
+def time_kernel(session: DeviceSession, source: str, name: str, global_size: int,
+                local_size: int | None, buffers: list[np.ndarray], scalars: list,
+                repeats: int) -> tuple[Timing, list[np.ndarray]]:
+    """Run one generated kernel `repeats` times after a warm-up; return its time and the
+    buffers' contents after the last run (for checking the result)."""
+    cl = session.cl
+    program = session.program(source)
+    kernel = session.kernel(program, name)
+    flags = cl.mem_flags
+    device_buffers = [cl.Buffer(session.context, flags.READ_WRITE | flags.COPY_HOST_PTR,
+                                hostbuf=b) for b in buffers]
+    timing = Timing()
+    local = (local_size,) if local_size else None
+    for run in range(repeats + 1):
+        event = kernel(session.queue, (global_size,), local, *device_buffers, *scalars)
+        seconds = event_seconds(event)
+        if run:
+            timing.samples.append(seconds)
+    results = []
+    for host, device in zip(buffers, device_buffers, strict=True):
+        out = np.empty_like(host)
+        cl.enqueue_copy(session.queue, out, device).wait()
+        results.append(out)
+    return timing, results
+
+
+def time_fill(session: DeviceSession, words: int, repeats: int) -> Timing:
+    """Allocating and clearing `words` words on the device (Δa's measurement)."""
+    cl = session.cl
+    timing = Timing()
+    for run in range(repeats + 1):
+        buffer = cl.Buffer(session.context, cl.mem_flags.READ_WRITE, 8 * max(1, words))
+        seconds = event_seconds(cl.enqueue_fill_buffer(session.queue, buffer, np.int64(0), 0,
+                                                       8 * max(1, words)))
+        if run:
+            timing.samples.append(seconds)
+    return timing

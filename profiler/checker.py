@@ -524,8 +524,9 @@ def _check_node(e: Expr, ctx: _Context) -> tuple[Expr, Type, frozenset[str]]:
                     Boxed(VecS(Boxed(IntS(), region)), region), count_eff | {c.region, region})
 
         case Reduce(func, zero, vector, region, span):
-            func_e, func_t, func_eff = _check(func, ctx if region is None else
-                                              replace(ctx, ambient=_ambient(ctx, region, span)))
+            # The function is checked in the enclosing ambient whether or not `at ρ` is written,
+            # so that elaborating the region (which writes it) does not change the program.
+            func_e, func_t, func_eff = _check(func, ctx)
             fun = _expect_shape(func_t, FunS, "reduce needs a function of a pair", func.span)
             assert isinstance(fun.shape, FunS)
             arg = fun.shape.arg

@@ -37,7 +37,7 @@ import math
 from dataclasses import dataclass, field, replace
 
 from graphs.costgraph import CostGraph, DeviceBoxInfo, EdgeKind, NodeKind, Sub
-from graphs.devicebox import DeviceBox, PathBuilder, build_device_box
+from graphs.devicebox import DeviceBox, GSub, PathBuilder, build_device_box
 from models.base import AccessKind, GpuModel, MemoryAccess, Space
 from models.device_profile import DeviceProfile
 from models.gpu import gpu_model
@@ -90,10 +90,11 @@ from profiler.syntax import (
     Var,
     VecLit,
     World,
-    children,
 )
+from profiler.transform import has_on
 
 DEFAULT_MAX_STEPS = 5_000_000
+OFFLOAD_CENTRE = "__offload"  # cost centres of this prefix mark work to run on an OpenCL device
 DEFAULT_MAX_DEPTH = 20_000
 
 
@@ -144,6 +145,8 @@ class OnRecord:
     gpu_words: int
     grown: dict[str, int]
     centres: tuple[str, ...]
+    paths: GSub | None = None  # the body's GPU cost paths, to price them under other models
+    staged_words: int = 0
 
 
 @dataclass(slots=True)
@@ -248,7 +251,7 @@ class Evaluator:
         self.gpu_growth: dict[int, int] = {}
         self.bsize = self.profile.region.bsize
         self.parmap_depth = 0
-        self.has_on = _contains_on(checked.body)
+        self.has_on = has_on(checked.body)
 
     # -- entry --------------------------------------------------------------------------------------
     def run(self) -> Evaluation:
@@ -498,12 +501,21 @@ class Evaluator:
                 return self._reduce(func, zero, vector, region, span, env, regions, world)
 
             case Profile(name, inner, span):
+                observed = (self.options.observer is not None
+                            and name.startswith(OFFLOAD_CENTRE) and world is World.CPU)
+                snapshot = ({rid: r.copy_to(World.CPU)
+                             for rid, r in self.stacks[World.CPU].items()} if observed else {})
                 saved = self.centres
                 self.centres = saved + (name,)
                 try:
-                    return self.eval(inner, env, regions, world)
+                    value, cost = self.eval(inner, env, regions, world)
                 finally:
                     self.centres = saved
+                if observed:
+                    self.options.observer.offloaded(Offload(
+                        e, inner, env, regions, snapshot, value, dict(self.all_regions), None,
+                        None))
+                return value, cost
 
         raise AssertionError(f"unknown node {e!r}")
 
@@ -763,7 +775,8 @@ class Evaluator:
             space_end=((World.GPU, gpu_words), (World.CPU, gpu_words)),
             space_after=((World.GPU, -(pushed_words + gpu_words)),),
         )
-        record = OnRecord(span, info, box, pushed_words, gpu_words, grown_labels, self.centres)
+        record = OnRecord(span, info, box, pushed_words, gpu_words, grown_labels, self.centres,
+                          body_paths if self.options.observer is not None else None, staged)
         self.ons.append(record)
         if self.options.observer is not None:
             self.options.observer.offloaded(Offload(
@@ -773,16 +786,6 @@ class Evaluator:
     def _replace_region(self, rid: int, region: Region) -> None:
         self.stacks[World.CPU][rid] = region
         self.all_regions[rid] = region
-
-
-def _contains_on(e: Expr) -> bool:
-    todo = [e]
-    while todo:
-        node = todo.pop()
-        if isinstance(node, On):
-            return True
-        todo.extend(children(node))
-    return False
 
 
 def rounds(threads: int, threads_at_once: int) -> int:

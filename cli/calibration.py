@@ -1,0 +1,92 @@
+"""`hetprof calibrate` and `hetprof validate`: rich progress, tables of fits and of cases."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+
+from rich.console import Console
+from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.table import Table
+
+from cli.commands import write_output
+from cli.main import EXIT_OK, SourceHolder
+from models.device_profile import save_profile
+
+
+def _console() -> Console:
+    return Console(file=sys.stderr, width=110)
+
+
+def command_calibrate(args: argparse.Namespace, holder: SourceHolder) -> int:
+    from models.calibrate import calibrate
+    from models.opencl_runner import DeviceSession, list_devices, select_device
+
+    info = select_device(args.device)
+    if args.cpu_device:
+        cpu_info = select_device(args.cpu_device)
+    else:
+        cpu_info = next((d for d in list_devices() if "CPU" in d.type), info)
+    session = DeviceSession(info)
+    cpu_session = session if cpu_info == info else DeviceSession(cpu_info)
+    console = _console()
+    with Progress(TextColumn("{task.description}"), BarColumn(), TimeElapsedColumn(),
+                  console=console, transient=True) as progress:
+        task = progress.add_task(f"calibrating {info.describe()}", total=1.0)
+
+        def report(label: str, done: float) -> None:
+            progress.update(task, completed=done, description=f"calibrating: {label}")
+
+        result = calibrate(session, cpu_session, quick=args.quick, progress=report)
+    save_profile(result.profile, args.output)
+    stem = args.output[:-5] if args.output.endswith(".json") else args.output
+    for mode, mode_profile in result.per_mode.items():
+        save_profile(mode_profile, f"{stem}.{mode}.json")
+    table = Table(title=f"Calibration of {info.describe()}", header_style="bold")
+    for column in ("fit", "parameters", "points", "mean |error|", "max |error|"):
+        table.add_column(column)
+    for fit in result.fits:
+        parameters = ", ".join(f"{k}={v:.4g}" for k, v in fit.parameters.items())
+        table.add_row(fit.name, parameters, str(len(fit.points)),
+                      f"{fit.mean_abs_pct_error:.1f}%", f"{fit.max_abs_pct_error:.1f}%")
+    console.print(table)
+    modes = ", ".join(f"{m}: {100 * e:.1f}%" for m, e in sorted(result.mode_errors.items()))
+    console.print(f"GPU memory model fit (mean |error|): {modes}; default: "
+                  f"{result.profile.gpu.mode}")
+    console.print(f"wrote {args.output} (and each mode's own fit: {stem}.paper.json, "
+                  f"{stem}.dmm.json)")
+    return EXIT_OK
+
+
+def command_validate(args: argparse.Namespace, holder: SourceHolder) -> int:
+    from models.device_profile import load_profile
+    from models.opencl_runner import DeviceSession, list_devices, select_device
+    from models.validate import render_markdown, validate
+
+    profile = load_profile(args.device_profile)
+    info = select_device(args.device)
+    if args.cpu_device:
+        cpu_info = select_device(args.cpu_device)
+    else:
+        cpu_info = next((d for d in list_devices() if "CPU" in d.type), info)
+    session = DeviceSession(info)
+    cpu_session = session if cpu_info == info else DeviceSession(cpu_info)
+    sizes = [int(s) for s in args.sizes.split(",")] if args.sizes else None
+    compare = [load_profile(p) for p in args.compare_profile or []]
+    console = _console()
+    with Progress(TextColumn("{task.description}"), BarColumn(), TimeElapsedColumn(),
+                  console=console, transient=True) as progress:
+        task = progress.add_task("validating", total=1.0)
+
+        def report(label: str, done: float) -> None:
+            progress.update(task, completed=done, description=f"validating: {label}")
+
+        report_data = validate(session, cpu_session, profile, args.programs or None, sizes,
+                               quick=args.quick, gpu_mode=args.gpu_mode, holder=holder,
+                               progress=report, compare=compare)
+    if args.format == "json":
+        write_output(json.dumps(report_data, indent=2) + "\n", args.output)
+    else:
+        write_output(render_markdown(report_data), args.output)
+    return EXIT_OK

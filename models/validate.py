@@ -1,0 +1,313 @@
+"""`hetprof validate`: predicted against measured times, on real OpenCL devices.
+
+For each program (default: every example with work to offload) and each size n:
+- the GPU placement (the program's `on`s; a program without one gets its outermost parmaps put
+  under `on`) is profiled with the calibrated device profile, and each `on` body runs on the GPU
+  through the OpenCL backend: predicted and measured transfer in, kernels, transfer out and the
+  whole `on`;
+- the CPU placement (every `on` body run on the CPU, marked as a cost centre) is profiled under a
+  1DF schedule on as many processors as the OpenCL CPU device has compute units, and the same
+  work runs as kernels on that device: predicted and measured;
+- whether the placement predicted cheaper is the one measured cheaper.
+Then, apart from the programs: transfers from 4 KB to 256 MB at sizes calibration did not use, and
+the bank-conflict slowdowns of examples/strided.lg at strides 1..33.
+"""
+
+from __future__ import annotations
+
+import math
+import statistics
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import date
+from pathlib import Path
+
+from graphs.schedule import schedule
+from models.device_profile import DeviceProfile
+from models.providers import providers_for
+from profiler.checker import CheckedProgram, check_program
+from profiler.evaluator import (
+    OFFLOAD_CENTRE,
+    EvaluationOptions,
+    Offload,
+    OffloadObserver,
+    bind_parameters,
+    evaluate,
+)
+from profiler.parser import parse
+from profiler.transform import cpu_placement, gpu_placement, has_on, with_body
+
+EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
+SIZES = [2**10, 2**12, 2**14, 2**16]
+QUICK_SIZES = [2**8, 2**10]
+SQUARE = {"nbody"}  # n² work: sizes are cut to keep the interpreter's share small
+TRANSFER_WORDS = [int(512 * 4**k * 1.5) for k in range(9)]  # 6 KB ... 192 MB, 1.5x off the grid
+
+
+class _Collector(OffloadObserver):
+    def __init__(self) -> None:
+        self.offloads: list[Offload] = []
+
+    def offloaded(self, offload: Offload) -> None:
+        self.offloads.append(offload)
+
+
+@dataclass(frozen=True, slots=True)
+class Case:
+    program: str
+    n: int
+    part: str
+    predicted_s: float
+    measured_s: float
+
+    @property
+    def error_pct(self) -> float:
+        return 100 * (self.predicted_s - self.measured_s) / self.measured_s \
+            if self.measured_s else 0.0
+
+
+def size_params(checked: CheckedProgram, n: int, name: str) -> dict[str, int]:
+    """The parameters for size n: `n` itself; a matrix's rows and cols ≈ √n each."""
+    declared = {p.name for p in checked.program.params}
+    if "n" in declared:
+        return {"n": n}
+    if {"rows", "cols"} <= declared:
+        side = max(1, int(math.isqrt(n)))
+        return {"rows": side, "cols": side}
+    return {}
+
+
+def _variants(checked: CheckedProgram) -> tuple[CheckedProgram, CheckedProgram]:
+    program = checked.program
+    gpu_body = checked.body if has_on(checked.body) else gpu_placement(checked.body)
+    gpu = check_program(with_body(program, gpu_body)) if gpu_body is not checked.body else checked
+    cpu = check_program(with_body(program, cpu_placement(gpu.body, OFFLOAD_CENTRE)))
+    return gpu, cpu
+
+
+def validate(session, cpu_session, profile: DeviceProfile, programs: list[str] | None,
+             sizes: list[int] | None, quick: bool = False, gpu_mode: str | None = None,
+             holder=None, progress: Callable[[str, float], None] | None = None,
+             compare: list[DeviceProfile] = ()) -> dict:
+    """Run the validation; return the JSON report (see the issue: `cases` and the summaries).
+
+    `compare`: other profiles (e.g. the other GPU mode's calibration) whose kernel predictions
+    are computed from the same cost paths and reported side by side."""
+    from models.opencl_runner import run_offload, time_transfers
+
+    mode = gpu_mode or profile.gpu.mode
+    profile = profile.with_gpu(mode=mode)
+    repeats = 3 if quick else 7
+    paths = [Path(p) for p in programs] if programs else sorted(EXAMPLES.glob("*.lg"))
+    sizes = sizes or (QUICK_SIZES if quick else SIZES)
+    cases: list[Case] = []
+    compared: dict[str, list[Case]] = {p.gpu.mode: [] for p in compare}
+    placements: list[dict] = []
+    skipped: list[str] = []
+    total = len(paths) * len(sizes)
+    done = 0
+    for path in paths:
+        source = holder.read(str(path)) if holder else path.read_text()
+        checked = check_program(parse(source, str(path)))
+        gpu_checked, cpu_checked = _variants(checked)
+        for n in sizes:
+            done += 1
+            if progress:
+                progress(f"{path.stem} n={n}", done / (total + 2))
+            size = int(math.isqrt(n)) * 4 if path.stem in SQUARE else n
+            params = bind_parameters(checked, size_params(checked, size, path.stem))
+            gpu_collector, cpu_collector = _Collector(), _Collector()
+            options = EvaluationOptions(profile=profile, gpu_mode=mode, observer=gpu_collector)
+            evaluate(gpu_checked, params, options)
+            if not gpu_collector.offloads:
+                skipped.append(f"{path.name}: nothing to offload")
+                break
+            cpu_options = EvaluationOptions(profile=profile, gpu_mode=mode,
+                                            observer=cpu_collector)
+            cpu_evaluation = evaluate(cpu_checked, params, cpu_options)
+            processors = max(1, cpu_session.info.compute_units)
+            centre_time = _centre_times(cpu_evaluation, processors)
+            for k, offload in enumerate(gpu_collector.offloads):
+                run = run_offload(session, offload, gpu_checked.types, params, repeats=repeats)
+                if not run.matches:
+                    raise RuntimeError(f"{path.name} n={size}: the device's value differs from "
+                                       "the interpreter's")
+                info = offload.on.info
+                providers = providers_for(profile)
+                # predicted transfers of the words the backend really moves (vector headers)
+                predicted_in = providers.host_to_device(run.words_in)
+                predicted_out = providers.device_to_host(run.words_out) + info.merge
+                label = path.stem
+                cases += [
+                    Case(label, size, "transfer_in", predicted_in, run.transfer_in.median),
+                    Case(label, size, "kernel", info.kernel, run.kernel_total),
+                    Case(label, size, "transfer_out", predicted_out, run.transfer_out.median),
+                    Case(label, size, "on", predicted_in + info.kernel + predicted_out,
+                         run.total),
+                ]
+                for other in compare:
+                    compared[other.gpu.mode].append(Case(
+                        label, size, "kernel", _kernel_seconds(offload, other),
+                        run.kernel_total))
+                unit = next((o for o in cpu_collector.offloads
+                             if getattr(o.node, "name", "") == f"{OFFLOAD_CENTRE}{k}"), None)
+                if unit is None:
+                    continue
+                cpu_run = run_offload(cpu_session, unit, cpu_checked.types, params,
+                                      repeats=repeats)
+                predicted_cpu = centre_time.get(f"{OFFLOAD_CENTRE}{k}", 0.0)
+                cases.append(Case(label, size, "cpu", predicted_cpu, cpu_run.kernel_total))
+                gpu_predicted = predicted_in + info.kernel + predicted_out
+                placements.append({
+                    "program": label, "n": size,
+                    "predicted": "gpu" if gpu_predicted < predicted_cpu else "cpu",
+                    "measured": "gpu" if run.total < cpu_run.kernel_total else "cpu",
+                })
+    # -- transfers at sizes calibration did not see -----------------------------------------------
+    if progress:
+        progress("transfers", (total + 1) / (total + 2))
+    providers = providers_for(profile)
+    max_words = session.info.global_memory // 8 // 4
+    transfer_sizes = [w for w in TRANSFER_WORDS[: 6 if quick else None] if w <= max_words]
+    for words in transfer_sizes:
+        up, down = time_transfers(session, words, repeats)
+        cases.append(Case("transfer", words * 8, "host_to_device", providers.host_to_device(words),
+                          up.median))
+        cases.append(Case("transfer", words * 8, "device_to_host", providers.device_to_host(words),
+                          down.median))
+    # -- bank conflicts: examples/strided.lg at strides 1..33 --------------------------------------
+    if progress:
+        progress("bank conflicts", 1.0)
+    conflict_cases = _bank_conflicts(session, profile, mode, quick, repeats)
+    cases += conflict_cases
+    report = _report(session, cpu_session, profile, mode, cases, placements, skipped, sizes)
+    report["modes"] = {mode: _kernel_summary(cases)}
+    for other_mode, other_cases in compared.items():
+        report["modes"][other_mode] = _kernel_summary(other_cases)
+    return report
+
+
+def _centre_times(evaluation, processors: int) -> dict[str, float]:
+    """Each cost centre's time under a 1DF schedule: from its first edge's start to its last
+    edge's end (what `hetprof profile` reports as the centre's time)."""
+    result = schedule(evaluation.graph, processors, "1df")
+    graph = evaluation.graph.graph
+    spans: dict[str, tuple[float, float]] = {}
+    for _, start, end, u, v in result.intervals:
+        for name in graph.edges[u, v]["centres"]:
+            first, last = spans.get(name, (start, end))
+            spans[name] = (min(first, start), max(last, end))
+    return {name: last - first for name, (first, last) in spans.items()}
+
+
+def _kernel_seconds(offload: Offload, profile: DeviceProfile) -> float:
+    """The kernel time another profile (another GPU model) predicts for the same cost paths."""
+    from graphs.devicebox import build_device_box
+    from models.gpu import gpu_model
+
+    record = offload.on
+    box = build_device_box(record.paths, gpu_model(profile), profile.gpu, record.staged_words)
+    return box.time * (profile.gpu.seconds_per_unit or 1.0)
+
+
+def _kernel_summary(cases: list[Case]) -> dict:
+    errors = [abs(c.error_pct) for c in cases if c.part == "kernel"]
+    return {"kernel_median_abs_pct_error": statistics.median(errors) if errors else 0,
+            "kernel_p90_abs_pct_error": _percentile(errors, 0.9), "cases": len(errors)}
+
+
+def _bank_conflicts(session, profile: DeviceProfile, mode: str, quick: bool,
+                    repeats: int) -> list[Case]:
+    """Slowdown of strided.lg's kernel at stride s against stride 1, predicted and measured."""
+    from models.opencl_runner import run_offload
+
+    path = EXAMPLES / "strided.lg"
+    checked = check_program(parse(path.read_text(), str(path)))
+    n = 256 if quick else 4096
+    strides = [1, 2, 4, 8, 16, 32, 33] if quick else list(range(1, 34))
+    kernel_times: dict[int, tuple[float, float]] = {}
+    for s in strides:
+        params = bind_parameters(checked, {"n": n, "s": s})
+        collector = _Collector()
+        evaluate(checked, params, EvaluationOptions(profile=profile, gpu_mode=mode,
+                                                    observer=collector))
+        (offload,) = collector.offloads
+        run = run_offload(session, offload, checked.types, params, repeats=repeats)
+        kernel_times[s] = (offload.on.info.kernel, run.kernel_total)
+    predicted_1, measured_1 = kernel_times[1]
+    return [Case("strided", s, "bank_conflict_slowdown", p / predicted_1, m / measured_1)
+            for s, (p, m) in kernel_times.items()]
+
+
+def _percentile(values: list[float], q: float) -> float:
+    if not values:
+        return 0.0
+    ordered = sorted(values)
+    index = min(len(ordered) - 1, max(0, math.ceil(q * len(ordered)) - 1))
+    return ordered[index]
+
+
+def _report(session, cpu_session, profile, mode, cases, placements, skipped, sizes) -> dict:
+    kernel_errors = [abs(c.error_pct) for c in cases if c.part == "kernel"]
+    transfer_errors = [abs(c.error_pct) for c in cases
+                       if c.part in ("host_to_device", "device_to_host")]
+    conflict_errors = [abs(c.error_pct) for c in cases if c.part == "bank_conflict_slowdown"]
+    right = sum(1 for p in placements if p["predicted"] == p["measured"])
+    return {
+        "device": session.info.describe(),
+        "device_version": session.info.version,
+        "cpu_device": cpu_session.info.describe(),
+        "date": date.today().isoformat(),
+        "gpu_mode": mode,
+        "profile": profile.name,
+        "sizes": sizes,
+        "cases": [{"program": c.program, "n": c.n, "part": c.part,
+                   "predicted_s": c.predicted_s, "measured_s": c.measured_s,
+                   "error_pct": c.error_pct} for c in cases],
+        "placements": placements,
+        "kernel_median_abs_pct_error": statistics.median(kernel_errors) if kernel_errors else 0,
+        "kernel_p90_abs_pct_error": _percentile(kernel_errors, 0.9),
+        "transfer_mean_abs_pct_error": statistics.fmean(transfer_errors) if transfer_errors
+        else 0,
+        "bank_conflict_max_abs_pct_error": max(conflict_errors, default=0),
+        "placement_accuracy": right / len(placements) if placements else 0,
+        "skipped": skipped,
+    }
+
+
+def render_markdown(report: dict) -> str:
+    """The validation report as markdown: summary figures, then every case."""
+    lines = [
+        f"# Validation on {report['device']}",
+        "",
+        f"Date: {report['date']}. GPU memory model: `{report['gpu_mode']}`. Profile: "
+        f"{report['profile']}. CPU placement measured on {report['cpu_device']}.",
+        "",
+        "| figure | value | target |",
+        "| --- | --- | --- |",
+        f"| kernel time, median abs. error | {report['kernel_median_abs_pct_error']:.1f}% | "
+        "≤ 15% |",
+        f"| kernel time, 90th percentile abs. error | {report['kernel_p90_abs_pct_error']:.1f}% | "
+        "≤ 40% |",
+        f"| transfers 4 KB-256 MB, mean abs. error | "
+        f"{report['transfer_mean_abs_pct_error']:.1f}% | ≤ 8% |",
+        f"| bank-conflict slowdown, max abs. error | "
+        f"{report['bank_conflict_max_abs_pct_error']:.1f}% | ≤ 10% |",
+        f"| cheaper placement chosen right | {100 * report['placement_accuracy']:.0f}% | "
+        "≥ 90% |",
+        "",
+        "| program | n | part | predicted (s) | measured (s) | error |",
+        "| --- | --- | --- | --- | --- | --- |",
+    ]
+    for case in report["cases"]:
+        lines.append(f"| {case['program']} | {case['n']} | {case['part']} | "
+                     f"{case['predicted_s']:.4g} | {case['measured_s']:.4g} | "
+                     f"{case['error_pct']:+.1f}% |")
+    if report["placements"]:
+        lines += ["", "| program | n | predicted cheaper | measured cheaper |",
+                  "| --- | --- | --- | --- |"]
+        for p in report["placements"]:
+            lines.append(f"| {p['program']} | {p['n']} | {p['predicted']} | {p['measured']} |")
+    for note in report.get("skipped", []):
+        lines.append(f"\nSkipped: {note}")
+    return "\n".join(lines) + "\n"
