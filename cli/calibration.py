@@ -43,6 +43,9 @@ def command_calibrate(args: argparse.Namespace, holder: SourceHolder) -> int:
     stem = args.output[:-5] if args.output.endswith(".json") else args.output
     for mode, mode_profile in result.per_mode.items():
         save_profile(mode_profile, f"{stem}.{mode}.json")
+    with open(f"{stem}.fits.json", "w", encoding="utf-8") as out:
+        json.dump({"device": info.describe(), "fits": [f.to_json() for f in result.fits],
+                   "mode_errors": result.mode_errors}, out, indent=2)
     table = Table(title=f"Calibration of {info.describe()}", header_style="bold")
     for column in ("fit", "parameters", "points", "mean |error|", "max |error|"):
         table.add_column(column)
@@ -84,7 +87,8 @@ def command_validate(args: argparse.Namespace, holder: SourceHolder) -> int:
 
         report_data = validate(session, cpu_session, profile, args.programs or None, sizes,
                                quick=args.quick, gpu_mode=args.gpu_mode, holder=holder,
-                               progress=report, compare=compare)
+                               progress=report, compare=compare,
+                               parts=tuple(p.strip() for p in args.parts.split(",")))
     if args.format == "json":
         write_output(json.dumps(report_data, indent=2) + "\n", args.output)
     else:

@@ -37,6 +37,8 @@ def register(commands, add_common, add_model_options) -> None:
     validate.add_argument("--compare-profile", action="append", metavar="FILE.json",
                           help="also predict kernels with this profile (e.g. the other GPU "
                           "mode's fit) and report its errors")
+    validate.add_argument("--parts", default="programs,transfers,conflicts",
+                          help="what to validate: programs, transfers, conflicts (comma-separated)")
     validate.add_argument("--format", choices=("text", "json"), default="text")
     validate.add_argument("-o", "--output", help="write the report here")
     validate.set_defaults(handler="cli.calibration:command_validate")

@@ -116,6 +116,12 @@ class Fit:
     def residuals(self) -> list[float]:
         return [(fit - measured) / measured for _, measured, fit in self.points if measured]
 
+    def to_json(self) -> dict:
+        return {"name": self.name, "parameters": self.parameters,
+                "points": [{"x": x, "measured": m, "fit": f} for x, m, f in self.points],
+                "mean_abs_pct_error": self.mean_abs_pct_error,
+                "max_abs_pct_error": self.max_abs_pct_error}
+
     @property
     def mean_abs_pct_error(self) -> float:
         r = self.residuals
@@ -335,17 +341,29 @@ def calibrate(session, cpu_session=None, quick: bool = False,
                                            "seconds_each": atomic_units * gpu.seconds_per_unit},
                     [(allocations, alloc_t.median, launch + gpu.seconds_per_unit * (
                         plain_units + atomic_units * allocations))]))
-    local_fit = Fit(f"local memory ({gpu.mode}), slowdown vs stride 1", {})
+    # Banks: in the model a bank holds one word; the device's words are 8 bytes, so how many
+    # banks of words its local memory has is measured, not assumed (32 banks of 4 bytes would
+    # be 16 of 8). Fit on the slowdown of each stride against stride 1.
     local_base = local_runs[0][1]
-    for stride, seconds in local_runs:
-        paths = _threads(min(local_threads, group), local_reps,
-                         lambda i, r, s=stride: (i * s + r) % local_words, Space.LOCAL, False)
-        ratio = (predicted_units(gpu, gpu.mode, paths) /
-                 predicted_units(gpu, gpu.mode, _threads(min(local_threads, group), local_reps,
-                                                         lambda i, r: (i + r) % local_words,
-                                                         Space.LOCAL, False)))
-        local_fit.points.append((stride, seconds / local_base, ratio))
-    fits.append(local_fit)
+    best_banks: tuple[float, int, list] | None = None
+    for banks in (8, 16, 32, 64):
+        trial = replace(gpu, banks=banks)
+        unit = predicted_units(trial, trial.mode, _threads(
+            min(local_threads, group), local_reps, lambda i, r: (i + r) % local_words,
+            Space.LOCAL, False))
+        points = []
+        for stride, seconds in local_runs:
+            paths = _threads(min(local_threads, group), local_reps,
+                             lambda i, r, s=stride: (i * s + r) % local_words, Space.LOCAL, False)
+            points.append((stride, seconds / local_base,
+                           predicted_units(trial, trial.mode, paths) / unit))
+        error = _mean_rel([m for _, m, _ in points], [p for _, _, p in points])
+        if best_banks is None or error < best_banks[0]:
+            best_banks = (error, banks, points)
+    assert best_banks is not None
+    gpu = replace(gpu, banks=best_banks[1])
+    fits.append(Fit(f"local memory ({gpu.mode}), slowdown vs stride 1",
+                    {"banks": best_banks[1]}, best_banks[2]))
     fits.append(Fit("arithmetic", {"seconds_per_op": arith_t.median / 256},
                     [(256, arith_t.median, arith_t.median)]))
     # -- the CPU world -------------------------------------------------------------------------------
@@ -382,7 +400,7 @@ def calibrate(session, cpu_session=None, quick: bool = False,
                "GPU mode errors (mean |%| on the global-stride microbenchmark): " + ", ".join(
                    f"{m} {100 * e:.1f}%" for m, e in sorted(mode_errors.items()))),
     )
-    per_mode = {m: replace(profile, gpu=replace(g, atomic=atomic_units * gpu.seconds_per_unit
-                                                 / (g.seconds_per_unit or 1.0)))
-                for m, g in mode_best.items()}
+    per_mode = {m: replace(profile, gpu=replace(
+        g, banks=gpu.banks, atomic=atomic_units * gpu.seconds_per_unit
+        / (g.seconds_per_unit or 1.0))) for m, g in mode_best.items()}
     return Calibration(profile, fits, mode_errors, per_mode)

@@ -130,10 +130,17 @@ class _Fun:
 class _Emitter:
     """Compiles one expression into C statements inside a work item (one `match`)."""
 
-    def __init__(self, compiler: Compiler, lines: list[str]):
+    def __init__(self, compiler: Compiler, lines: list[str], staged: bool = False):
         self.compiler = compiler
         self.lines = lines
         self.indent = 1
+        self.staged = staged  # this kernel staged the local regions into local memory
+
+    def load(self, address: str, node: Expr) -> str:
+        """The word at `address`, where `node` is the expression whose value lives there: from
+        local memory when its region is staged there (`on local [ρ]`), else from the heap."""
+        k = self.compiler.local_index(node) if self.staged else None
+        return f"heap[{address}]" if k is None else f"LD{k}({address})"
 
     def line(self, text: str) -> None:
         self.lines.append("    " * self.indent + text)
@@ -211,22 +218,23 @@ class _Emitter:
             case Fst(inner, _) | Snd(inner, _):
                 p = self.value(inner, env)
                 t = self.temp()
-                self.line(f"long {t} = heap[{p}{'' if isinstance(e, Fst) else ' + 1'}];")
+                self.line(f"long {t} = "
+                          f"{self.load(p + ('' if isinstance(e, Fst) else ' + 1'), inner)};")
                 return t
             case Index(vector, index, _):
                 v = self.value(vector, env)
                 i = self.value(index, env)
                 k, t = self.temp(), self.temp()
-                self.line(f"long {k} = heap[{i}];")
-                self.line(f"if ({k} < 0 || {k} >= heap[{v}]) {{ atomic_or(err, {ERR_INDEX}); "
-                          f"{k} = 0; }}")
-                self.line(f"long {t} = heap[{v} + 1 + {k}];")
+                self.line(f"long {k} = {self.load(i, index)};")
+                self.line(f"if ({k} < 0 || {k} >= {self.load(v, vector)}) {{ "
+                          f"atomic_or(err, {ERR_INDEX}); {k} = 0; }}")
+                self.line(f"long {t} = {self.load(f'{v} + 1 + {k}', vector)};")
                 return t
             case Length(inner, region, span):
                 v = self.value(inner, env)
                 t = self.temp()
                 self.line(f"long {t} = ALLOC({self.region(region, span)}, 1);")
-                self.line(f"heap[{t}] = heap[{v}];")
+                self.line(f"heap[{t}] = {self.load(v, inner)};")
                 return t
             case VecLit(elements, region, span):
                 items = [self.value(element, env) for element in elements]
@@ -240,7 +248,7 @@ class _Emitter:
                 c = self.value(count, env)
                 r = self.region(region, span)
                 n, t, i = self.temp(), self.temp(), self.temp()
-                self.line(f"long {n} = heap[{c}];")
+                self.line(f"long {n} = {self.load(c, count)};")
                 self.line(f"long {t} = ALLOC({r}, (int)({n} + 1));")
                 self.line(f"heap[{t}] = {n};")
                 self.line(f"for (long {i} = 0; {i} < {n}; {i}++) {{")
@@ -252,13 +260,13 @@ class _Emitter:
                 fun = self.function(func, env, span)
                 v = self.value(vector, env)
                 n, t, i = self.temp(), self.temp(), self.temp()
-                self.line(f"long {n} = heap[{v}];")
+                self.line(f"long {n} = {self.load(v, vector)};")
                 self.line(f"long {t} = ALLOC({self.region(region, span)}, (int)({n} + 1));")
                 self.line(f"heap[{t}] = {n};")
                 self.line(f"for (long {i} = 0; {i} < {n}; {i}++) {{")
                 self.indent += 1
                 x = self.temp()
-                self.line(f"long {x} = heap[{v} + 1 + {i}];")
+                self.line(f"long {x} = {self.load(f'{v} + 1 + {i}', vector)};")
                 r = self.value(fun.node.body, {**fun.env, fun.node.param: x})
                 self.line(f"heap[{t} + 1 + {i}] = {r};")
                 self.indent -= 1
@@ -287,10 +295,12 @@ class _Emitter:
         b = self.value(right, env)
         is_float = self.compiler.is_float(left)
         x, y = self.temp(), self.temp()
-        ctype = "double" if is_float else "long"
-        read = "as_double(heap[{}])" if is_float else "heap[{}]"
-        self.line(f"{ctype} {x} = {read.format(a)};")
-        self.line(f"{ctype} {y} = {read.format(b)};")
+        if is_float:
+            self.line(f"double {x} = as_double({self.load(a, left)});")
+            self.line(f"double {y} = as_double({self.load(b, right)});")
+        else:
+            self.line(f"long {x} = {self.load(a, left)};")
+            self.line(f"long {y} = {self.load(b, right)};")
         if op.is_comparison:
             t = self.temp()
             self.line(f"long {t} = ({x} {op.value} {y}) ? 1L : 0L;")
@@ -312,7 +322,7 @@ class _Emitter:
         r = self.region(region, span)
         t, cur, length = self.temp(), self.temp(), self.temp()
         self.line(f"long {t} = {z};")
-        self.line(f"long {cur} = {v}; long {length} = heap[{v}];")
+        self.line(f"long {cur} = {v}; long {length} = {self.load(v, vector)};")
         self.line(f"if ({length} > 0) {{")
         self.indent += 1
         self.line(f"while ({length} > 1) {{")
@@ -345,7 +355,9 @@ class Compiler:
     """Compiles one offload (an `on` body or a CPU parmap) into a Plan."""
 
     def __init__(self, types: dict[int, Type], params: dict[str, int], regions: list[str],
-                 free: dict[str, Type]):
+                 free: dict[str, Type], local: tuple[str, ...] = (), local_words: int = 4096):
+        self.local = [self.regions_index_of(regions, name) for name in local]
+        self.local_words = max(1, local_words // max(1, len(local)))
         self.types = types
         self.params = params
         self.regions = list(regions)
@@ -355,6 +367,7 @@ class Compiler:
         self.steps: list[Step] = []
         self.slots = 0
         self.inputs: dict[str, int] = {}
+        self.vector_nodes: dict[int, Expr] = {}  # slot -> the expression whose vector it holds
 
     def fresh(self, prefix: str) -> str:
         self.counter += 1
@@ -370,6 +383,38 @@ class Compiler:
                                span)
         return self.regions.index(name)
 
+    @staticmethod
+    def regions_index_of(regions: list[str], name: str) -> int:
+        return list(regions).index(name)
+
+    def local_index(self, e: Expr) -> int | None:
+        """The position among the staged regions of the region e's value lives in, if staged."""
+        t = self.types.get(id(e))
+        if not isinstance(t, Boxed) or t.region not in self.regions:
+            return None
+        index = self.regions.index(t.region)
+        return self.local.index(index) if index in self.local else None
+
+    def staging(self) -> list[str]:
+        """C lines that copy the staged regions into local memory, cooperatively, in every work
+        group (§7.1.2's local variant); reads fall back to the heap past what was staged."""
+        lines = []
+        for k, r in enumerate(self.local):
+            lines += [
+                f"    __local long L{k}[{self.local_words}];",
+                f"    long lb{k} = bases[{r}];",
+                f"    int ls{k} = min(aps[{r}], {self.local_words});",
+                f"    for (int w = get_local_id(0); w < ls{k}; w += get_local_size(0)) "
+                f"L{k}[w] = heap[lb{k} + w];",
+            ]
+        if self.local:
+            lines.append("    barrier(CLK_LOCAL_MEM_FENCE);")
+        return lines
+
+    def local_macros(self) -> str:
+        return "".join(f"#define LD{k}(a) (((a) - lb{k}) < ls{k} && ((a) - lb{k}) >= 0 ? "
+                       f"L{k}[(a) - lb{k}] : heap[a])\n" for k in range(len(self.local)))
+
     def is_float(self, e: Expr) -> bool:
         t = self.types.get(id(e))
         return isinstance(t, Boxed) and isinstance(t.shape, FloatS)
@@ -381,7 +426,7 @@ class Compiler:
             self.inputs[name] = slot
             env[name] = ("slot", slot)
         result = self.top(body, env)
-        source = PRELUDE + "\n" + "\n\n".join(self.kernels) + "\n"
+        source = PRELUDE + self.local_macros() + "\n" + "\n\n".join(self.kernels) + "\n"
         result_type = self.types.get(id(body), BoolT())
         return Plan(source, self.steps, self.inputs, self.slots, result, result_type,
                     self.regions, [s.kernel for s in self.steps])
@@ -399,6 +444,7 @@ class Compiler:
                 return self.top(inner, env)
             case ParMap(func, vector, region, span):
                 vec = self.top(vector, env)
+                self.vector_nodes[vec] = vector
                 return self.map_kernel(func, vec, region, span, env)
             case Iota(count, region, span):
                 c = self.top(count, env)
@@ -428,9 +474,14 @@ class Compiler:
         lines = [f"__kernel void {name}(COMMON, const long n, const long out) {{",
                  "    long i = get_global_id(0);",
                  f"    if (i == 0) {{ heap[out] = n; slots[{result}] = out; }}",
+                 *self.staging(),
                  "    if (i >= n) return;"]
-        lines.append(f"    long x = heap[slots[{vec}] + 1 + i];")
-        value = _Emitter(self, lines).value(fun.node.body, {**fun.env, fun.node.param: "x"})
+        emitter = _Emitter(self, lines, staged=bool(self.local))
+        vector_node = self.vector_nodes.get(vec)
+        element = emitter.load(f"slots[{vec}] + 1 + i", vector_node) if vector_node is not None \
+            else f"heap[slots[{vec}] + 1 + i]"
+        lines.append(f"    long x = {element};")
+        value = emitter.value(fun.node.body, {**fun.env, fun.node.param: "x"})
         lines += [f"    heap[out + 1 + i] = {value};", "}"]
         self.kernels.append("\n".join(lines))
         self.steps.append(Step("map", name, result, vector=vec,
@@ -464,10 +515,12 @@ class Compiler:
                  "    long m = len / 2;",
                  "    if (i == 0) { heap[out] = (len + 1) / 2; "
                  "if (len % 2) heap[out + 1 + m] = heap[cur + len]; }",
+                 *self.staging(),
                  "    if (i >= m) return;"]
         lines += [f"    long p = ALLOC({r}, 2);",
                   "    heap[p] = heap[cur + 1 + 2 * i]; heap[p + 1] = heap[cur + 2 + 2 * i];"]
-        value = _Emitter(self, lines).value(fun.node.body, {**fun.env, fun.node.param: "p"})
+        emitter = _Emitter(self, lines, staged=bool(self.local))
+        value = emitter.value(fun.node.body, {**fun.env, fun.node.param: "p"})
         lines += ["    heap[out + 1 + i] = " + value + ";",
                   f"    if (last) slots[{result}] = {value};", "}"]
         self.kernels.append("\n".join(lines))
@@ -477,9 +530,11 @@ class Compiler:
 
 
 def compile_offload(body: Expr, types: dict[int, Type], params: dict[str, int],
-                    regions: list[str], free: dict[str, Type]) -> Plan:
-    """The plan for running `body` on a device (pure: text and steps, no OpenCL)."""
-    return Compiler(types, params, regions, free).compile(body)
+                    regions: list[str], free: dict[str, Type], local: tuple[str, ...] = (),
+                    local_words: int = 4096) -> Plan:
+    """The plan for running `body` on a device (pure: text and steps, no OpenCL). `local` names
+    the regions to stage in local memory, `local_words` how many words fit there."""
+    return Compiler(types, params, regions, free, local, local_words).compile(body)
 
 
 def free_variables(e: Expr) -> set[str]:

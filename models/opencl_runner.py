@@ -326,21 +326,25 @@ def interpreter_value(value, heap: dict[int, Region]) -> Any:
 # ---------------------------------------------------------------------------------------------------
 
 
-def plan_offload(offload: Offload, types: dict, params: dict[str, int]) -> tuple[Plan, list[str]]:
+def plan_offload(offload: Offload, types: dict, params: dict[str, int],
+                 local_words: int = 4096) -> tuple[Plan, list[str]]:
     """The plan of an offload, and the region variables it runs over (device region order)."""
+    local: tuple[str, ...] = ()
     if isinstance(offload.node, On):
         names = sorted(set(offload.node.uses) | {offload.node.region})
+        local = offload.node.local
     else:
         names = sorted({name for name, rid in offload.regions.items()
                         if rid in offload.inputs})
     free = {name: None for name in free_variables(offload.body)}
-    return compile_offload(offload.body, types, params, names, free), names
+    return compile_offload(offload.body, types, params, names, free, local, local_words), names
 
 
 def run_offload(session: DeviceSession, offload: Offload, types: dict, params: dict[str, int],
                 repeats: int = 5, warmup: int = 1, where: str = "") -> OffloadRun:
     """Run an offload on the device `repeats` times after `warmup` runs; compare its value."""
-    plan, names = plan_offload(offload, types, params)
+    plan, names = plan_offload(offload, types, params,
+                               max(64, session.info.local_memory // 8 - 256))
     rids = []
     for name in names:
         rid = offload.regions.get(name)

@@ -38,7 +38,7 @@ from profiler.parser import parse
 from profiler.transform import cpu_placement, gpu_placement, has_on, with_body
 
 EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
-SIZES = [2**10, 2**12, 2**14, 2**16]
+SIZES = [2**10, 2**12, 2**14]
 QUICK_SIZES = [2**8, 2**10]
 SQUARE = {"nbody"}  # n² work: sizes are cut to keep the interpreter's share small
 TRANSFER_WORDS = [int(512 * 4**k * 1.5) for k in range(9)]  # 6 KB ... 192 MB, 1.5x off the grid
@@ -85,10 +85,13 @@ def _variants(checked: CheckedProgram) -> tuple[CheckedProgram, CheckedProgram]:
     return gpu, cpu
 
 
+PARTS = ("programs", "transfers", "conflicts")
+
+
 def validate(session, cpu_session, profile: DeviceProfile, programs: list[str] | None,
              sizes: list[int] | None, quick: bool = False, gpu_mode: str | None = None,
              holder=None, progress: Callable[[str, float], None] | None = None,
-             compare: list[DeviceProfile] = ()) -> dict:
+             compare: list[DeviceProfile] = (), parts: tuple[str, ...] = PARTS) -> dict:
     """Run the validation; return the JSON report (see the issue: `cases` and the summaries).
 
     `compare`: other profiles (e.g. the other GPU mode's calibration) whose kernel predictions
@@ -99,6 +102,8 @@ def validate(session, cpu_session, profile: DeviceProfile, programs: list[str] |
     profile = profile.with_gpu(mode=mode)
     repeats = 3 if quick else 7
     paths = [Path(p) for p in programs] if programs else sorted(EXAMPLES.glob("*.lg"))
+    if "programs" not in parts:
+        paths = []
     sizes = sizes or (QUICK_SIZES if quick else SIZES)
     cases: list[Case] = []
     compared: dict[str, list[Case]] = {p.gpu.mode: [] for p in compare}
@@ -114,7 +119,7 @@ def validate(session, cpu_session, profile: DeviceProfile, programs: list[str] |
             done += 1
             if progress:
                 progress(f"{path.stem} n={n}", done / (total + 2))
-            size = int(math.isqrt(n)) * 4 if path.stem in SQUARE else n
+            size = int(math.isqrt(n)) * 2 if path.stem in SQUARE else n
             params = bind_parameters(checked, size_params(checked, size, path.stem))
             gpu_collector, cpu_collector = _Collector(), _Collector()
             options = EvaluationOptions(profile=profile, gpu_mode=mode, observer=gpu_collector)
@@ -168,7 +173,8 @@ def validate(session, cpu_session, profile: DeviceProfile, programs: list[str] |
         progress("transfers", (total + 1) / (total + 2))
     providers = providers_for(profile)
     max_words = session.info.global_memory // 8 // 4
-    transfer_sizes = [w for w in TRANSFER_WORDS[: 6 if quick else None] if w <= max_words]
+    transfer_sizes = [w for w in TRANSFER_WORDS[: 6 if quick else None] if w <= max_words
+                      and "transfers" in parts]
     for words in transfer_sizes:
         up, down = time_transfers(session, words, repeats)
         cases.append(Case("transfer", words * 8, "host_to_device", providers.host_to_device(words),
@@ -178,8 +184,8 @@ def validate(session, cpu_session, profile: DeviceProfile, programs: list[str] |
     # -- bank conflicts: examples/strided.lg at strides 1..33 --------------------------------------
     if progress:
         progress("bank conflicts", 1.0)
-    conflict_cases = _bank_conflicts(session, profile, mode, quick, repeats)
-    cases += conflict_cases
+    if "conflicts" in parts:
+        cases += _bank_conflicts(session, profile, mode, quick, repeats)
     report = _report(session, cpu_session, profile, mode, cases, placements, skipped, sizes)
     report["modes"] = {mode: _kernel_summary(cases)}
     for other_mode, other_cases in compared.items():
@@ -223,7 +229,7 @@ def _bank_conflicts(session, profile: DeviceProfile, mode: str, quick: bool,
 
     path = EXAMPLES / "strided.lg"
     checked = check_program(parse(path.read_text(), str(path)))
-    n = 256 if quick else 4096
+    n = 64  # the table (2·n·s words) fits in local memory up to s = 33
     strides = [1, 2, 4, 8, 16, 32, 33] if quick else list(range(1, 34))
     kernel_times: dict[int, tuple[float, float]] = {}
     for s in strides:
@@ -245,6 +251,27 @@ def _percentile(values: list[float], q: float) -> float:
     ordered = sorted(values)
     index = min(len(ordered) - 1, max(0, math.ceil(q * len(ordered)) - 1))
     return ordered[index]
+
+
+def summarise(report: dict) -> dict:
+    """Recompute the summary figures of a report from its cases (e.g. after merging reports)."""
+    cases = [Case(c["program"], c["n"], c["part"], c["predicted_s"], c["measured_s"])
+             for c in report["cases"]]
+    kernel_errors = [abs(c.error_pct) for c in cases if c.part == "kernel"]
+    transfer_errors = [abs(c.error_pct) for c in cases
+                       if c.part in ("host_to_device", "device_to_host")]
+    conflict_errors = [abs(c.error_pct) for c in cases if c.part == "bank_conflict_slowdown"]
+    placements = report.get("placements", [])
+    right = sum(1 for p in placements if p["predicted"] == p["measured"])
+    report.update({
+        "kernel_median_abs_pct_error": statistics.median(kernel_errors) if kernel_errors else 0,
+        "kernel_p90_abs_pct_error": _percentile(kernel_errors, 0.9),
+        "transfer_mean_abs_pct_error": statistics.fmean(transfer_errors) if transfer_errors
+        else 0,
+        "bank_conflict_max_abs_pct_error": max(conflict_errors, default=0),
+        "placement_accuracy": right / len(placements) if placements else 0,
+    })
+    return report
 
 
 def _report(session, cpu_session, profile, mode, cases, placements, skipped, sizes) -> dict:

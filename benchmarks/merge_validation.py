@@ -1,0 +1,37 @@
+"""Merge validation reports (one per program, plus transfers and bank conflicts) into one, with
+the summary figures recomputed over all cases; write JSON and markdown.
+
+    python benchmarks/merge_validation.py OUT.json OUT.md val_*.json
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from models.validate import render_markdown, summarise  # noqa: E402
+
+
+def merge(paths: list[str]) -> dict:
+    reports = [json.loads(Path(p).read_text()) for p in paths]
+    merged = dict(reports[0])
+    merged["cases"] = [c for r in reports for c in r["cases"]]
+    merged["placements"] = [p for r in reports for p in r.get("placements", [])]
+    merged["skipped"] = [s for r in reports for s in r.get("skipped", [])]
+    modes: dict[str, list[float]] = {}
+    for report in reports:
+        for mode, summary in report.get("modes", {}).items():
+            modes.setdefault(mode, []).append(summary)
+    merged["modes_by_report"] = modes
+    return summarise(merged)
+
+
+if __name__ == "__main__":
+    out_json, out_md, *inputs = sys.argv[1:]
+    report = merge(inputs)
+    Path(out_json).write_text(json.dumps(report, indent=2) + "\n")
+    Path(out_md).write_text(render_markdown(report))
+    print(f"{len(report['cases'])} cases; kernel median {report['kernel_median_abs_pct_error']:.1f}%")

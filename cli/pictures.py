@@ -1,0 +1,258 @@
+"""`hetprof graph`, `hetprof plot KIND` and `hetprof report`: pictures of a program's costs.
+
+    hetprof graph FILE -o OUT.svg|png|dot [--expand-gpu] [--max-nodes N]
+    hetprof plot space FILE -o OUT.png|svg [--procs P]              # 1DF vs BF, per world
+    hetprof plot timeline FILE -o OUT.png|svg [--procs P] [--schedule S]
+    hetprof plot speedup FILE -o OUT.png|svg [--max-procs P] [--schedule S]
+    hetprof plot sizes FILE -o OUT.png|svg --sizes 64,256,1024 [--size-param n] [--procs P]
+    hetprof plot validation REPORT.json -o OUT.png|svg
+    hetprof report FILE -o report.html [--sizes ...] [--max-procs P] [--expand-gpu]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+
+from cli.commands import device_profile, load_checked, run_program, write_output
+from cli.main import EXIT_OK, SourceHolder, UsageError, parse_params
+from graphs import plots
+from graphs.analysis import analyse, snippet
+from graphs.draw import cost_picture, draw_cost_graph
+from graphs.placement import SizePoint, time_by_size
+from graphs.render_dot import picture_to_dot
+from graphs.render_html import HtmlRenderer, ReportExtras
+from profiler.errors import ParameterError
+from profiler.evaluator import (
+    DEFAULT_MAX_DEPTH,
+    DEFAULT_MAX_STEPS,
+    EvaluationOptions,
+    bind_parameters,
+)
+
+PICTURE_FORMATS = ("png", "svg")
+
+
+def register(commands, add_common, add_model_options) -> None:
+    """Add the picture sub-commands to `hetprof`'s parser."""
+    graph = commands.add_parser("graph", help="draw the cost graph (PNG, SVG or DOT)")
+    add_common(graph)
+    add_model_options(graph)
+    graph.add_argument("-o", "--output", required=True, metavar="OUT.svg|png|dot")
+    graph.add_argument("--expand-gpu", action="store_true",
+                       help="draw each device box's kernels, warp boxes and lock-step steps")
+    graph.add_argument("--max-nodes", type=int, default=60,
+                       help="summarise the picture to about this many elements (default 60)")
+    graph.set_defaults(handler="cli.pictures:command_graph")
+
+    plot = commands.add_parser("plot", help="plot space, the schedule, speedup, time vs size, "
+                               "or a validation report")
+    kinds = plot.add_subparsers(dest="plot", metavar="KIND")
+    kinds.required = True
+    for name, help_text in (
+        ("space", "space over the schedule's steps per world, 1DF vs BF"),
+        ("timeline", "the schedule per processor, GPU work group and transfer"),
+        ("speedup", "predicted speedup vs P with the work and span bounds"),
+        ("sizes", "time vs a size parameter for the CPU and GPU placements"),
+    ):
+        parser = kinds.add_parser(name, help=help_text)
+        add_common(parser)
+        add_model_options(parser)
+        _output(parser)
+        parser.add_argument("--procs", "-P", type=int, default=2, help="CPU processors")
+        parser.add_argument("--schedule", choices=("1df", "bf", "ws"), default="1df")
+        if name == "speedup":
+            parser.add_argument("--max-procs", type=int, default=16,
+                                help="plot P = 1 .. this (default 16)")
+        if name == "sizes":
+            _size_options(parser, required=True)
+        parser.set_defaults(handler=f"cli.pictures:command_plot_{name}")
+    validation = kinds.add_parser("validation", help="predicted vs measured seconds")
+    validation.add_argument("report", help="a validation report (JSON with `cases`)")
+    _output(validation)
+    validation.set_defaults(handler="cli.pictures:command_plot_validation")
+
+    report = commands.add_parser("report", help="one self-contained HTML page of the profile")
+    add_common(report)
+    add_model_options(report)
+    report.add_argument("-o", "--output", required=True, metavar="report.html")
+    report.add_argument("--procs", "-P", type=int, default=2, help="CPU processors")
+    report.add_argument("--schedule", choices=("1df", "bf", "ws"), default="1df")
+    report.add_argument("--max-procs", type=int, default=16,
+                        help="the speedup plot's largest P (default 16)")
+    report.add_argument("--expand-gpu", action="store_true",
+                        help="draw each device box's warp boxes and steps")
+    _size_options(report, required=False)
+    report.set_defaults(handler="cli.pictures:command_report")
+
+
+def _output(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("-o", "--output", required=True, metavar="OUT.png|svg")
+
+
+def _size_options(parser: argparse.ArgumentParser, required: bool) -> None:
+    parser.add_argument("--sizes", required=required, metavar="N1,N2,...",
+                        help="sizes to evaluate both placements at, e.g. 64,256,1024")
+    parser.add_argument("--size-param", metavar="NAME",
+                        help="the size parameter (default: the program's first)")
+
+
+def _format(output: str, allowed: tuple[str, ...]) -> str:
+    suffix = Path(output).suffix.lower().lstrip(".")
+    if suffix not in allowed:
+        raise UsageError(f"{output}: the output's suffix must be one of "
+                         f"{', '.join('.' + a for a in allowed)}")
+    return suffix
+
+
+def _procs(args: argparse.Namespace) -> None:
+    for name in ("procs", "max_procs"):
+        value = getattr(args, name, None)
+        if value is not None and value < 1:
+            raise ParameterError(f"--{name.replace('_', '-')} must be at least 1")
+
+
+def _title(args: argparse.Namespace, params: dict[str, int]) -> str:
+    values = ", ".join(f"{k}={v}" for k, v in params.items())
+    return f"{args.file} ({values})" if values else args.file
+
+
+def _profile(args: argparse.Namespace, holder: SourceHolder):
+    _procs(args)
+    checked, params, evaluation, profile = run_program(args, holder)
+    result = analyse(
+        evaluation, args.procs, args.schedule, file=args.file, params=params, body=checked.body,
+        source=checked.program.source, units=profile.units, profile_name=profile.name,
+        seconds_per_unit={"cpu": profile.cpu.seconds_per_unit,
+                          "gpu": profile.gpu.seconds_per_unit},
+    )
+    return checked, params, evaluation, profile, result
+
+
+def command_graph(args: argparse.Namespace, holder: SourceHolder) -> int:
+    """`hetprof graph`: the cost graph as PNG, SVG or DOT."""
+    fmt = _format(args.output, (*PICTURE_FORMATS, "dot"))
+    if args.max_nodes < 5:
+        raise ParameterError("--max-nodes must be at least 5")
+    checked, params, evaluation, _ = run_program(args, holder)
+    source = checked.program.source
+    picture = cost_picture(evaluation.graph, lambda span: snippet(source, span, 32),
+                           args.max_nodes)
+    title = _title(args, params)
+    if fmt == "dot":
+        write_output(picture_to_dot(picture, args.expand_gpu, title), args.output)
+    else:
+        write_output(draw_cost_graph(picture, fmt, args.expand_gpu, title), args.output)
+    return EXIT_OK
+
+
+def command_plot_space(args: argparse.Namespace, holder: SourceHolder) -> int:
+    """`hetprof plot space`: space per step and world under 1DF and BF."""
+    fmt = _format(args.output, PICTURE_FORMATS)
+    _procs(args)
+    _, params, evaluation, _ = run_program(args, holder)
+    series = plots.space_series(evaluation.graph, args.procs)
+    title = f"space over the schedule, P = {args.procs}: {_title(args, params)}"
+    write_output(plots.space_plot(series, fmt, title), args.output)
+    return EXIT_OK
+
+
+def command_plot_timeline(args: argparse.Namespace, holder: SourceHolder) -> int:
+    """`hetprof plot timeline`: the schedule per processor, work group and transfer."""
+    fmt = _format(args.output, PICTURE_FORMATS)
+    *_, result = _profile(args, holder)
+    assert result.timeline is not None
+    write_output(plots.timeline_plot(result.timeline, fmt), args.output)
+    return EXIT_OK
+
+
+def command_plot_speedup(args: argparse.Namespace, holder: SourceHolder) -> int:
+    """`hetprof plot speedup`: T1 / TP for P = 1 .. --max-procs, with the work and span laws."""
+    fmt = _format(args.output, PICTURE_FORMATS)
+    _procs(args)
+    _, params, evaluation, _ = run_program(args, holder)
+    graph = evaluation.graph
+    points = plots.speedup_points(graph, list(range(1, args.max_procs + 1)), args.schedule)
+    title = f"speedup: {_title(args, params)}"
+    write_output(plots.speedup_plot(graph.work(), graph.span(), points, fmt, title,
+                                    args.schedule), args.output)
+    return EXIT_OK
+
+
+def command_plot_sizes(args: argparse.Namespace, holder: SourceHolder) -> int:
+    """`hetprof plot sizes`: time vs size of the CPU and GPU placements, and the break-even."""
+    fmt = _format(args.output, PICTURE_FORMATS)
+    _procs(args)
+    parameter, points, units = _sizes(args, holder)
+    write_output(plots.sizes_plot(points, parameter, fmt, units=units), args.output)
+    return EXIT_OK
+
+
+def _sizes(args: argparse.Namespace, holder: SourceHolder) -> tuple[str, list[SizePoint], str]:
+    """Evaluate both placements at --sizes (the program is read and checked once)."""
+    sizes = _parse_sizes(args.sizes)
+    checked = load_checked(args.file, holder)
+    declared = [p.name for p in checked.program.params]
+    parameter = args.size_param or (declared[0] if declared else None)
+    if parameter is None:
+        raise ParameterError("the program declares no size parameter to vary (param n : int)")
+    if parameter not in declared:
+        raise ParameterError(f"--size-param {parameter}: the program declares no parameter "
+                             f"{parameter} (declared: {', '.join(declared) or 'none'})")
+    given = parse_params(args.param)
+    params = bind_parameters(checked, {**given, parameter: sizes[0]})
+    profile = device_profile(args)
+    options = EvaluationOptions(
+        profile=profile, gpu_mode=args.gpu_mode,
+        max_steps=args.max_steps or DEFAULT_MAX_STEPS,
+        max_depth=args.max_depth or DEFAULT_MAX_DEPTH,
+        grow_gpu_regions=not args.strict_gpu_regions)
+    points = time_by_size(checked, parameter, sizes, params, options, args.procs, args.schedule)
+    return parameter, points, profile.units
+
+
+def _parse_sizes(text: str) -> list[int]:
+    try:
+        sizes = sorted({int(item.strip().replace("_", "")) for item in text.split(",")
+                        if item.strip()})
+    except ValueError:
+        raise ParameterError(f"--sizes {text!r}: write integers separated by commas, e.g. "
+                             "64,256,1024") from None
+    if not sizes or sizes[0] < 0:
+        raise ParameterError(f"--sizes {text!r}: give at least one size, none negative")
+    return sizes
+
+
+def command_plot_validation(args: argparse.Namespace, holder: SourceHolder) -> int:
+    """`hetprof plot validation`: predicted vs measured seconds from a validation report."""
+    fmt = _format(args.output, PICTURE_FORMATS)
+    try:
+        data = json.loads(Path(args.report).read_text(encoding="utf-8"))
+    except OSError as error:
+        raise UsageError(f"cannot read {args.report}: {error.strerror}") from None
+    except (UnicodeDecodeError, json.JSONDecodeError) as error:
+        raise UsageError(f"{args.report}: not a JSON validation report ({error})") from None
+    try:
+        cases = plots.validation_cases(data)
+    except ValueError as error:
+        raise UsageError(f"{args.report}: {error}") from None
+    write_output(plots.validation_plot(cases, fmt), args.output)
+    return EXIT_OK
+
+
+def command_report(args: argparse.Namespace, holder: SourceHolder) -> int:
+    """`hetprof report`: the profile, its pictures and plots on one self-contained page."""
+    output = args.output
+    if Path(output).suffix.lower() not in (".html", ".htm"):
+        raise UsageError(f"{output}: the report is an HTML page: name it *.html")
+    _, _, evaluation, _, result = _profile(args, holder)
+    graph = evaluation.graph
+    extras = ReportExtras(
+        speedup=plots.speedup_points(graph, list(range(1, args.max_procs + 1)), args.schedule),
+        space=plots.space_series(graph, args.procs),
+    )
+    if args.sizes:
+        extras.size_parameter, extras.sizes, _ = _sizes(args, holder)
+    write_output(HtmlRenderer(extras, args.expand_gpu).render(result), output)
+    return EXIT_OK
