@@ -21,11 +21,11 @@ def merge(paths: list[str]) -> dict:
     merged["cases"] = [c for r in reports for c in r["cases"]]
     merged["placements"] = [p for r in reports for p in r.get("placements", [])]
     merged["skipped"] = [s for r in reports for s in r.get("skipped", [])]
-    modes: dict[str, list[float]] = {}
+    compared: dict[str, list[dict]] = {}
     for report in reports:
-        for mode, summary in report.get("modes", {}).items():
-            modes.setdefault(mode, []).append(summary)
-    merged["modes_by_report"] = modes
+        for mode, cases in report.get("compare_cases", {}).items():
+            compared.setdefault(mode, []).extend(cases)
+    merged["compare_cases"] = compared
     return summarise(merged)
 
 

@@ -188,8 +188,12 @@ def validate(session, cpu_session, profile: DeviceProfile, programs: list[str] |
         cases += _bank_conflicts(session, profile, mode, quick, repeats)
     report = _report(session, cpu_session, profile, mode, cases, placements, skipped, sizes)
     report["modes"] = {mode: _kernel_summary(cases)}
+    report["compare_cases"] = {}
     for other_mode, other_cases in compared.items():
         report["modes"][other_mode] = _kernel_summary(other_cases)
+        report["compare_cases"][other_mode] = [
+            {"program": c.program, "n": c.n, "part": c.part, "predicted_s": c.predicted_s,
+             "measured_s": c.measured_s, "error_pct": c.error_pct} for c in other_cases]
     return report
 
 
@@ -254,7 +258,15 @@ def _percentile(values: list[float], q: float) -> float:
 
 
 def summarise(report: dict) -> dict:
-    """Recompute the summary figures of a report from its cases (e.g. after merging reports)."""
+    """Recompute the summary figures of a report from its cases (e.g. after merging reports),
+    with the kernel errors of each GPU mode compared."""
+    report["modes"] = {report["gpu_mode"]: _kernel_summary(
+        [Case(c["program"], c["n"], c["part"], c["predicted_s"], c["measured_s"])
+         for c in report["cases"]])}
+    for mode, other in report.get("compare_cases", {}).items():
+        report["modes"][mode] = _kernel_summary(
+            [Case(c["program"], c["n"], c["part"], c["predicted_s"], c["measured_s"])
+             for c in other])
     cases = [Case(c["program"], c["n"], c["part"], c["predicted_s"], c["measured_s"])
              for c in report["cases"]]
     kernel_errors = [abs(c.error_pct) for c in cases if c.part == "kernel"]
@@ -322,6 +334,14 @@ def render_markdown(report: dict) -> str:
         f"{report['bank_conflict_max_abs_pct_error']:.1f}% | ≤ 10% |",
         f"| cheaper placement chosen right | {100 * report['placement_accuracy']:.0f}% | "
         "≥ 90% |",
+        "",
+        "Kernel errors by GPU memory model (each with its own calibration):",
+        "",
+        "| mode | median abs. error | 90th percentile | kernel cases |",
+        "| --- | --- | --- | --- |",
+        *[f"| `{mode}` | {m['kernel_median_abs_pct_error']:.1f}% | "
+          f"{m['kernel_p90_abs_pct_error']:.1f}% | {m['cases']} |"
+          for mode, m in sorted(report.get("modes", {}).items())],
         "",
         "| program | n | part | predicted (s) | measured (s) | error |",
         "| --- | --- | --- | --- | --- | --- |",
