@@ -108,6 +108,7 @@ def command_profile(args: argparse.Namespace, holder: SourceHolder) -> int:
     result = analyse(
         evaluation, args.procs, args.schedule, file=args.file, params=params, body=checked.body,
         source=checked.program.source, units=profile.units, profile_name=profile.name,
+        pictures=args.format != "text",
         seconds_per_unit={"cpu": profile.cpu.seconds_per_unit,
                           "gpu": profile.gpu.seconds_per_unit},
     )

@@ -14,7 +14,9 @@ from typing import Any
 import networkx as nx
 
 from graphs.costgraph import EdgeKind, NodeKind, longest_path_length
+from graphs.draw import cost_picture
 from graphs.schedule import Policy, ScheduleResult, schedule
+from graphs.timeline import build_timeline
 from profiler.evaluator import Evaluation
 from profiler.syntax import Expr, Span, World, children
 
@@ -94,6 +96,13 @@ class ProfileResult:
     steps: int
     profile_name: str
     seconds_per_unit: dict[str, float | None] = field(default_factory=dict)
+    # For pictures and exports (JSON data, see graphs.timeline and graphs.draw); None when the
+    # profile was made without them.
+    timeline: dict[str, Any] | None = None
+    cost_graph: dict[str, Any] | None = None
+    # Symbolic formulas (name -> formula text), filled by symbolic profiling when it runs; the
+    # HTML report shows them when present.
+    formulas: dict[str, str] | None = None
 
     def to_json(self) -> dict[str, Any]:
         return asdict(self)
@@ -119,8 +128,12 @@ def analyse(evaluation: Evaluation, procs: int = 2, policy: Policy | str = Polic
             file: str = "<input>", params: dict[str, int] | None = None,
             body: Expr | None = None, source: str = "", units: str = "abstract",
             profile_name: str = "",
-            seconds_per_unit: dict[str, float | None] | None = None) -> ProfileResult:
-    """Work, span, time(e, ⊴) and space(⊴) (eqs. 5, 8, 9) of an evaluation, and attribution."""
+            seconds_per_unit: dict[str, float | None] | None = None,
+            pictures: bool = True) -> ProfileResult:
+    """Work, span, time(e, ⊴) and space(⊴) (eqs. 5, 8, 9) of an evaluation, and attribution.
+
+    With `pictures`, the result also carries the schedule's timeline and a summary of the cost
+    graph (both bounded in size), for `hetprof profile --format dot|trace|html`."""
     graph = evaluation.graph
     result: ScheduleResult = schedule(graph, procs, policy)
     work = graph.work()
@@ -129,6 +142,13 @@ def analyse(evaluation: Evaluation, procs: int = 2, policy: Policy | str = Polic
     centres = _centres(evaluation, result)
     spans = _span_tree(evaluation, body, source) if body is not None else []
     regions = {r.label: r.ap for r in evaluation.regions.values()}
+    timeline = cost_graph = None
+    if pictures:
+        def describe(span: Span) -> str:
+            return snippet(source, span, 32) if source else ""
+
+        timeline = build_timeline(graph, result, describe, units)
+        cost_graph = cost_picture(graph, describe)
     return ProfileResult(
         file=file,
         params=dict(params or {}),
@@ -153,6 +173,8 @@ def analyse(evaluation: Evaluation, procs: int = 2, policy: Policy | str = Polic
         steps=evaluation.steps,
         profile_name=profile_name,
         seconds_per_unit=dict(seconds_per_unit or {}),
+        timeline=timeline,
+        cost_graph=cost_graph,
     )
 
 

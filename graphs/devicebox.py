@@ -126,9 +126,31 @@ def _flatten(sub: GSub | None) -> Path:
 # ---------------------------------------------------------------------------------------------------
 
 
+RECORDED_GROUPS = 4  # work groups per phase whose lock-step steps are kept (for pictures)
+RECORDED_STEPS = 2048  # steps kept per recorded work group
+RECORDED_GROUP_TIMES = 1024  # work groups per phase whose times are kept (for timelines)
+
+
+@dataclass(frozen=True, slots=True)
+class LockStep:
+    """One step W_i^j -> W_i^{j+1} of a warp box (Fig. 8): its weight Δ(W_i^j, W_i^{j+1}) (§6.4),
+    the bank-conflicting requests of its warps, their largest conflict degree, and which memory
+    its requests went to ("global", "local", "global+local", or "" for no memory request)."""
+
+    weight: float
+    conflicts: int = 0
+    degree: int = 1
+    memory: str = ""
+
+
 @dataclass(slots=True)
 class PhaseCost:
-    """What one kernel (or serial stretch) of a device box cost."""
+    """What one kernel (or serial stretch) of a device box cost.
+
+    For pictures and timelines it also keeps, cheaply: the lock-step steps of its first
+    `RECORDED_GROUPS` work groups (`lockstep`, at most `RECORDED_STEPS` each), the time of its first
+    `RECORDED_GROUP_TIMES` work groups (`group_times`) and the time of every round (`round_times`).
+    """
 
     threads: int
     warps: int
@@ -145,6 +167,11 @@ class PhaseCost:
     span: Span | None = None
     thread_work: float = 0.0  # Σ over threads of their edges' weights alone
     centres: tuple[str, ...] = ()  # the cost centres every edge of this phase is charged to
+    lockstep: list[list[LockStep]] = field(default_factory=list)
+    group_times: list[float] = field(default_factory=list)
+    round_times: list[float] = field(default_factory=list)
+    launch: float = 0.0  # the launch overhead included in `time`
+    groups_at_once: int = 1  # work groups resident at once: the size of a round
 
 
 @dataclass(slots=True)
@@ -245,18 +272,32 @@ def _phase_cost(phase: Phase, model: GpuModel, p: GpuParameters,
     cache: dict[tuple, tuple[float, int, StepCost]] = {}
     for g in range(groups):
         members = threads[g * group_threads:(g + 1) * group_threads]
-        time, steps = _group_time(members, model, p, cost, cache)
+        record: list[LockStep] | None = None
+        if g < RECORDED_GROUPS:
+            record = []
+            cost.lockstep.append(record)
+        time, steps = _group_time(members, model, p, cost, cache, record)
         if staged_words and phase.parallel:
             time += _staging_time(members, model, p, staged_words)
         group_times.append(time)
         cost.steps = max(cost.steps, steps)
     resident = max(1, p.threads_at_once // group_threads) if phase.parallel else 1
     cost.rounds = math.ceil(groups / resident) if groups else 0
+    cost.groups_at_once = resident
     total = 0.0
     for start in range(0, groups, resident):
-        total += max(group_times[start:start + resident])
+        round_time = max(group_times[start:start + resident])
+        cost.round_times.append(round_time)
+        total += round_time
     if phase.parallel and threads:
         total += p.launch
+    if p.atomic:
+        # Every write allocates (λG's regions are immutable) with an atomic bump of the region's
+        # allocation pointer; atomics on one address serialize over the whole device.
+        total += p.atomic * sum(1 for t in threads for e in t
+                                if e.access is not None and e.access.kind is AccessKind.WRITE)
+        cost.launch = p.launch
+    cost.group_times = group_times[:RECORDED_GROUP_TIMES]
     cost.time = total
     cost.group_time_max = max(group_times, default=0.0)
     cost.thread_work = sum(e.weight for t in threads for e in t if e.access is None)
@@ -269,14 +310,18 @@ def _phase_cost(phase: Phase, model: GpuModel, p: GpuParameters,
 
 
 def _group_time(members: list[Path], model: GpuModel, p: GpuParameters, cost: PhaseCost,
-                cache: dict) -> tuple[float, int]:
-    """Step a work group's warps in lock-step (Fig. 8) and add up the warp-box step weights."""
+                cache: dict, record: list[LockStep] | None = None) -> tuple[float, int]:
+    """Step a work group's warps in lock-step (Fig. 8) and add up the warp-box step weights.
+
+    With `record`, each step's `LockStep` is appended to it (up to `RECORDED_STEPS`)."""
     width = p.warp_width
     warps = [members[i:i + width] for i in range(0, len(members), width)]
     length = max((len(t) for t in members), default=0)
     time = 0.0
     for j in range(length):
         warp_steps: list[StepCost] = []
+        spaces: set[Space] = set()
+        keep = record is not None and j < RECORDED_STEPS
         for warp in warps:
             accesses: list[MemoryAccess] = []
             others: list[float] = []
@@ -289,6 +334,8 @@ def _group_time(members: list[Path], model: GpuModel, p: GpuParameters, cost: Ph
                         others.append(edge.weight)
             if not accesses and not others:
                 continue  # every thread of this warp is dead (Fig. 8, footnote 11)
+            if keep:
+                spaces.update(a.space for a in accesses)
             key = _step_key(accesses, others, p)
             hit = cache.get(key)
             if hit is None:
@@ -301,7 +348,14 @@ def _group_time(members: list[Path], model: GpuModel, p: GpuParameters, cost: Ph
             cost.conflict_degree_max = max(cost.conflict_degree_max, step.degree)
             cost.broadcasts += step.broadcasts
             cost.multicasts += step.multicasts
-        time += model.group_step(warp_steps)
+        weight = model.group_step(warp_steps)
+        time += weight
+        if keep:
+            assert record is not None
+            record.append(LockStep(
+                weight, sum(s.conflicts for s in warp_steps),
+                max((s.degree for s in warp_steps), default=1),
+                "+".join(sorted(space.value for space in spaces))))
     return time, length
 
 

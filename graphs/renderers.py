@@ -3,10 +3,18 @@
 
 from __future__ import annotations
 
+from graphs.render_csv import CsvRenderer
+from graphs.render_dot import DotRenderer
+from graphs.render_html import HtmlRenderer
 from graphs.render_json import JsonRenderer
 from graphs.render_text import TextRenderer
+from graphs.render_trace import TraceRenderer
 
 RENDERERS = {
     "text": TextRenderer,
     "json": JsonRenderer,
+    "csv": CsvRenderer,
+    "dot": DotRenderer,
+    "trace": TraceRenderer,
+    "html": HtmlRenderer,
 }

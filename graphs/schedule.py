@@ -299,11 +299,6 @@ class _Simulation:
                 # they merge into are alive (§7.1.2): sample it before the target node frees the
                 # GPU copies in the same instant.
                 self.sample_peak()
-            if end:
-                # The end of a device box is the moment both the GPU copies and the CPU regions
-                # they merge into are alive (§7.1.2): sample it before the target node frees the
-                # GPU copies in the same instant.
-                self.sample_peak()
 
     # -- the processors -----------------------------------------------------------------------------
     def make_ready(self, enabled: list[int], processor: int) -> None:

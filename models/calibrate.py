@@ -155,21 +155,31 @@ def fit_line(xs: list[float], ys: list[float]) -> tuple[float, float]:
 
 def fit_transfer(name: str, words: list[int], seconds: list[float]) -> tuple[TransferParameters,
                                                                                Fit]:
-    """latency + words / rate, with one breakpoint where two pieces fit clearly better."""
-    a, b = fit_line(words, seconds)
-    best = (TransferParameters(a, 1 / b), [a + b * w for w in words])
-    best_error = _mean_rel(seconds, best[1])
-    for split in range(2, len(words) - 1):
-        a1, b1 = fit_line(words[:split], seconds[:split])
-        a2, b2 = fit_line(words[split:], seconds[split:])
-        predicted = [a1 + b1 * w for w in words[:split]] + [a2 + b2 * w for w in words[split:]]
-        error = _mean_rel(seconds, predicted)
-        if error < 0.7 * best_error:
-            params = TransferParameters(a2, 1 / b2, (TransferPiece(words[split - 1], a1, 1 / b1),))
-            best, best_error = (params, predicted), error
-    params, predicted = best
+    """latency + words / rate, piecewise: one, two or three pieces, each more only where it fits
+    clearly better (transfers change regime where the driver stops staging through pinned
+    buffers)."""
+    def pieces_fit(bounds: list[int]) -> tuple[list[tuple[float, float]], list[float]]:
+        lines, predicted = [], []
+        for lo, hi in zip([0, *bounds], [*bounds, len(words)], strict=True):
+            a, b = fit_line(words[lo:hi], seconds[lo:hi])
+            lines.append((a, b))
+            predicted += [a + b * w for w in words[lo:hi]]
+        return lines, predicted
+
+    candidates = [[]] + [[i] for i in range(2, len(words) - 1)] + [
+        [i, j] for i in range(2, len(words) - 3) for j in range(i + 2, len(words) - 1)]
+    best_bounds, best_error = [], float("inf")
+    for bounds in candidates:
+        error = _mean_rel(seconds, pieces_fit(bounds)[1])
+        if error < 0.7 * best_error or (not best_bounds and error < best_error):
+            best_bounds, best_error = bounds, error
+    lines, predicted = pieces_fit(best_bounds)
+    *small, (a_last, b_last) = lines
+    pieces = tuple(TransferPiece(words[bound - 1], a, 1 / b)
+                   for bound, (a, b) in zip(best_bounds, small, strict=True))
+    params = TransferParameters(a_last, 1 / b_last, pieces)
     fit = Fit(name, {"latency_s": params.latency, "words_per_s": params.words_per_unit,
-                     "pieces": len(params.pieces)},
+                     "pieces": len(params.pieces) + 1},
               [(w, s, p) for w, s, p in zip(words, seconds, predicted, strict=True)])
     return params, fit
 
@@ -378,16 +388,22 @@ def calibrate(session, cpu_session=None, quick: bool = False,
     if not np.array_equal(out, a * a):
         raise RuntimeError("the CPU microbenchmark computed a wrong product")
     processors = max(1, cpu_session.info.compute_units)
+    # The fork-join of a parallel map on the CPU (δm, the merge after ⊗): what an empty kernel
+    # costs on the CPU device
+    fork_join, _ = time_kernel(cpu_session, EMPTY, "empty", processors, None,
+                               [np.zeros(1, np.int64)], [], repeats * 3)
     # per element, as hetprof counts a map: 2 reads, an allocating write, ⊕ and the ⊗ edges (4)
     pram_units = n * 8
     cpu_spu = cpu_t.median * processors / pram_units
+    fits.append(Fit("CPU fork-join (δm)", {"seconds": fork_join.median},
+                    [(processors, fork_join.median, fork_join.median)]))
     fits.append(Fit("CPU PRAM step", {"seconds_per_unit": cpu_spu, "processors": processors},
                     [(n, cpu_t.median, cpu_spu * pram_units / processors)]))
     step("done", 1.0)
     profile = DeviceProfile(
         name=f"{info.name} (calibrated {date.today().isoformat()})",
         units="seconds",
-        cpu=replace(cpu, seconds_per_unit=cpu_spu),
+        cpu=replace(cpu, seconds_per_unit=cpu_spu, merge=fork_join.median / cpu_spu),
         gpu=gpu,
         allocation=AllocationParameters(alloc_a, alloc_b),
         host_to_device=h2d,

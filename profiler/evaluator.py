@@ -27,7 +27,8 @@ The graph each rule builds, in the paper's notation (δr, δw: read and write co
   copy back and merge (Def. 4.3).
 - `e1[e2]` (extension): c1 ⊕ c2 ⊕δr [u1] ⊕δr [u2] (read the index, read the vector).
 - `iota e at ρ`: c ⊕δr (⊗_i [u] ⊕δw [u']) ⊕δm [u1] ⊕δa [u2].
-- `reduce f z v at ρ`: c ⊕δr then ⌈log2 n⌉ levels ⊗_i ([u] ⊕δw [pair] ⊕ c_f(pair)) in sequence.
+- `reduce f z v at ρ`: c ⊕δr then ⌈log2 n⌉ levels (⊗_i ([u] ⊕δw [pair] ⊕ c_f(pair))) ⊕δm [u] in
+  sequence: each level is a parallel map of combinations, merged like a parmap's.
 - `profile "name" e`: c, with every node and edge of c charged to the cost centre.
 """
 
@@ -698,8 +699,8 @@ class Evaluator:
     def _reduce(self, func: Expr, zero: Expr, vector: Expr, region: str | None, span: Span,
                 env: dict, regions: dict, world: World) -> tuple[Value, object]:
         """reduce f z v at ρ: ⌈log2 n⌉ levels; level k pairs up neighbours in parallel,
-        (⊗_i ([u] ⊕δw [pair] ⊕ c_f(pair))), and the levels run one after another. On 𝔾 each
-        level is a kernel. f must be associative; z is the result for an empty vector."""
+        (⊗_i ([u] ⊕δw [pair] ⊕ c_f(pair))) ⊕δm [u], and the levels run one after another. On 𝔾
+        each level is a kernel. f must be associative; z is the result for an empty vector."""
         closure, c_f = self._function(func, env, regions, world, span)
         z_loc, c_z = self.eval(zero, env, regions, world)
         vec_loc, c_v = self.eval(vector, env, regions, world)
@@ -719,7 +720,9 @@ class Evaluator:
                 branches.append(self._seq(world, c_pair, c_body, span))
             if len(items) % 2:
                 combined.append(items[-1])
-            cost = self._seq(world, cost, self._par(world, branches, span), span)
+            level = self._op(world, self._par(world, branches, span), span, EdgeKind.MERGE,
+                             self._merge_cost(world))
+            cost = self._seq(world, cost, level, span)
             items = combined
         return items[0], cost
 

@@ -605,12 +605,12 @@ class _Generator:
         elif self.flip():
             make = self.sum_lambda
         fun_goal = FunG(PairG(goal, goal, pair_region), goal, self.region(scope), None)
-        # Without `at`, reduce allocates its pairs where its function expects them; either way
-        # the function is checked with the pairs' region as ambient, and so are z and v.
+        # Without `at`, reduce allocates its pairs where its function expects them. The function
+        # is checked in the enclosing ambient; z and v with the pairs' region as ambient.
         inner = scope.deeper().at(pair_region)
         func, binding = self.function(
             fun_goal,
-            replace(inner, work=scope.work * n),
+            replace(scope.deeper(), work=scope.work * n),
             replace(scope.deeper(), work=scope.work * n),
             make,
         )

@@ -131,7 +131,7 @@ def test_reduce_has_logarithmic_levels():
     # plus the ⊕ between the pair and the body = 8
     combine = 7 * 8
     forks = 4 * (4 - 1) + 4 * (2 - 1)  # levels of 4, 2 and 1 combinations
-    levels = 2  # ⊕ between the three levels
+    levels = 2 + 3  # ⊕ between the three levels, and each level's merge δm
     # zero's write, ⊕ to iota, ⊕ into the read of the vector, the read
     prefix = 1 + 1 + 1
     assert e.graph.work() - LETREGION == prefix + iota + combine + forks + levels + 1

@@ -15,6 +15,7 @@ inline long hp_alloc(__global const long* bases, __global const int* caps, __glo
     return bases[r] + offset;
 }
 #define ALLOC(r, words) hp_alloc(bases, caps, aps, err, (r), (words))
+#define LD0(a) (((a) - lb0) < ls0 && ((a) - lb0) >= 0 ? L0[(a) - lb0] : heap[a])
 
 __kernel void serial1(COMMON) {
     if (get_global_id(0) != 0) return;
@@ -35,21 +36,26 @@ __kernel void iota3(COMMON, const long n, const long out) {
 __kernel void map4(COMMON, const long n, const long out) {
     long i = get_global_id(0);
     if (i == 0) { heap[out] = n; slots[3] = out; }
+    __local long L0[4096];
+    long lb0 = bases[0];
+    int ls0 = min(aps[0], 4096);
+    for (int w = get_local_id(0); w < ls0; w += get_local_size(0)) L0[w] = heap[lb0 + w];
+    barrier(CLK_LOCAL_MEM_FENCE);
     if (i >= n) return;
-    long x = heap[slots[2] + 1 + i];
+    long x = LD0(slots[2] + 1 + i);
     long t5 = slots[0];
     long t6 = ALLOC(0, 1);
     heap[t6] = 3L;
-    long t7 = heap[x];
-    long t8 = heap[t6];
+    long t7 = LD0(x);
+    long t8 = LD0(t6);
     long t9 = ALLOC(0, 1);
     heap[t9] = t7 * t8;
-    long t10 = heap[t9];
-    if (t10 < 0 || t10 >= heap[t5]) { atomic_or(err, 4); t10 = 0; }
-    long t11 = heap[t5 + 1 + t10];
+    long t10 = LD0(t9);
+    if (t10 < 0 || t10 >= LD0(t5)) { atomic_or(err, 4); t10 = 0; }
+    long t11 = LD0(t5 + 1 + t10);
     long t12 = ALLOC(1, 1);
     heap[t12] = 1L;
-    long t13 = heap[t11];
+    long t13 = LD0(t11);
     long t14 = heap[t12];
     long t15 = ALLOC(1, 1);
     heap[t15] = t13 + t14;

@@ -1,0 +1,266 @@
+"""Plots of a profile (PNG or SVG bytes, matplotlib imported only inside the drawing functions).
+
+- `space_plot`: space over the schedule's steps per world, one line per schedule (1DF vs BF), the
+  comparison of Spoonhower et al. (2010) that §6.7's eqs. 8-9 make possible.
+- `timeline_plot`: the schedule as a per-processor timeline, with the device boxes' work groups
+  and the transfers on rows of their own (`graphs.timeline`).
+- `speedup_plot`: predicted speedup T1 / TP against P with the work law (TP >= T1 / P, so speedup
+  <= P), the span law (TP >= T∞, so speedup <= T1 / T∞) and Brent's greedy bound
+  (TP <= T1 / P + T∞), as Cilkscale draws them.
+- `sizes_plot`: time against a size parameter for the CPU and the GPU placement
+  (`graphs.placement`), with the break-even size marked.
+- `validation_plot`: predicted against measured seconds from a validation report: JSON with
+  `cases`, each {program, n, part, predicted_s, measured_s}.
+
+The data helpers (`speedup_points`, `space_series`, `validation_cases`) need no matplotlib. In an
+SVG, text stays text (svg.fonttype "none"), so a reader or a test can search it.
+"""
+
+from __future__ import annotations
+
+import io
+import math
+from typing import Any
+
+from graphs.costgraph import CostGraph
+from graphs.placement import SizePoint, break_even
+from graphs.schedule import Policy, schedule
+from graphs.timeline import space_samples
+
+KIND_COLOURS = {
+    "read": "#4e79a7", "write": "#59a14f", "expand": "#f28e2b", "alloc-region": "#b07aa1",
+    "merge": "#9c755f", "fork": "#bab0ac", "join": "#bab0ac", "seq": "#8c8c8c", "op": "#8c8c8c",
+    "device-box": "#17becf", "mixed": "#d4a6c8",
+}
+POLICY_STYLES = {"1df": ("#1f77b4", "-"), "bf": ("#d62728", "--"), "ws": ("#2ca02c", ":")}
+
+
+def speedup_points(graph: CostGraph, procs: list[int],
+                   policy: Policy | str = Policy.DEPTH_FIRST) -> list[tuple[int, float]]:
+    """(P, time(e, ⊴) on P processors) for each P (§6.3, eq. 5)."""
+    return [(p, schedule(graph, p, policy).time) for p in procs]
+
+
+def space_series(graph: CostGraph, procs: int,
+                 policies: tuple[str, ...] = ("1df", "bf")) -> dict[str, list[list[float]]]:
+    """Space per step (eq. 8) under each policy: [step, time, CPU words, GPU words] samples."""
+    return {name: space_samples(schedule(graph, procs, name)) for name in policies}
+
+
+def validation_cases(data: Any) -> list[dict[str, Any]]:
+    """The cases of a validation report, checked: ValueError says what is wrong."""
+    if not isinstance(data, dict) or not isinstance(data.get("cases"), list):
+        raise ValueError("a validation report is a JSON object with a list `cases`")
+    cases = []
+    for index, case in enumerate(data["cases"]):
+        if not isinstance(case, dict):
+            raise ValueError(f"cases[{index}] is not an object")
+        for key in ("program", "n", "part", "predicted_s", "measured_s"):
+            if key not in case:
+                raise ValueError(f"cases[{index}] has no `{key}`")
+        for key in ("predicted_s", "measured_s"):
+            value = case[key]
+            if isinstance(value, bool) or not isinstance(value, (int, float)) or not (
+                    math.isfinite(value) and value > 0):
+                raise ValueError(f"cases[{index}].{key} must be a positive number of seconds")
+        cases.append(case)
+    if not cases:
+        raise ValueError("the validation report has no cases")
+    return cases
+
+
+# ---------------------------------------------------------------------------------------------------
+
+
+def _render(width: float, height: float, fmt: str, draw) -> bytes:
+    """A figure of that size in inches, drawn by `draw(fig)`, as PNG or SVG bytes."""
+    import matplotlib
+    from matplotlib.figure import Figure
+
+    with matplotlib.rc_context({"svg.fonttype": "none", "font.size": 9}):
+        fig = Figure(figsize=(width, height), layout="constrained")
+        draw(fig)
+        buffer = io.BytesIO()
+        fig.savefig(buffer, format=fmt, dpi=110)
+    return buffer.getvalue()
+
+
+def _unit(units: str) -> str:
+    return "seconds" if units == "seconds" else "abstract units"
+
+
+def space_plot(series: dict[str, list[list[float]]], fmt: str = "png", title: str = "") -> bytes:
+    """Space (words) over schedule steps, CPU and GPU worlds, one line per policy."""
+
+    def draw(fig) -> None:
+        axes = fig.subplots(2, 1, sharex=True)
+        for world, column, ax in (("CPU", 2, axes[0]), ("GPU", 3, axes[1])):
+            for name, samples in series.items():
+                colour, style = POLICY_STYLES.get(name, ("#555555", "-"))
+                steps = [s[0] for s in samples]
+                words = [s[column] for s in samples]
+                peak = max(words, default=0)
+                ax.step(steps, words, where="post", color=colour, linestyle=style,
+                        label=f"{name.upper()} (peak {peak:,.0f} words)")
+            ax.set_ylabel(f"{world} words live")
+            ax.set_title(f"{world} world: space(V_i, ⊴) (eq. 8)", fontsize=9, loc="left")
+            ax.legend(fontsize=8, loc="upper right")
+            ax.grid(alpha=0.3)
+        axes[1].set_xlabel("schedule step i")
+        fig.suptitle(title or "space over the schedule", fontsize=10)
+
+    return _render(8, 5.5, fmt, draw)
+
+
+def timeline_plot(timeline: dict[str, Any], fmt: str = "png", title: str = "",
+                  max_group_rows: int = 8) -> bytes:
+    """Processors, GPU work groups and transfers as rows of intervals (a Gantt chart)."""
+    from matplotlib.patches import Patch
+
+    rows: list[tuple[str, list[tuple[float, float]], list[str]]] = []
+    for index, track in enumerate(timeline["processors"]):
+        rows.append((f"CPU processor {index}", [(i[0], i[1] - i[0]) for i in track],
+                     [KIND_COLOURS.get(i[3], "#8c8c8c") for i in track]))
+    groups: dict[int, list[tuple[float, float]]] = {}
+    others: list[tuple[float, float]] = []
+    kernels: list[tuple[float, float]] = []
+    transfers: list[tuple[float, float]] = []
+    transfer_colours: list[str] = []
+    for run in timeline["device"]:
+        for part, colour in (("transfer_in", "#17becf"), ("transfer_out", "#9edae5")):
+            start, end = run[part]
+            if end > start:
+                transfers.append((start, end - start))
+                transfer_colours.append(colour)
+        for phase in run["phases"]:
+            kernels.append((phase["start"], phase["end"] - phase["start"]))
+            for group, start, end in phase["groups"]:
+                target = groups.setdefault(group, []) if group < max_group_rows else others
+                target.append((start, end - start))
+            others.extend((start, end - start) for start, end, _ in phase["other_groups"])
+    if kernels:
+        rows.append(("GPU kernels (phases)", kernels, ["#6baed6"] * len(kernels)))
+        for group in sorted(groups):
+            bars = groups[group]
+            rows.append((f"GPU work group {group}", bars, ["#9467bd"] * len(bars)))
+        if others:
+            rows.append(("GPU other work groups", others, ["#c5b0d5"] * len(others)))
+    if transfers:
+        rows.append(("transfers (δ*, δ†)", transfers, transfer_colours))
+
+    def draw(fig) -> None:
+        ax = fig.subplots()
+        for index, (_, bars, colours) in enumerate(rows):
+            ax.broken_barh(bars, (index - 0.4, 0.8), facecolors=colours, linewidth=0)
+        ax.set_yticks(range(len(rows)), [name for name, _, _ in rows])
+        ax.set_ylim(len(rows) - 0.5, -0.5)
+        ax.set_xlim(0, max(timeline["makespan"], 1e-12))
+        ax.set_xlabel(f"time ({_unit(timeline['units'])})")
+        ax.grid(axis="x", alpha=0.3)
+        used = sorted({i[3] for track in timeline["processors"] for i in track})
+        handles = [Patch(color=KIND_COLOURS.get(kind, "#8c8c8c"), label=kind) for kind in used]
+        if kernels:
+            handles.append(Patch(color="#9467bd", label="GPU work group"))
+        if transfers:
+            handles += [Patch(color="#17becf", label="transfer in δ*"),
+                        Patch(color="#9edae5", label="transfer out δ†")]
+        ax.legend(handles=handles, fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1.0))
+        coarse = " (tasks gathered into windows)" if timeline.get("coarsened") else ""
+        ax.set_title(title or f"schedule {timeline['schedule'].upper()} on P = {timeline['procs']}: "
+                     f"time {timeline['makespan']:,.6g}{coarse}", fontsize=10)
+
+    return _render(10, 1.2 + 0.42 * len(rows), fmt, draw)
+
+
+def speedup_plot(work: float, span: float, points: list[tuple[int, float]], fmt: str = "png",
+                 title: str = "", policy: str = "1df") -> bytes:
+    """Predicted speedup T1 / TP against P, with the work and span laws and Brent's bound."""
+    procs = [p for p, _ in points]
+    top = max(procs, default=1)
+
+    def draw(fig) -> None:
+        ax = fig.subplots()
+        xs = [1 + (top - 1) * i / 200 for i in range(201)]
+        parallelism = work / span if span else 1.0
+        ax.plot(xs, xs, color="#7f7f7f", linestyle="--", label="work law: speedup ≤ P")
+        ax.axhline(parallelism, color="#d62728", linestyle="--",
+                   label=f"span law: speedup ≤ work/span = {parallelism:,.4g}")
+        ax.plot(xs, [work / (work / x + span) if work else 1.0 for x in xs], color="#ff7f0e",
+                linestyle=":", label="greedy (Brent): speedup ≥ T1 / (T1/P + T∞)")
+        speedups = [work / t if t else 0.0 for _, t in points]
+        ax.plot(procs, speedups, marker="o", color="#1f77b4",
+                label=f"predicted ({policy.upper()} schedule): T1 / TP")
+        ax.set_xlabel("processors P")
+        ax.set_ylabel("speedup")
+        ax.set_xlim(1, top)
+        ax.set_ylim(0, max(top, max(speedups, default=1)) * 1.05 if parallelism > top
+                    else max(parallelism, max(speedups, default=1)) * 1.25)
+        ax.grid(alpha=0.3)
+        ax.legend(fontsize=8, loc="upper left")
+        ax.set_title(title or f"speedup (work {work:,.6g}, span {span:,.6g})", fontsize=10)
+
+    return _render(7, 5, fmt, draw)
+
+
+def sizes_plot(points: list[SizePoint], parameter: str, fmt: str = "png", title: str = "",
+               units: str = "abstract") -> bytes:
+    """Time against the size for both placements, and their break-even size."""
+
+    points = sorted(points, key=lambda p: p.size)
+
+    def draw(fig) -> None:
+        ax = fig.subplots()
+        sizes = [p.size for p in points]
+        ax.plot(sizes, [p.cpu_time for p in points], marker="o", color="#1f77b4",
+                label="CPU placement (every `on` removed)")
+        ax.plot(sizes, [p.gpu_time for p in points], marker="s", color="#2ca02c",
+                label="GPU placement (as written)")
+        crossing = break_even(points)
+        if crossing is not None:
+            ax.axvline(crossing, color="#d62728", linestyle="--",
+                       label=f"break-even: {parameter} ≈ {crossing:,.4g}")
+        if sizes and min(sizes) > 0 and max(sizes) / min(sizes) >= 8:
+            ax.set_xscale("log", base=2)
+        ax.set_xlabel(f"size parameter {parameter}")
+        ax.set_ylabel(f"time ({_unit(units)})")
+        ax.grid(alpha=0.3)
+        ax.legend(fontsize=8, loc="upper left")
+        ax.set_title(title or f"time vs {parameter}: CPU and GPU placements", fontsize=10)
+
+    return _render(7, 5, fmt, draw)
+
+
+def validation_plot(cases: list[dict[str, Any]], fmt: str = "png", title: str = "") -> bytes:
+    """Predicted against measured seconds (log-log), the diagonal and a factor-2 band."""
+
+    def draw(fig) -> None:
+        ax = fig.subplots()
+        parts = sorted({str(c["part"]) for c in cases})
+        colours = ["#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2"]
+        values = [c["predicted_s"] for c in cases] + [c["measured_s"] for c in cases]
+        low, high = min(values) / 2, max(values) * 2
+        ax.plot([low, high], [low, high], color="#7f7f7f", label="predicted = measured")
+        ax.fill_between([low, high], [low / 2, high / 2], [low * 2, high * 2], color="#7f7f7f",
+                        alpha=0.12, label="within a factor of 2")
+        for index, part in enumerate(parts):
+            chosen = [c for c in cases if str(c["part"]) == part]
+            ax.scatter([c["measured_s"] for c in chosen], [c["predicted_s"] for c in chosen],
+                       color=colours[index % len(colours)], label=part, zorder=3)
+        if len(cases) <= 24:
+            for c in cases:
+                ax.annotate(f"{c['program']} n={c['n']}", (c["measured_s"], c["predicted_s"]),
+                            fontsize=6.5, xytext=(3, 3), textcoords="offset points")
+        ratios = [c["predicted_s"] / c["measured_s"] for c in cases]
+        geomean = math.exp(sum(math.log(r) for r in ratios) / len(ratios))
+        ax.set_xscale("log")
+        ax.set_yscale("log")
+        ax.set_xlim(low, high)
+        ax.set_ylim(low, high)
+        ax.set_xlabel("measured (s)")
+        ax.set_ylabel("predicted (s)")
+        ax.grid(alpha=0.3, which="both")
+        ax.legend(fontsize=8, loc="upper left")
+        ax.set_title(title or f"predicted vs measured: {len(cases)} cases, geometric mean of "
+                     f"predicted/measured {geomean:.3g}", fontsize=10)
+
+    return _render(7, 6, fmt, draw)

@@ -1,0 +1,201 @@
+"""A schedule as a timeline (§6.3, §6.4, §6.7): what each simulated CPU processor ran when, what each
+GPU work group of a device box ran when, the transfers, and space over the schedule's steps.
+
+The timeline is plain JSON data (lists, dicts, numbers and strings), so it travels inside the
+serialisable `ProfileResult` and is drawn or exported later (`graphs.plots`, `graphs.render_trace`)
+without the cost graph. It is bounded: contiguous tasks of one source expression on a processor
+become one interval, and past `MAX_INTERVALS` a processor's tasks are gathered into time windows,
+first only tasks that follow each other without idle time, then, if that is not enough, across it
+(`tasks` says how many tasks each interval holds); space is sampled at most `MAX_SPACE_SAMPLES` times,
+keeping each window's peak.
+
+A device box (the dvb edge of Fig. 4) occupies the CPU processor that runs it for its whole weight,
+grow + δ* + kernel + δ† + merge, in that order. Its kernel time is laid out as the device box
+builds it (`graphs.devicebox`): phases one after another, each starting with its launch, then
+rounds of `groups_at_once` work groups, a round lasting as long as its slowest work group.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from typing import Any
+
+from graphs.costgraph import CostGraph, DeviceBoxInfo, EdgeKind
+from graphs.schedule import ScheduleResult
+from profiler.syntax import Span
+
+MAX_INTERVALS = 1500  # CPU intervals kept in all (device boxes always kept)
+MAX_SPACE_SAMPLES = 600
+MAX_GROUP_TRACKS = 32  # work groups of a kernel with a track of their own; the rest share one
+
+Timeline = dict[str, Any]
+
+
+def build_timeline(graph: CostGraph, result: ScheduleResult,
+                   describe: Callable[[Span], str] | None = None,
+                   units: str = "abstract") -> Timeline:
+    """The timeline of `graph` under the schedule `result`, as JSON data. `describe` names a
+    source span (e.g. by its text); tasks are named by their edge kind and that name.
+
+    Keys: `units`, `procs`, `schedule`, `makespan`; `processors`: per processor a list of
+    [start, end, name, kind, location, tasks]; `device`: per device box run, its parts and its
+    phases' work groups; `space`: [step, time, cpu words, gpu words] samples (eq. 8);
+    `coarsened`: whether processor intervals were gathered into windows.
+    """
+    g = graph.graph
+    succ = dict(g.adjacency())
+    # (name, kind) by the ids of span and kind: enums hash slowly
+    labels: dict[tuple[int, int], tuple[str, str]] = {}
+    processors: list[list[list[Any]]] = [[] for _ in range(result.procs)]
+    device: list[dict[str, Any]] = []
+    box_numbers = {id(data["box"]): i + 1 for i, data in enumerate(
+        d for children in succ.values() for d in children.values()
+        if d["kind"] is EdgeKind.DEVICE_BOX)}
+    for processor, start, end, u, v in result.intervals:
+        data = succ[u][v]
+        kind: EdgeKind = data["kind"]
+        span = data.get("span")
+        if kind is EdgeKind.DEVICE_BOX:
+            location = _location(span)
+            info: DeviceBoxInfo = data["box"]
+            number = box_numbers[id(info)]
+            name = f"on #{number} (device box)"
+            processors[processor].append([start, end, name, kind.value, location, 1])
+            device.append(_device_run(info, number, start, location))
+            continue
+        key = (id(span), id(kind))  # the evaluator shares one span object per expression
+        label = labels.get(key)
+        if label is None:
+            text = describe(span) if describe is not None and span is not None else ""
+            label = labels[key] = (f"{kind.value}: {text}" if text else kind.value, kind.value)
+        name, kind_name = label
+        track = processors[processor]
+        if track and track[-1][1] == start and track[-1][2] == name:
+            track[-1][1] = end
+            track[-1][5] += 1
+        else:
+            track.append([start, end, name, kind_name, _location(span), 1])
+    coarsened = sum(len(t) for t in processors) > MAX_INTERVALS
+    if coarsened:
+        window = max(result.time, 1e-12) / max(1, MAX_INTERVALS // max(1, result.procs))
+        # First without hiding idle time; if that is not enough, across gaps too.
+        gathered = [_coarsen(track, window, across_gaps=False) for track in processors]
+        if sum(len(t) for t in gathered) > MAX_INTERVALS:
+            gathered = [_coarsen(track, window, across_gaps=True) for track in processors]
+        processors = gathered
+    return {
+        "units": units,
+        "procs": result.procs,
+        "schedule": result.policy.value,
+        "makespan": result.time,
+        "processors": processors,
+        "device": device,
+        "space": space_samples(result),
+        "coarsened": coarsened,
+    }
+
+
+def space_samples(result: ScheduleResult, limit: int = MAX_SPACE_SAMPLES) -> list[list[float]]:
+    """[step index, time, CPU words, GPU words] per step of the schedule (eq. 8), at most `limit`
+    of them: past it, each window of steps keeps its step of largest total space (eq. 9's max)."""
+    steps = result.steps
+    if len(steps) <= limit:
+        chosen = range(len(steps))
+    else:
+        size = math.ceil(len(steps) / limit)
+        chosen = []
+        for first in range(0, len(steps), size):
+            window = range(first, min(first + size, len(steps)))
+            chosen.append(max(window, key=lambda i: steps[i].space))
+        if chosen[-1] != len(steps) - 1:
+            chosen.append(len(steps) - 1)
+    return [[i, steps[i].time, steps[i].space_cpu, steps[i].space_gpu] for i in chosen]
+
+
+def _coarsen(track: list[list[Any]], window: float, across_gaps: bool) -> list[list[Any]]:
+    """Gather a processor's intervals into time windows (device boxes stay on their own);
+    unless `across_gaps`, only intervals that follow each other without idle time."""
+    out: list[list[Any]] = []
+    current: list[Any] | None = None
+    weights: dict[str, float] = {}
+    for interval in track:
+        start, end, name, kind = interval[:4]
+        if kind == EdgeKind.DEVICE_BOX.value:
+            if current is not None:
+                out.append(_close(current, weights))
+                current = None
+            out.append(interval)
+            continue
+        bucket = int(start // window)
+        if current is not None and current[6] == bucket and (across_gaps or current[1] == start):
+            current[1] = end
+            current[5] += interval[5]
+            if current[3] != kind:
+                current[3] = "mixed"
+        else:
+            if current is not None:
+                out.append(_close(current, weights))
+            current = [start, end, name, kind, interval[4], interval[5], bucket]
+            weights = {}
+        weights[name] = weights.get(name, 0.0) + (end - start)
+    if current is not None:
+        out.append(_close(current, weights))
+    return out
+
+
+def _close(current: list[Any], weights: dict[str, float]) -> list[Any]:
+    main = max(weights, key=weights.__getitem__)
+    name = main if len(weights) == 1 else f"{main} (+{len(weights) - 1} more)"
+    return [current[0], current[1], name, current[3], current[4], current[5]]
+
+
+def _device_run(info: DeviceBoxInfo, number: int, start: float, location: str) -> dict[str, Any]:
+    """The parts of one device box started at `start` (Fig. 6, rule for `on`)."""
+    t = start
+    parts: dict[str, Any] = {"on": number, "location": location, "start": start,
+                             "end": start + info.total, "regions": list(info.regions)}
+    for name, length in (("grow", info.grow), ("transfer_in", info.transfer_in),
+                         ("kernel", info.kernel), ("transfer_out", info.transfer_out),
+                         ("merge", info.merge)):
+        parts[name] = [t, t + length]
+        t += length
+    box = info.box
+    phases: list[dict[str, Any]] = []
+    if box is not None:
+        scale = info.kernel / box.time if box.time else 1.0
+        t = parts["kernel"][0]
+        for phase in box.phases:
+            phases.append(_phase_run(phase, t, scale))
+            t += phase.time * scale
+    parts["phases"] = phases
+    return parts
+
+
+def _phase_run(phase, start: float, scale: float) -> dict[str, Any]:
+    """Rounds of resident work groups, each round as long as its slowest group (§7.1.2)."""
+    groups: list[list[float]] = []
+    others: list[list[float]] = []
+    t = start + phase.launch * scale
+    per_round = max(1, phase.groups_at_once)
+    for r, round_time in enumerate(phase.round_times):
+        first = r * per_round
+        last = min(phase.work_groups, first + per_round)
+        for g in range(first, min(last, MAX_GROUP_TRACKS)):
+            length = phase.group_times[g] if g < len(phase.group_times) else round_time
+            groups.append([g, t, t + length * scale])
+        hidden = last - max(first, MAX_GROUP_TRACKS)
+        if hidden > 0:
+            others.append([t, t + round_time * scale, hidden])
+        t += round_time * scale
+    return {"start": start, "end": start + phase.time * scale, "launch": phase.launch * scale,
+            "parallel": phase.parallel, "threads": phase.threads,
+            "work_groups": phase.work_groups, "rounds": phase.rounds, "groups": groups,
+            "other_groups": others}
+
+
+def _location(span) -> str:
+    if span is None:
+        return "?"
+    return f"{span.file}:{span.line}:{span.column}"
+
