@@ -1,36 +1,35 @@
 #!/usr/bin/env bash
-# On the lent GPU machine (PoCL as the CPU world), writing under $OUT:
-#   bash benchmarks/gpu_validate.sh calibrate
-#       calibrate the NVIDIA GPU (nvidia.json, nvidia.paper.json, nvidia.dmm.json, fits), then
-#       validate transfers and bank conflicts (val_parts.json)
-#   bash benchmarks/gpu_validate.sh programs PROFILE.json [PROGRAM.lg ...]
-#       validate programs one at a time (val_NAME.json), so a time-out keeps what was measured
-# Merge the reports with: python benchmarks/merge_validation.py OUT/val_*.json
+# On the lent GPU machine (PoCL as the CPU world): calibrate the NVIDIA GPU, validate transfers
+# and bank conflicts, then every example one at a time (so a time-out keeps what was measured).
+# Everything goes to $OUT/results.tar (updated after each step; the device tool brings back only a
+# few files). Merge the reports with benchmarks/merge_validation.py.
+#   bash benchmarks/gpu_validate.sh [PROFILE.json]   (with a profile: skip calibration)
 set -u
 . benchmarks/gpu_setup.sh || exit 1
+R=/tmp/results; rm -rf "$R"; mkdir -p "$R"
+save() { tar -C /tmp -cf "$OUT/results.tar" results; }
 { date -u; nvidia-smi -L; nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv; } \
-  > "$OUT/card.txt" 2>&1
-what=${1:-calibrate}
-if [ "$what" = calibrate ]; then
-  python3 -m cli devices > "$OUT/devices.txt" 2>&1
-  python3 -m cli calibrate --device nvidia --cpu-device pocl -o "$OUT/nvidia.json" \
-    > "$OUT/calibrate.txt" 2>&1 || { cat "$OUT/calibrate.txt"; exit 1; }
-  profile="$OUT/nvidia.json"
-  other=paper; grep -q '"mode": "paper"' "$profile" && other=dmm
-  python3 -m cli validate --device nvidia --cpu-device pocl --device-profile "$profile" \
-    --format json --parts transfers,conflicts --compare-profile "$OUT/nvidia.$other.json" \
-    -o "$OUT/val_parts.json" 2> "$OUT/val_parts.log"
-  cat "$OUT/card.txt" "$OUT/devices.txt" "$OUT/calibrate.txt"
-  exit 0
+  > "$R/card.txt" 2>&1
+python3 -m cli devices > "$R/devices.txt" 2>&1
+if [ $# -ge 1 ]; then
+  cp "$1" "$R/nvidia.json"; cp "${1%.json}.paper.json" "${1%.json}.dmm.json" "$R/"
+  for m in paper dmm; do cp "${1%.json}.$m.json" "$R/nvidia.$m.json"; done
+else
+  python3 -m cli calibrate --device nvidia --cpu-device pocl -o "$R/nvidia.json" \
+    > "$R/calibrate.txt" 2>&1 || { cat "$R/calibrate.txt"; save; exit 1; }
 fi
-profile=$2; shift 2
-stem=${profile%.json}
+save
+profile="$R/nvidia.json"
 other=paper; grep -q '"mode": "paper"' "$profile" && other=dmm
-for program in "$@"; do
+common=(--device nvidia --cpu-device pocl --device-profile "$profile" --format json
+        --compare-profile "$R/nvidia.$other.json")
+timeout 120 python3 -m cli validate "${common[@]}" --parts transfers,conflicts \
+  -o "$R/val_parts.json" 2> "$R/val_parts.log" || echo "parts: exit $?" >> "$R/failures.txt"
+save
+for program in examples/*.lg; do
   name=$(basename "$program" .lg)
-  timeout 200 python3 -m cli validate --device nvidia --cpu-device pocl --device-profile "$profile" \
-    --format json --parts programs --compare-profile "$stem.$other.json" "$program" \
-    -o "$OUT/val_$name.json" 2> "$OUT/val_$name.log" \
-    || echo "$name: exit $?" >> "$OUT/validate_failures.txt"
+  timeout 100 python3 -m cli validate "${common[@]}" --parts programs "$program" \
+    -o "$R/val_$name.json" 2> "$R/val_$name.log" || echo "$name: exit $?" >> "$R/failures.txt"
+  save
 done
-ls -la "$OUT"; cat "$OUT/validate_failures.txt" 2>/dev/null
+cat "$R/card.txt" "$R/calibrate.txt" "$R/failures.txt" 2>/dev/null; ls "$R"
