@@ -378,5 +378,7 @@ def _staging_time(members: list[Path], model: GpuModel, p: GpuParameters,
     steps = math.ceil(staged_words / per_step) + math.ceil(written / per_step)
     if model.name == "paper":
         return steps * p.global_latency
+    # Nakano's UMM pipeline: the loads do not depend on each other, so k requests (each warp's
+    # share of a step is one address group) take k + l - 1 time units.
     warps = math.ceil(len(members) / p.warp_width)
-    return steps * (warps + p.global_latency - 1)
+    return steps * warps + p.global_latency - 1 if steps else 0.0

@@ -40,9 +40,10 @@ from models.device_profile import (
     TransferPiece,
 )
 from models.gpu import gpu_model
+from models.providers import LinearTransfer
 
 KB = 1024 // 8  # words of 8 bytes
-TRANSFER_WORDS = [KB * 4**k for k in range(10)]  # 1 KB ... 256 MB
+TRANSFER_WORDS = [KB * 2**k for k in range(19)]  # 1 KB ... 256 MB
 QUICK_TRANSFER_WORDS = [KB * 4**k for k in range(7)]  # 1 KB ... 4 MB
 
 GLOBAL_STRIDE = """\
@@ -155,32 +156,28 @@ def fit_line(xs: list[float], ys: list[float]) -> tuple[float, float]:
 
 def fit_transfer(name: str, words: list[int], seconds: list[float]) -> tuple[TransferParameters,
                                                                                Fit]:
-    """latency + words / rate, piecewise: one, two or three pieces, each more only where it fits
-    clearly better (transfers change regime where the driver stops staging through pinned
-    buffers)."""
-    def pieces_fit(bounds: list[int]) -> tuple[list[tuple[float, float]], list[float]]:
-        lines, predicted = [], []
-        for lo, hi in zip([0, *bounds], [*bounds, len(words)], strict=True):
-            a, b = fit_line(words[lo:hi], seconds[lo:hi])
-            lines.append((a, b))
-            predicted += [a + b * w for w in words[lo:hi]]
-        return lines, predicted
-
-    candidates = [[]] + [[i] for i in range(2, len(words) - 1)] + [
-        [i, j] for i in range(2, len(words) - 3) for j in range(i + 2, len(words) - 1)]
-    best_bounds, best_error = [], float("inf")
-    for bounds in candidates:
-        error = _mean_rel(seconds, pieces_fit(bounds)[1])
-        if error < 0.7 * best_error or (not best_bounds and error < best_error):
-            best_bounds, best_error = bounds, error
-    lines, predicted = pieces_fit(best_bounds)
-    *small, (a_last, b_last) = lines
-    pieces = tuple(TransferPiece(words[bound - 1], a, 1 / b)
-                   for bound, (a, b) in zip(best_bounds, small, strict=True))
-    params = TransferParameters(a_last, 1 / b_last, pieces)
-    fit = Fit(name, {"latency_s": params.latency, "words_per_s": params.words_per_unit,
-                     "pieces": len(params.pieces) + 1},
-              [(w, s, p) for w, s, p in zip(words, seconds, predicted, strict=True)])
+    """A piecewise-linear transfer cost through the measured medians: one piece per interval
+    between two measured sizes (latency and rate chosen so it passes through both), the last one
+    extended beyond the largest size. Transfers change regime with size (pinned staging buffers,
+    page faults), so no single line fits them."""
+    times = list(seconds)
+    for k in range(1, len(times)):  # a larger copy never takes less time
+        times[k] = max(times[k], times[k - 1] * (1 + 1e-9))
+    pieces = []
+    for k in range(1, len(words)):
+        rate = (words[k] - words[k - 1]) / (times[k] - times[k - 1])
+        latency = max(0.0, times[k] - words[k] / rate)
+        pieces.append(TransferPiece(words[k], latency, rate))
+    if not pieces:
+        only = TransferParameters(0.0, words[0] / times[0])
+        return only, Fit(name, {"pieces": 1}, [(words[0], seconds[0], times[0])])
+    first = pieces[0]
+    pieces.insert(0, TransferPiece(words[0], first.latency, first.words_per_unit))
+    last = pieces[-1]
+    params = TransferParameters(last.latency, last.words_per_unit, tuple(pieces[:-1]))
+    cost = LinearTransfer(params)
+    fit = Fit(name, {"pieces": len(pieces), "largest_rate_words_per_s": last.words_per_unit},
+              [(w, s, cost(w)) for w, s in zip(words, seconds, strict=True)])
     return params, fit
 
 
@@ -225,6 +222,7 @@ def calibrate(session, cpu_session=None, quick: bool = False,
 
     repeats = 3 if quick else 7
     info = session.info
+    transfer_repeats = 3 if quick else 15
     fits: list[Fit] = []
     # -- transfers --------------------------------------------------------------------------------
     sizes = QUICK_TRANSFER_WORDS if quick else TRANSFER_WORDS
@@ -233,7 +231,7 @@ def calibrate(session, cpu_session=None, quick: bool = False,
     h2d_s, d2h_s = [], []
     for k, words in enumerate(sizes):
         step(f"transfers of {words * 8 // 1024} KiB", k / len(sizes) * 0.4)
-        up, down = time_transfers(session, words, repeats)
+        up, down = time_transfers(session, words, transfer_repeats)
         h2d_s.append(up.median)
         d2h_s.append(down.median)
     h2d, fit_h2d = fit_transfer("host to device", sizes, h2d_s)
@@ -309,7 +307,7 @@ def calibrate(session, cpu_session=None, quick: bool = False,
                              [np.zeros(threads, np.int64)], [np.int32(256)], repeats)
     # -- fit the GPU model, per mode -----------------------------------------------------------
     base = GpuParameters(warp_width=warp, work_group_size=group, threads_at_once=resident,
-                         banks=32)
+                         banks=32, local_words=max(64, info.local_memory // 8 - 256))
     mode_errors: dict[str, float] = {}
     mode_best: dict[str, GpuParameters] = {}
     best: tuple[float, GpuParameters, Fit] | None = None

@@ -58,6 +58,7 @@ class GpuParameters:
     op: float = 1.0
     launch: float = 0.0
     atomic: float = 0.0
+    local_words: int = 12288
     mode: str = "dmm"
     seconds_per_unit: float | None = None
 

@@ -119,7 +119,7 @@ def validate(session, cpu_session, profile: DeviceProfile, programs: list[str] |
             done += 1
             if progress:
                 progress(f"{path.stem} n={n}", done / (total + 2))
-            size = int(math.isqrt(n)) * 2 if path.stem in SQUARE else n
+            size = int(math.isqrt(n)) if path.stem in SQUARE else n
             params = bind_parameters(checked, size_params(checked, size, path.stem))
             gpu_collector, cpu_collector = _Collector(), _Collector()
             options = EvaluationOptions(profile=profile, gpu_mode=mode, observer=gpu_collector)

@@ -288,7 +288,10 @@ class Evaluator:
             return self.graph.step(before, self.cpu.write(), EdgeKind.WRITE, NodeKind.WRITE,
                                    span, self.centres, space)
         address = (region.name << 32) + offset
-        space_kind = Space.LOCAL if region.local else Space.GLOBAL
+        # A region staged in local memory is there up to what local memory holds; the rest of
+        # it is read from global memory (as the generated kernels do).
+        local = region.local and offset < self.profile.gpu.local_words
+        space_kind = Space.LOCAL if local else Space.GLOBAL
         edge = self.paths.edge(EdgeKind.READ if kind is AccessKind.READ else EdgeKind.WRITE, 0.0,
                                MemoryAccess(kind, address, space_kind), span, self.centres,
                                words)
@@ -750,7 +753,8 @@ class Evaluator:
         finally:
             growth, self.gpu_growth = self.gpu_growth, saved_growth
             gpu_copies = {r.name: self.stacks[World.GPU].pop(r.name) for r in pushed}
-        staged = sum(start_ap[r.name] for r in pushed if r.local)
+        local_share = self.profile.gpu.local_words // max(1, sum(1 for r in pushed if r.local))
+        staged = sum(min(start_ap[r.name], local_share) for r in pushed if r.local)
         box = build_device_box(body_paths, self.gpu, self.profile.gpu, staged)
         pushed_words = sum(start_ap.values())
         transfer_in = sum(self.providers.host_to_device(start_ap[r.name]) for r in pushed)
