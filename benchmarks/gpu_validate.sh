@@ -12,7 +12,7 @@ save() { tar -C /tmp -cf "$OUT/results.tar" results; }
   > "$R/card.txt" 2>&1
 python3 -m cli devices > "$R/devices.txt" 2>&1
 if [ $# -ge 1 ]; then
-  cp "$1" "$R/nvidia.json"; cp "${1%.json}.paper.json" "${1%.json}.dmm.json" "$R/"
+  cp "$1" "$R/nvidia.json"
   for m in paper dmm; do cp "${1%.json}.$m.json" "$R/nvidia.$m.json"; done
 else
   python3 -m cli calibrate --device nvidia --cpu-device pocl -o "$R/nvidia.json" \

@@ -18,7 +18,7 @@ from models.validate import render_markdown, summarise  # noqa: E402
 def merge(paths: list[str]) -> dict:
     reports = [json.loads(Path(p).read_text()) for p in paths]
     merged = dict(reports[0])
-    merged["cases"] = [c for r in reports for c in r["cases"]]
+    merged["cases"] = [c for r in reports for c in r["cases"] if c["measured_s"] > 0]
     merged["placements"] = [p for r in reports for p in r.get("placements", [])]
     merged["skipped"] = [s for r in reports for s in r.get("skipped", [])]
     compared: dict[str, list[dict]] = {}

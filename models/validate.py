@@ -141,7 +141,8 @@ def validate(session, cpu_session, profile: DeviceProfile, programs: list[str] |
                 providers = providers_for(profile)
                 # predicted transfers of the words the backend really moves (vector headers)
                 predicted_in = providers.host_to_device(run.words_in)
-                predicted_out = providers.device_to_host(run.words_out) + info.merge
+                # The merge's bookkeeping (Definition 4.3) is host work no device event times.
+                predicted_out = providers.device_to_host(run.words_out)
                 label = path.stem
                 cases += [
                     Case(label, size, "transfer_in", predicted_in, run.transfer_in.median),
@@ -186,6 +187,7 @@ def validate(session, cpu_session, profile: DeviceProfile, programs: list[str] |
         progress("bank conflicts", 1.0)
     if "conflicts" in parts:
         cases += _bank_conflicts(session, profile, mode, quick, repeats)
+    cases = [c for c in cases if c.measured_s > 0]  # nothing moved: nothing to compare
     report = _report(session, cpu_session, profile, mode, cases, placements, skipped, sizes)
     report["modes"] = {mode: _kernel_summary(cases)}
     report["compare_cases"] = {}

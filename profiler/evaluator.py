@@ -765,7 +765,7 @@ class Evaluator:
             result = merge(self.stacks[World.CPU][rid], copy, span)
             self._replace_region(rid, result.region)
             transfer_out += self.providers.device_to_host(result.new_words)
-            merge_cost += self.cpu.parameters.merge
+            merge_cost += self.cpu.op()  # updating ap and s of the CPU region (Def. 4.3)
             gpu_words += result.new_words
         # Harlan's retry: a region that filled up on the GPU is grown on the CPU before the push.
         grow_cost = sum(self.providers.allocation(words) for words in growth.values())
