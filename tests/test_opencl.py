@@ -91,3 +91,32 @@ def test_device_selection_errors():
         select_device("no-such-gpu")
     assert select_device("0").index == 0
     assert "pocl" in select_device("POCL").platform_version.lower()
+
+
+def test_quick_calibration_and_validation_on_pocl(pocl, tmp_path):
+    """The whole loop on a real device: microbenchmarks, fits, a profile in seconds, and a
+    validation report with the keys the issue names."""
+    from models.calibrate import calibrate
+    from models.device_profile import load_profile, save_profile
+    from models.validate import validate
+
+    result = calibrate(pocl, pocl, quick=True)
+    profile = result.profile
+    assert profile.units == "seconds"
+    assert profile.gpu.seconds_per_unit > 0 and profile.cpu.seconds_per_unit > 0
+    assert set(result.mode_errors) == {"paper", "dmm"}
+    assert profile.gpu.mode == min(result.mode_errors, key=result.mode_errors.get)
+    names = {fit.name for fit in result.fits}
+    assert {"host to device", "device to host", "kernel launch"} <= names
+    save_profile(profile, tmp_path / "pocl.json")
+    assert load_profile(tmp_path / "pocl.json") == profile
+    report = validate(pocl, pocl, profile, [str(ROOT / "examples" / "map_map.lg")], [64],
+                      quick=True, parts=("programs",))
+    for key in ("device", "date", "gpu_mode", "cases", "kernel_median_abs_pct_error",
+                "kernel_p90_abs_pct_error", "transfer_mean_abs_pct_error",
+                "bank_conflict_max_abs_pct_error", "placement_accuracy"):
+        assert key in report
+    parts = {case["part"] for case in report["cases"]}
+    assert {"kernel", "transfer_in", "on", "cpu"} <= parts
+    for case in report["cases"]:
+        assert case["predicted_s"] > 0 and case["measured_s"] > 0
