@@ -11,44 +11,19 @@ size and schedules them on P processors; `break_even` finds the size where the t
 
 from __future__ import annotations
 
-from dataclasses import dataclass, fields, replace
+from dataclasses import dataclass, replace
 
 from graphs.schedule import Policy, schedule
 from profiler.checker import CheckedProgram
 from profiler.evaluator import EvaluationOptions, evaluate
-from profiler.syntax import Expr, On
+from profiler.syntax import Expr
+from profiler.transform import has_on, remove_on
 
-_EXPRESSIONS = Expr.__args__  # the AST node classes
-
+__all__ = ["SizePoint", "break_even", "cpu_placement", "cpu_program", "has_on", "time_by_size"]
 
 def cpu_placement(e: Expr) -> Expr:
     """e with every `on body at r` replaced by body: a new AST (the argument is not changed)."""
-    match e:
-        case On(body=body):
-            return cpu_placement(body)
-        case _:
-            return _map_children(e, cpu_placement)
-
-
-def _map_children(e: Expr, function) -> Expr:
-    """e with `function` applied to each immediate sub-expression (a copy when any changes)."""
-    changes = {}
-    for f in fields(e):
-        value = getattr(e, f.name)
-        if isinstance(value, _EXPRESSIONS):
-            new = function(value)
-        elif isinstance(value, tuple) and value and isinstance(value[0], _EXPRESSIONS):
-            new = tuple(function(item) for item in value)
-        else:
-            continue
-        if new is not value:
-            changes[f.name] = new
-    return replace(e, **changes) if changes else e
-
-
-def has_on(e: Expr) -> bool:
-    """Whether e contains an `on`."""
-    return cpu_placement(e) is not e
+    return remove_on(e)
 
 
 def cpu_program(checked: CheckedProgram) -> CheckedProgram:

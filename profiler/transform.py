@@ -80,6 +80,14 @@ def map_children(e: Expr, f: Callable[[Expr], Expr]) -> Expr:
     raise AssertionError(f"unknown node {e!r}")
 
 
+def remove_on(e: Expr) -> Expr:
+    """e with every `on body at ρ` replaced by body: the CPU placement (Fig. 2 gives `on e at ρ`
+    the type of e, whose result is already in ρ)."""
+    if isinstance(e, On):
+        return remove_on(e.body)
+    return map_children(e, remove_on)
+
+
 def cpu_placement(e: Expr, prefix: str) -> Expr:
     """Every `on e at ρ` becomes `profile "<prefix>k" e`: the same work, on the CPU."""
     counter = [0]
