@@ -251,9 +251,14 @@ def _layout(regions: list[Region], extra: list[int]) -> _Layout:
     return _Layout([r.name for r in regions], bases, used, capacity, offsets)
 
 
-def _word(value, layout: _Layout) -> int:
+def _word(value, layout: _Layout, inside: bool = False) -> int:
+    """A value as a device word. A location inside a pushed region may point into a region the
+    work does not use (its type says so, and its effect leaves that region out): the work never
+    follows it, so it becomes 0."""
     if isinstance(value, bool):
         return int(value)
+    if inside and value.region not in layout.region_ids:
+        return 0
     return layout.location(value)
 
 
@@ -268,12 +273,12 @@ def _fill(heap: np.ndarray, regions: list[Region], layout: _Layout) -> None:
                 case FloatV(v):
                     as_float[at] = v
                 case PairV(a, b):
-                    heap[at] = _word(a, layout)
-                    heap[at + 1] = _word(b, layout)
+                    heap[at] = _word(a, layout, True)
+                    heap[at + 1] = _word(b, layout, True)
                 case VecV(items):
                     heap[at] = len(items)
                     for j, item in enumerate(items):
-                        heap[at + 1 + j] = _word(item, layout)
+                        heap[at + 1 + j] = _word(item, layout, True)
                 case Closure() | RegionClosure():
                     heap[at] = heap[at + 1] = 0  # code cannot travel; the plan never reads it
 

@@ -7,6 +7,7 @@ import os
 
 import pytest
 from conftest import EXAMPLES, ROOT
+from hypothesis import HealthCheck, assume, given, note, settings
 
 from cli.opencl import OffloadCollector
 from models.opencl_codegen import BackendError
@@ -14,6 +15,7 @@ from models.opencl_runner import DeviceSession, plan_offload, run_offload, selec
 from profiler.checker import check_program
 from profiler.evaluator import EvaluationOptions, bind_parameters, evaluate
 from profiler.parser import parse
+from tests.generate import well_typed_programs
 
 GOLDEN = ROOT / "tests" / "golden"
 SMALL = {"zipmul": {"n": 40}, "zipmul_cpu": {"n": 12}, "dot": {"n": 37}, "matvec":
@@ -120,3 +122,27 @@ def test_quick_calibration_and_validation_on_pocl(pocl, tmp_path):
     assert {"kernel", "transfer_in", "on", "cpu"} <= parts
     for case in report["cases"]:
         assert case["predicted_s"] > 0 and case["measured_s"] > 0
+
+
+@settings(max_examples=40, deadline=None,
+          suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much])
+@given(program=well_typed_programs())
+def test_generated_programs_on_pocl_equal_the_interpreter(program, pocl):
+    """Differential: every offload of a generated well-typed program, compiled to OpenCL C and
+    run on PoCL, gives the interpreter's value. Programs using what the backend does not compile
+    (a CPU closure used inside an `on`, say) are set aside, never counted as passing."""
+    checked = check_program(program)
+    collector = OffloadCollector()
+    evaluate(checked, {}, EvaluationOptions(observer=collector))
+    ran = 0
+    for offload in collector.offloads:
+        try:
+            run = run_offload(pocl, offload, checked.types, {p.name: p.default
+                                                             for p in program.params},
+                              repeats=1, warmup=0)
+        except BackendError:
+            continue
+        note(f"device {run.value!r}, interpreter {run.expected!r}")
+        assert run.matches
+        ran += 1
+    assume(ran > 0)
