@@ -87,7 +87,7 @@ def command_check(args: argparse.Namespace, holder: SourceHolder) -> int:
 def command_run(args: argparse.Namespace, holder: SourceHolder) -> int:
     observer = None
     if args.device:
-        from cli.opencl import OffloadCollector
+        from profiler.evaluator import OffloadCollector
 
         observer = OffloadCollector()
     checked, params, evaluation, _ = run_program(args, holder, observer)

@@ -7,7 +7,7 @@ import sys
 
 from cli.main import EXIT_OK, EXIT_PROGRAM_ERROR, SourceHolder
 from profiler.checker import CheckedProgram
-from profiler.evaluator import Offload, OffloadObserver
+from profiler.evaluator import OffloadCollector
 
 
 def register(commands, add_common, add_model_options) -> None:
@@ -42,16 +42,6 @@ def register(commands, add_common, add_model_options) -> None:
     validate.add_argument("--format", choices=("text", "json"), default="text")
     validate.add_argument("-o", "--output", help="write the report here")
     validate.set_defaults(handler="cli.calibration:command_validate")
-
-
-class OffloadCollector(OffloadObserver):
-    """Keeps every offload of an evaluation, to run them on a device afterwards."""
-
-    def __init__(self) -> None:
-        self.offloads: list[Offload] = []
-
-    def offloaded(self, offload: Offload) -> None:
-        self.offloads.append(offload)
 
 
 def command_devices(args: argparse.Namespace, holder: SourceHolder) -> int:

@@ -210,6 +210,18 @@ def _on_cost(record) -> OnCost:
     )
 
 
+def centre_times(evaluation: Evaluation, result: ScheduleResult) -> dict[str, float]:
+    """Each cost centre's time under a schedule: from the start of its first edge to the end of
+    its last (eq. 5's steps between them)."""
+    graph = evaluation.graph.graph
+    spans: dict[str, tuple[float, float]] = {}
+    for _, start, end, u, v in result.intervals:
+        for name in graph.edges[u, v]["centres"]:
+            first, last = spans.get(name, (start, end))
+            spans[name] = (min(first, start), max(last, end))
+    return {name: last - first for name, (first, last) in spans.items()}
+
+
 def _centres(evaluation: Evaluation, result: ScheduleResult) -> list[CentreCost]:
     """Inclusive costs of each cost centre: its edges' work, the longest path through them, the
     time from its first edge's start to its last edge's end in the schedule, and the words it
@@ -226,15 +238,12 @@ def _centres(evaluation: Evaluation, result: ScheduleResult) -> list[CentreCost]
             for name in phase.centres:
                 if name not in record.centres:
                     device_only[name] = device_only.get(name, 0.0) + phase.time
-    starts: dict[tuple[int, int], tuple[float, float]] = {}
-    for _, start, end, u, v in result.intervals:
-        starts[(u, v)] = (start, end)
+    times = centre_times(evaluation, result)
     costs = []
     for name in names:
         sub = nx.DiGraph()
         work = 0.0
         gpu_time = 0.0
-        first, last = None, None
         count = 0
         for u, v, data in graph.edges(data=True):
             if name not in data["centres"]:
@@ -244,15 +253,11 @@ def _centres(evaluation: Evaluation, result: ScheduleResult) -> list[CentreCost]
             sub.add_edge(u, v, weight=data["weight"])
             if data["kind"] is EdgeKind.DEVICE_BOX:
                 gpu_time += data["box"].kernel
-            if (u, v) in starts:
-                s, e = starts[(u, v)]
-                first = s if first is None else min(first, s)
-                last = e if last is None else max(last, e)
         space = sum(delta for n, data in graph.nodes(data=True) if name in data["centres"]
                     and data["kind"] is NodeKind.WRITE for world, delta in data["space"]
                     if world is World.CPU)
         space += sum(r.gpu_words for r in evaluation.ons if name in r.centres)
-        costs.append(CentreCost(name, work, longest_path_length(sub), (last or 0) - (first or 0),
+        costs.append(CentreCost(name, work, longest_path_length(sub), times.get(name, 0.0),
                                 space, gpu_time, count))
     for name, time in device_only.items():
         if name in names:

@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from datetime import date
 from pathlib import Path
 
+from graphs.analysis import centre_times
 from graphs.schedule import schedule
 from models.device_profile import DeviceProfile
 from models.providers import providers_for
@@ -30,7 +31,7 @@ from profiler.evaluator import (
     OFFLOAD_CENTRE,
     EvaluationOptions,
     Offload,
-    OffloadObserver,
+    OffloadCollector,
     bind_parameters,
     evaluate,
 )
@@ -42,14 +43,6 @@ SIZES = [2**10, 2**12, 2**14]
 QUICK_SIZES = [2**8, 2**10]
 SQUARE = {"nbody"}  # n² work: sizes are cut to keep the interpreter's share small
 TRANSFER_WORDS = [int(512 * 4**k * 1.5) for k in range(9)]  # 6 KB ... 192 MB, 1.5x off the grid
-
-
-class _Collector(OffloadObserver):
-    def __init__(self) -> None:
-        self.offloads: list[Offload] = []
-
-    def offloaded(self, offload: Offload) -> None:
-        self.offloads.append(offload)
 
 
 @dataclass(frozen=True, slots=True)
@@ -121,7 +114,7 @@ def validate(session, cpu_session, profile: DeviceProfile, programs: list[str] |
                 progress(f"{path.stem} n={n}", done / (total + 2))
             size = int(math.isqrt(n)) if path.stem in SQUARE else n
             params = bind_parameters(checked, size_params(checked, size, path.stem))
-            gpu_collector, cpu_collector = _Collector(), _Collector()
+            gpu_collector, cpu_collector = OffloadCollector(), OffloadCollector()
             options = EvaluationOptions(profile=profile, gpu_mode=mode, observer=gpu_collector)
             evaluate(gpu_checked, params, options)
             if not gpu_collector.offloads:
@@ -131,7 +124,8 @@ def validate(session, cpu_session, profile: DeviceProfile, programs: list[str] |
                                             observer=cpu_collector)
             cpu_evaluation = evaluate(cpu_checked, params, cpu_options)
             processors = max(1, cpu_session.info.compute_units)
-            centre_time = _centre_times(cpu_evaluation, processors)
+            centre_time = centre_times(cpu_evaluation,
+                                       schedule(cpu_evaluation.graph, processors, "1df"))
             for k, offload in enumerate(gpu_collector.offloads):
                 run = run_offload(session, offload, gpu_checked.types, params, repeats=repeats)
                 if not run.matches:
@@ -199,19 +193,6 @@ def validate(session, cpu_session, profile: DeviceProfile, programs: list[str] |
     return report
 
 
-def _centre_times(evaluation, processors: int) -> dict[str, float]:
-    """Each cost centre's time under a 1DF schedule: from its first edge's start to its last
-    edge's end (what `hetprof profile` reports as the centre's time)."""
-    result = schedule(evaluation.graph, processors, "1df")
-    graph = evaluation.graph.graph
-    spans: dict[str, tuple[float, float]] = {}
-    for _, start, end, u, v in result.intervals:
-        for name in graph.edges[u, v]["centres"]:
-            first, last = spans.get(name, (start, end))
-            spans[name] = (min(first, start), max(last, end))
-    return {name: last - first for name, (first, last) in spans.items()}
-
-
 def _kernel_seconds(offload: Offload, profile: DeviceProfile) -> float:
     """The kernel time another profile (another GPU model) predicts for the same cost paths."""
     from graphs.devicebox import build_device_box
@@ -240,7 +221,7 @@ def _bank_conflicts(session, profile: DeviceProfile, mode: str, quick: bool,
     kernel_times: dict[int, tuple[float, float]] = {}
     for s in strides:
         params = bind_parameters(checked, {"n": n, "s": s})
-        collector = _Collector()
+        collector = OffloadCollector()
         evaluate(checked, params, EvaluationOptions(profile=profile, gpu_mode=mode,
                                                     observer=collector))
         (offload,) = collector.offloads

@@ -34,7 +34,6 @@ The graph each rule builds, in the paper's notation (δr, δw: read and write co
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass, field, replace
 
 from graphs.costgraph import CostGraph, DeviceBoxInfo, EdgeKind, NodeKind, Sub
@@ -133,6 +132,16 @@ class OffloadObserver:
 
     def offloaded(self, offload: Offload) -> None:  # pragma: no cover - an interface
         raise NotImplementedError
+
+
+class OffloadCollector(OffloadObserver):
+    """Keeps every offload of an evaluation, to run them on a device afterwards."""
+
+    def __init__(self) -> None:
+        self.offloads: list[Offload] = []
+
+    def offloaded(self, offload: Offload) -> None:
+        self.offloads.append(offload)
 
 
 @dataclass(slots=True)
@@ -793,8 +802,3 @@ class Evaluator:
     def _replace_region(self, rid: int, region: Region) -> None:
         self.stacks[World.CPU][rid] = region
         self.all_regions[rid] = region
-
-
-def rounds(threads: int, threads_at_once: int) -> int:
-    """⌈threads / H⌉: how many rounds of work groups a kernel of `threads` threads takes."""
-    return math.ceil(threads / threads_at_once) if threads else 0

@@ -9,11 +9,10 @@ import pytest
 from conftest import EXAMPLES, ROOT
 from hypothesis import HealthCheck, assume, given, note, settings
 
-from cli.opencl import OffloadCollector
 from models.opencl_codegen import BackendError
 from models.opencl_runner import DeviceSession, plan_offload, run_offload, select_device
 from profiler.checker import check_program
-from profiler.evaluator import EvaluationOptions, bind_parameters, evaluate
+from profiler.evaluator import EvaluationOptions, OffloadCollector, bind_parameters, evaluate
 from profiler.parser import parse
 from tests.generate import well_typed_programs
 
