@@ -63,19 +63,32 @@ class TextRenderer:
         summary.add_row("cost graph", f"{result.nodes:,} nodes, {result.edges:,} edges", "")
         console.print(summary)
         if result.on:
+            # One column per `on`, so that wide numbers are never cut.
             table = Table(title="`on` forms (device boxes)", header_style="bold")
-            for column in ("where", "transfer in", "kernel", "transfer out", "merge", "total",
-                           "threads", "groups", "rounds", "conflicts", "broadcasts"):
-                table.add_column(column, justify="right" if column != "where" else "left")
+            table.add_column("part")
             for on in result.on:
-                table.add_row(on.location, _number(on.transfer_in), _number(on.kernel),
-                              _number(on.transfer_out), _number(on.merge), _number(on.total),
-                              str(on.threads), str(on.work_groups), str(on.rounds),
-                              str(on.bank_conflicts), str(on.broadcasts))
+                table.add_column(f"on at {_line_column(on.location)}", justify="right")
+            rows = [
+                ("region growth (Δa)", lambda o: _number(o.grow)),
+                ("transfer in δ*", lambda o: _number(o.transfer_in)),
+                ("kernel (device box)", lambda o: _number(o.kernel)),
+                ("transfer out δ†", lambda o: _number(o.transfer_out)),
+                ("merge (Def. 4.3)", lambda o: _number(o.merge)),
+                ("total", lambda o: _number(o.total)),
+                ("threads / work groups / rounds",
+                 lambda o: f"{o.threads} / {o.work_groups} / {o.rounds}"),
+                ("bank conflicts (max degree)",
+                 lambda o: f"{o.bank_conflicts} ({o.max_conflict_degree})"),
+                ("broadcasts / multicasts", lambda o: f"{o.broadcasts} / {o.multicasts}"),
+                ("words pushed / allocated on GPU",
+                 lambda o: f"{o.pushed_words:,} / {o.gpu_words:,}"),
+            ]
+            for label, cell in rows:
+                table.add_row(label, *(cell(on) for on in result.on))
             console.print(table)
             for on in result.on:
                 for note in on.notes:
-                    console.print(f"  note ({on.location}): {note}")
+                    console.print(f"  note ({_line_column(on.location)}): {escape(note)}")
         if result.cost_centres:
             table = Table(title="Cost centres", header_style="bold")
             for column in ("name", "work", "span", "time", "space", "GPU kernel"):
