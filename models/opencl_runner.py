@@ -126,6 +126,24 @@ class DeviceSession:
         self.max_group = min(256, device.max_work_group_size)
         self._programs: dict[str, Any] = {}
         self._kernels: dict[tuple[int, str], Any] = {}
+        self._pinned: list[Any] = []
+
+    def pinned(self, words: int) -> np.ndarray:
+        """A host array of `words` 64-bit words in page-locked memory (an ALLOC_HOST_PTR buffer,
+        mapped): copies from and to it are DMA transfers, steady and fast, where pageable numpy
+        memory goes through the driver's staging buffers and changes regime with size."""
+        cl = self.cl
+        words = max(1, words)
+        buffer = cl.Buffer(self.context, cl.mem_flags.READ_WRITE | cl.mem_flags.ALLOC_HOST_PTR,
+                           8 * words)
+        array, _ = cl.enqueue_map_buffer(self.queue, buffer,
+                                         cl.map_flags.READ | cl.map_flags.WRITE, 0, (words,),
+                                         np.int64)
+        self._pinned.append(buffer)  # keep the buffer alive as long as its mapping is used
+        return array
+
+    def release_pinned(self) -> None:
+        self._pinned.clear()
 
     def kernel(self, program, name: str):
         """One kernel object per program and name (retrieving it again is expensive)."""
@@ -408,7 +426,8 @@ def _run_once(session: DeviceSession, program, plan: Plan, offload: Offload, lay
     cl = session.cl
     queue, context = session.queue, session.context
     total = layout.bases[-1] + layout.capacity[-1] if layout.bases else 1
-    heap = np.zeros(max(1, total), dtype=np.int64)
+    heap = session.pinned(max(1, total))
+    heap[:] = 0
     _fill(heap, regions, layout)
     caps = np.array(layout.capacity, dtype=np.int32)
     aps = np.array(layout.used, dtype=np.int32)
@@ -512,11 +531,12 @@ def _run_once(session: DeviceSession, program, plan: Plan, offload: Offload, lay
     for k in range(len(layout.used)):
         for start, end in ((layout.used[k], final_aps[k]), (top[k], layout.capacity[k])):
             if end > start:
-                part = np.empty(end - start, dtype=np.int64)
+                part = heap[layout.bases[k] + start:layout.bases[k] + end]  # pinned: DMA
                 seconds_out += event_seconds(cl.enqueue_copy(
                     queue, part, heap_buf, src_offset=8 * (layout.bases[k] + start)))
-                heap[layout.bases[k] + start:layout.bases[k] + end] = part
                 words_out += end - start
+    heap = np.array(heap)  # a copy in ordinary memory: the pinned buffer goes back
+    session.release_pinned()
     return {"in": seconds_in, "out": seconds_out, "kernels": times, "heap": heap,
             "result": result, "words_in": int(sum(layout.used)), "words_out": int(words_out)}
 
@@ -528,8 +548,9 @@ def _run_once(session: DeviceSession, program, plan: Plan, offload: Offload, lay
 def time_transfers(session: DeviceSession, words: int, repeats: int) -> tuple[Timing, Timing]:
     """Host→device and device→host copies of `words` 64-bit words of random data."""
     cl = session.cl
-    data = np.random.default_rng(words).integers(1, 2**40, size=max(1, words), dtype=np.int64)
-    back = np.empty_like(data)
+    data = session.pinned(words)
+    data[:] = np.random.default_rng(words).integers(1, 2**40, size=len(data), dtype=np.int64)
+    back = session.pinned(words)
     buffer = cl.Buffer(session.context, cl.mem_flags.READ_WRITE, data.nbytes)
     h2d, d2h = Timing(), Timing()
     for run in range(repeats + 1):
@@ -540,6 +561,7 @@ def time_transfers(session: DeviceSession, words: int, repeats: int) -> tuple[Ti
             d2h.samples.append(down)
     if not np.array_equal(data, back):
         raise DeviceError(f"{session.info.describe()} corrupted a {words}-word transfer")
+    session.release_pinned()
     return h2d, d2h
 
 
