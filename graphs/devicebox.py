@@ -36,6 +36,7 @@ class PathEdge:
     span: Span | None = None
     centres: tuple[str, ...] = ()
     words: int = 0  # words allocated by this edge (GPU space)
+    bookkeeping: bool = False  # a parmap's own read, merge or result vector (no kernel of its own)
 
 
 Path = list[PathEdge]
@@ -64,8 +65,8 @@ class PathBuilder:
         return [Phase([[]], False)]
 
     def edge(self, kind: EdgeKind, weight: float, access: MemoryAccess | None, span: Span | None,
-             centres: tuple[str, ...], words: int = 0) -> PathEdge:
-        return PathEdge(kind, weight, access, span, centres, words)
+             centres: tuple[str, ...], words: int = 0, bookkeeping: bool = False) -> PathEdge:
+        return PathEdge(kind, weight, access, span, centres, words, bookkeeping)
 
     def append(self, before: GSub | None, edge: PathEdge) -> GSub:
         """before ⊕ edge."""
@@ -253,7 +254,7 @@ def _lockstep_layout(phases: GSub, width: int) -> GSub:
             return edge
         return PathEdge(edge.kind, edge.weight,
                         MemoryAccess(access.kind, remap[access.address], access.space), edge.span,
-                        edge.centres, edge.words)
+                        edge.centres, edge.words, edge.bookkeeping)
 
     return [Phase([[moved(e) for e in thread] for thread in phase.threads], phase.parallel,
                   phase.span) for phase in phases]
@@ -289,7 +290,7 @@ def _phase_cost(phase: Phase, model: GpuModel, p: GpuParameters,
         round_time = max(group_times[start:start + resident])
         cost.round_times.append(round_time)
         total += round_time
-    if phase.parallel and threads:
+    if _launches(phase):
         total += p.launch
     if p.atomic:
         # Every write allocates (λG's regions are immutable) with an atomic bump of the region's
@@ -307,6 +308,17 @@ def _phase_cost(phase: Phase, model: GpuModel, p: GpuParameters,
             common = set(edge.centres) if common is None else common & set(edge.centres)
     cost.centres = tuple(sorted(common or ()))
     return cost
+
+
+def _launches(phase: Phase) -> bool:
+    """Whether the phase is a kernel launch of its own: every parallel phase, and a serial stretch
+    that computes something (a literal, arithmetic) rather than only a parmap's bookkeeping (its
+    vector read, merge and result vector, which the kernel and the host do around it)."""
+    if not phase.threads:
+        return False
+    if phase.parallel:
+        return True
+    return any(e.kind is not EdgeKind.SEQ and not e.bookkeeping for e in phase.threads[0])
 
 
 def _group_time(members: list[Path], model: GpuModel, p: GpuParameters, cost: PhaseCost,

@@ -34,6 +34,7 @@ The graph each rule builds, in the paper's notation (δr, δw: read and write co
 
 from __future__ import annotations
 
+from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 
 from graphs.costgraph import CostGraph, DeviceBoxInfo, EdgeKind, NodeKind, Sub
@@ -261,6 +262,7 @@ class Evaluator:
         self.gpu_growth: dict[int, int] = {}
         self.bsize = self.profile.region.bsize
         self.parmap_depth = 0
+        self.bookkeeping = False  # building a parmap's own read, merge and result vector
         self.has_on = has_on(checked.body)
 
     # -- entry --------------------------------------------------------------------------------------
@@ -303,7 +305,7 @@ class Evaluator:
         space_kind = Space.LOCAL if local else Space.GLOBAL
         edge = self.paths.edge(EdgeKind.READ if kind is AccessKind.READ else EdgeKind.WRITE, 0.0,
                                MemoryAccess(kind, address, space_kind), span, self.centres,
-                               words)
+                               words, self.bookkeeping)
         return self.paths.append(before, edge)
 
     def _seq(self, world: World, first, second, span: Span):
@@ -326,7 +328,8 @@ class Evaluator:
             w = self.cpu.op() if weight is None else weight
             return self.graph.step(before, w, kind, NodeKind.POINT, span, self.centres)
         w = self.profile.gpu.op if weight is None else weight
-        return self.paths.append(before, self.paths.edge(kind, w, None, span, self.centres))
+        return self.paths.append(before, self.paths.edge(kind, w, None, span, self.centres,
+                                                         bookkeeping=self.bookkeeping))
 
     def _op_into(self, world: World, before, after, span: Span):
         """before ⊕op after: one PRAM step between them, kept even when either side is ∅."""
@@ -661,9 +664,20 @@ class Evaluator:
             items.append(v)
             threads.append(c)
         c_par = self._par(world, threads, span)
-        c = self._read_into(world, self._seq(world, c_f, c_v, span), vec_loc, c_par, span)
-        c = self._op(world, c, span, EdgeKind.MERGE, self._merge_cost(world))
-        return self._alloc(c, world, regions, region, VecV(tuple(items)), span)
+        with self._bookkeeping():
+            c = self._read_into(world, self._seq(world, c_f, c_v, span), vec_loc, c_par, span)
+            c = self._op(world, c, span, EdgeKind.MERGE, self._merge_cost(world))
+            return self._alloc(c, world, regions, region, VecV(tuple(items)), span)
+
+    @contextmanager
+    def _bookkeeping(self):
+        """Mark the edges built inside as a parallel form's own bookkeeping (see
+        graphs.devicebox._launches): on the GPU they need no kernel launch of their own."""
+        saved, self.bookkeeping = self.bookkeeping, True
+        try:
+            yield
+        finally:
+            self.bookkeeping = saved
 
     def _peek(self, world: World, location: Loc, span: Span) -> tuple[Region, HeapValue]:
         region = self.stacks[world].get(location.region)
@@ -704,9 +718,10 @@ class Evaluator:
             items.append(loc)
             writes.append(w)
         c_par = self._par(world, writes, span)
-        c = self._read_into(world, c, count_loc, c_par, span)
-        c = self._op(world, c, span, EdgeKind.MERGE, self._merge_cost(world))
-        return self._alloc(c, world, regions, region, VecV(tuple(items)), span)
+        with self._bookkeeping():
+            c = self._read_into(world, c, count_loc, c_par, span)
+            c = self._op(world, c, span, EdgeKind.MERGE, self._merge_cost(world))
+            return self._alloc(c, world, regions, region, VecV(tuple(items)), span)
 
     def _reduce(self, func: Expr, zero: Expr, vector: Expr, region: str | None, span: Span,
                 env: dict, regions: dict, world: World) -> tuple[Value, object]:
@@ -716,7 +731,9 @@ class Evaluator:
         closure, c_f = self._function(func, env, regions, world, span)
         z_loc, c_z = self.eval(zero, env, regions, world)
         vec_loc, c_v = self.eval(vector, env, regions, world)
-        vec, cost = self._read(self._seq_all(world, [c_f, c_z, c_v], span), world, vec_loc, span)
+        with self._bookkeeping():
+            vec, cost = self._read(self._seq_all(world, [c_f, c_z, c_v], span), world, vec_loc,
+                                   span)
         assert isinstance(vec, VecV) and region is not None
         if not vec.items:
             return z_loc, cost
@@ -732,8 +749,9 @@ class Evaluator:
                 branches.append(self._seq(world, c_pair, c_body, span))
             if len(items) % 2:
                 combined.append(items[-1])
-            level = self._op(world, self._par(world, branches, span), span, EdgeKind.MERGE,
-                             self._merge_cost(world))
+            with self._bookkeeping():
+                level = self._op(world, self._par(world, branches, span), span, EdgeKind.MERGE,
+                                 self._merge_cost(world))
             cost = self._seq(world, cost, level, span)
             items = combined
         return items[0], cost
