@@ -276,8 +276,9 @@ class _Emitter:
                 return self.reduce(func, zero, vector, region, span, env)
             case Profile(_, inner, _):
                 return self.value(inner, env)
-        raise BackendError(f"the OpenCL backend does not support `{_construct(e)}` here",
-                           e.span)
+        raise BackendError(f"`{_construct(e)}` cannot be compiled to OpenCL C (on the device "
+                           "hetprof runs first-order code: literals, arithmetic, pairs, vectors, "
+                           "let, if, parmap, iota, reduce and applied lambdas)", e.span)
 
     def function(self, func: Expr, env: dict, span: Span) -> _Fun:
         if isinstance(func, Lambda):
