@@ -19,8 +19,9 @@ def _console() -> Console:
     return Console(file=sys.stderr, width=110)
 
 
-def command_calibrate(args: argparse.Namespace, holder: SourceHolder) -> int:
-    from models.calibrate import calibrate
+def _sessions(args: argparse.Namespace):
+    """The device of --device and a session on it, and one on --cpu-device (default: the first
+    OpenCL CPU device, e.g. PoCL; the device itself if there is none)."""
     from models.opencl_runner import DeviceSession, list_devices, select_device
 
     info = select_device(args.device)
@@ -30,6 +31,13 @@ def command_calibrate(args: argparse.Namespace, holder: SourceHolder) -> int:
         cpu_info = next((d for d in list_devices() if "CPU" in d.type), info)
     session = DeviceSession(info)
     cpu_session = session if cpu_info == info else DeviceSession(cpu_info)
+    return info, session, cpu_session
+
+
+def command_calibrate(args: argparse.Namespace, holder: SourceHolder) -> int:
+    from models.calibrate import calibrate
+
+    info, session, cpu_session = _sessions(args)
     console = _console()
     with Progress(TextColumn("{task.description}"), BarColumn(), TimeElapsedColumn(),
                   console=console, transient=True) as progress:
@@ -64,17 +72,10 @@ def command_calibrate(args: argparse.Namespace, holder: SourceHolder) -> int:
 
 def command_validate(args: argparse.Namespace, holder: SourceHolder) -> int:
     from models.device_profile import load_profile
-    from models.opencl_runner import DeviceSession, list_devices, select_device
     from models.validate import render_markdown, validate
 
     profile = load_profile(args.device_profile)
-    info = select_device(args.device)
-    if args.cpu_device:
-        cpu_info = select_device(args.cpu_device)
-    else:
-        cpu_info = next((d for d in list_devices() if "CPU" in d.type), info)
-    session = DeviceSession(info)
-    cpu_session = session if cpu_info == info else DeviceSession(cpu_info)
+    info, session, cpu_session = _sessions(args)
     sizes = [int(s) for s in args.sizes.split(",")] if args.sizes else None
     compare = [load_profile(p) for p in args.compare_profile or []]
     console = _console()

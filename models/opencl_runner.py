@@ -25,7 +25,17 @@ from models.opencl_codegen import (
 )
 from profiler.errors import DeviceError
 from profiler.evaluator import Offload
-from profiler.regions import Closure, FloatV, IntV, Loc, PairV, Region, RegionClosure, VecV
+from profiler.regions import (
+    Closure,
+    FloatV,
+    IntV,
+    Loc,
+    PairV,
+    Region,
+    RegionClosure,
+    VecV,
+    size_of,
+)
 from profiler.syntax import BoolT, Boxed, FloatS, FunS, IntS, On, PairS, RegionFunS, Type, VecS
 
 
@@ -226,14 +236,8 @@ class OffloadRun:
 
 
 def _device_size(value) -> int:
-    match value:
-        case IntV() | FloatV():
-            return 1
-        case PairV() | Closure() | RegionClosure():
-            return 2
-        case VecV(items):
-            return 1 + len(items)
-    raise AssertionError(value)
+    """|v| on the device: the region model's size, plus a length word before each vector."""
+    return len(value.items) + 1 if isinstance(value, VecV) else size_of(value)
 
 
 @dataclass(slots=True)

@@ -183,14 +183,14 @@ def validate(session, cpu_session, profile: DeviceProfile, programs: list[str] |
         cases += _bank_conflicts(session, profile, mode, quick, repeats)
     cases = [c for c in cases if c.measured_s > 0]  # nothing moved: nothing to compare
     report = _report(session, cpu_session, profile, mode, cases, placements, skipped, sizes)
-    report["modes"] = {mode: _kernel_summary(cases)}
-    report["compare_cases"] = {}
-    for other_mode, other_cases in compared.items():
-        report["modes"][other_mode] = _kernel_summary(other_cases)
-        report["compare_cases"][other_mode] = [
-            {"program": c.program, "n": c.n, "part": c.part, "predicted_s": c.predicted_s,
-             "measured_s": c.measured_s, "error_pct": c.error_pct} for c in other_cases]
-    return report
+    report["compare_cases"] = {mode_: [_case_json(c) for c in other]
+                               for mode_, other in compared.items()}
+    return summarise(report)
+
+
+def _case_json(c: Case) -> dict:
+    return {"program": c.program, "n": c.n, "part": c.part, "predicted_s": c.predicted_s,
+            "measured_s": c.measured_s, "error_pct": c.error_pct}
 
 
 def _kernel_seconds(offload: Offload, profile: DeviceProfile) -> float:
@@ -270,11 +270,7 @@ def summarise(report: dict) -> dict:
 
 
 def _report(session, cpu_session, profile, mode, cases, placements, skipped, sizes) -> dict:
-    kernel_errors = [abs(c.error_pct) for c in cases if c.part == "kernel"]
-    transfer_errors = [abs(c.error_pct) for c in cases
-                       if c.part in ("host_to_device", "device_to_host")]
-    conflict_errors = [abs(c.error_pct) for c in cases if c.part == "bank_conflict_slowdown"]
-    right = sum(1 for p in placements if p["predicted"] == p["measured"])
+    """The report's facts; `summarise` adds the figures computed from them."""
     return {
         "device": session.info.describe(),
         "device_version": session.info.version,
@@ -283,16 +279,8 @@ def _report(session, cpu_session, profile, mode, cases, placements, skipped, siz
         "gpu_mode": mode,
         "profile": profile.name,
         "sizes": sizes,
-        "cases": [{"program": c.program, "n": c.n, "part": c.part,
-                   "predicted_s": c.predicted_s, "measured_s": c.measured_s,
-                   "error_pct": c.error_pct} for c in cases],
+        "cases": [_case_json(c) for c in cases],
         "placements": placements,
-        "kernel_median_abs_pct_error": statistics.median(kernel_errors) if kernel_errors else 0,
-        "kernel_p90_abs_pct_error": _percentile(kernel_errors, 0.9),
-        "transfer_mean_abs_pct_error": statistics.fmean(transfer_errors) if transfer_errors
-        else 0,
-        "bank_conflict_max_abs_pct_error": max(conflict_errors, default=0),
-        "placement_accuracy": right / len(placements) if placements else 0,
         "skipped": skipped,
     }
 
