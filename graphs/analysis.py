@@ -11,9 +11,7 @@ import json
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-import networkx as nx
-
-from graphs.costgraph import EdgeKind, NodeKind, longest_path_length
+from graphs.costgraph import EdgeKind, NodeKind, cyclic_gc_paused, longest_path_of_edges
 from graphs.draw import cost_picture
 from graphs.schedule import Policy, ScheduleResult, schedule
 from graphs.timeline import build_timeline
@@ -134,48 +132,50 @@ def analyse(evaluation: Evaluation, procs: int = 2, policy: Policy | str = Polic
 
     With `pictures`, the result also carries the schedule's timeline and a summary of the cost
     graph (both bounded in size), for `hetprof profile --format dot|trace|html`."""
-    graph = evaluation.graph
-    result: ScheduleResult = schedule(graph, procs, policy)
-    work = graph.work()
-    span = graph.span()
-    ons = [_on_cost(record) for record in evaluation.ons]
-    centres = _centres(evaluation, result)
-    spans = _span_tree(evaluation, body, source) if body is not None else []
-    regions = {r.label: r.ap for r in evaluation.regions.values()}
-    timeline = cost_graph = None
-    if pictures:
-        def describe(span: Span) -> str:
-            return snippet(source, span, 32) if source else ""
+    # Millions of small objects live through the analysis (see cyclic_gc_paused).
+    with cyclic_gc_paused():
+        graph = evaluation.graph
+        result: ScheduleResult = schedule(graph, procs, policy)
+        work = graph.work()
+        span = graph.span()
+        ons = [_on_cost(record) for record in evaluation.ons]
+        centres = _centres(evaluation, result)
+        spans = _span_tree(evaluation, body, source) if body is not None else []
+        regions = {r.label: r.ap for r in evaluation.regions.values()}
+        timeline = cost_graph = None
+        if pictures:
+            def describe(span: Span) -> str:
+                return snippet(source, span, 32) if source else ""
 
-        timeline = build_timeline(graph, result, describe, units)
-        cost_graph = cost_picture(graph, describe)
-    return ProfileResult(
-        file=file,
-        params=dict(params or {}),
-        value=evaluation.render_value(),
-        units=units,
-        gpu_mode=evaluation.gpu_mode,
-        procs=procs,
-        schedule=Policy(policy).value,
-        work=work,
-        span=span,
-        parallelism=work / span if span else 1.0,
-        time=result.time,
-        paper_time=work / procs,
-        space={"cpu": result.peak_space_cpu, "gpu": result.peak_space_gpu,
-               "peak": result.peak_space},
-        on=ons,
-        cost_centres=centres,
-        spans=spans,
-        nodes=graph.graph.number_of_nodes(),
-        edges=graph.graph.number_of_edges(),
-        regions=regions,
-        steps=evaluation.steps,
-        profile_name=profile_name,
-        seconds_per_unit=dict(seconds_per_unit or {}),
-        timeline=timeline,
-        cost_graph=cost_graph,
-    )
+            timeline = build_timeline(graph, result, describe, units)
+            cost_graph = cost_picture(graph, describe)
+        return ProfileResult(
+            file=file,
+            params=dict(params or {}),
+            value=evaluation.render_value(),
+            units=units,
+            gpu_mode=evaluation.gpu_mode,
+            procs=procs,
+            schedule=Policy(policy).value,
+            work=work,
+            span=span,
+            parallelism=work / span if span else 1.0,
+            time=result.time,
+            paper_time=work / procs,
+            space={"cpu": result.peak_space_cpu, "gpu": result.peak_space_gpu,
+                   "peak": result.peak_space},
+            on=ons,
+            cost_centres=centres,
+            spans=spans,
+            nodes=graph.number_of_nodes(),
+            edges=graph.number_of_edges(),
+            regions=regions,
+            steps=evaluation.steps,
+            profile_name=profile_name,
+            seconds_per_unit=dict(seconds_per_unit or {}),
+            timeline=timeline,
+            cost_graph=cost_graph,
+        )
 
 
 def location(span: Span | None) -> str:
@@ -213,10 +213,19 @@ def _on_cost(record) -> OnCost:
 def centre_times(evaluation: Evaluation, result: ScheduleResult) -> dict[str, float]:
     """Each cost centre's time under a schedule: from the start of its first edge to the end of
     its last (eq. 5's steps between them)."""
-    graph = evaluation.graph.graph
+    graph = evaluation.graph
+    sources, targets = graph.edge_source, graph.edge_target
+    # The schedule names edges by their nodes; only edges in some cost centre matter here.
+    centres_of = {(sources[e], targets[e]): names
+                  for e, names in enumerate(graph.edge_centres) if names}
     spans: dict[str, tuple[float, float]] = {}
+    if not centres_of:
+        return {}
+    marked_sources = {u for u, _ in centres_of}
     for _, start, end, u, v in result.intervals:
-        for name in graph.edges[u, v]["centres"]:
+        if u not in marked_sources:
+            continue
+        for name in centres_of.get((u, v), ()):
             first, last = spans.get(name, (start, end))
             spans[name] = (min(first, start), max(last, end))
     return {name: last - first for name, (first, last) in spans.items()}
@@ -226,10 +235,13 @@ def _centres(evaluation: Evaluation, result: ScheduleResult) -> list[CentreCost]
     """Inclusive costs of each cost centre: its edges' work, the longest path through them, the
     time from its first edge's start to its last edge's end in the schedule, and the words it
     allocated."""
-    graph = evaluation.graph.graph
+    graph = evaluation.graph
+    edge_centres = graph.edge_centres
+    # Edges in networkx's adjacency order, as the sums below ran before (floating point).
+    marked = [e for e in graph.adjacency().order if edge_centres[e]]
     names: list[str] = []
-    for _, _, data in graph.edges(data=True):
-        for name in data["centres"]:
+    for e in marked:
+        for name in edge_centres[e]:
             if name not in names:
                 names.append(name)
     device_only: dict[str, float] = {}
@@ -239,26 +251,26 @@ def _centres(evaluation: Evaluation, result: ScheduleResult) -> list[CentreCost]
                 if name not in record.centres:
                     device_only[name] = device_only.get(name, 0.0) + phase.time
     times = centre_times(evaluation, result)
+    marked_nodes = [u for u, centres in enumerate(graph.node_centres) if centres]
+    sources, targets, weights = graph.edge_source, graph.edge_target, graph.edge_weight
     costs = []
     for name in names:
-        sub = nx.DiGraph()
+        edges = []
         work = 0.0
         gpu_time = 0.0
-        count = 0
-        for u, v, data in graph.edges(data=True):
-            if name not in data["centres"]:
+        for e in marked:
+            if name not in edge_centres[e]:
                 continue
-            count += 1
-            work += data["weight"]
-            sub.add_edge(u, v, weight=data["weight"])
-            if data["kind"] is EdgeKind.DEVICE_BOX:
-                gpu_time += data["box"].kernel
-        space = sum(delta for n, data in graph.nodes(data=True) if name in data["centres"]
-                    and data["kind"] is NodeKind.WRITE for world, delta in data["space"]
-                    if world is World.CPU)
+            edges.append((sources[e], targets[e], weights[e]))
+            work += weights[e]
+            if graph.edge_kind[e] is EdgeKind.DEVICE_BOX:
+                gpu_time += graph.edge_extra[e]["box"].kernel
+        space = sum(delta for n in marked_nodes if name in graph.node_centres[n]
+                    and graph.node_kind[n] is NodeKind.WRITE
+                    for world, delta in graph.node_space[n] if world is World.CPU)
         space += sum(r.gpu_words for r in evaluation.ons if name in r.centres)
-        costs.append(CentreCost(name, work, longest_path_length(sub), times.get(name, 0.0),
-                                space, gpu_time, count))
+        costs.append(CentreCost(name, work, longest_path_of_edges(edges),
+                                times.get(name, 0.0), space, gpu_time, len(edges)))
     for name, time in device_only.items():
         if name in names:
             continue
@@ -285,13 +297,19 @@ def snippet(source: str, span: Span, width: int = 40) -> str:
 def _span_tree(evaluation: Evaluation, body: Expr, source: str) -> list[SpanCost]:
     """Costs by source span: exclusive (edges made by that node's rule) and inclusive (its
     sub-expressions too), lexically, like a profiler's tree by line."""
+    graph = evaluation.graph
+    order = graph.adjacency().order
     exclusive: dict[tuple, float] = {}
-    for _, _, data in evaluation.graph.graph.edges(data=True):
-        span = data["span"]
+    keys: dict[int, tuple] = {}  # by id(span): the evaluator shares one span per expression
+    # In networkx's adjacency order, as the sums ran before (floating point).
+    for span, weight in zip(map(graph.edge_span.__getitem__, order),
+                            map(graph.edge_weight.__getitem__, order), strict=True):
         if span is None:
             continue
-        key = (span.line, span.column, span.end_line, span.end_column)
-        exclusive[key] = exclusive.get(key, 0.0) + data["weight"]
+        key = keys.get(id(span))
+        if key is None:
+            key = keys[id(span)] = (span.line, span.column, span.end_line, span.end_column)
+        exclusive[key] = exclusive.get(key, 0.0) + weight
 
     def build(e: Expr) -> SpanCost | None:
         kids = [k for k in (build(c) for c in children(e)) if k is not None]

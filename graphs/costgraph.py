@@ -1,7 +1,8 @@
 """Cost graphs (§6.1, Fig. 4): weighted DAGs built with ⊕_δ and ⊗_δ, and device-box edges.
 
-A `CostGraph` wraps one networkx DiGraph for a whole evaluation; the evaluator combines
-sub-graphs, which are `Sub(source, sink)` handles into it (or None, the empty graph ∅).
+A `CostGraph` holds the whole graph of an evaluation, in flat lists (its `graph` property gives a
+networkx DiGraph for the passes that want one); the evaluator combines sub-graphs, which are
+`Sub(source, sink)` handles into it (or None, the empty graph ∅).
 
 - `seq(c1, c2, δ)` is c1 ⊕_δ c2: an edge of weight δ from c1's sink to c2's source. ∅ is its unit.
 - `par(c1, c2, δ)` is c1 ⊗_δ c2: a fork node with edges of weight δ to both sources and edges of
@@ -17,11 +18,15 @@ box edges (`space_start`, `space_end`).
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+import gc
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
 from enum import Enum
-from typing import Any
+from typing import Any, NamedTuple
 
 import networkx as nx
+import numpy as np
 
 from profiler.syntax import Span, World
 
@@ -54,12 +59,30 @@ class EdgeKind(Enum):
 MEMORY_EDGES = frozenset({EdgeKind.READ, EdgeKind.WRITE, EdgeKind.EXPAND})
 
 
-@dataclass(frozen=True, slots=True)
-class Sub:
-    """A sub-graph of the cost graph: its source and sink vertices (Fig. 4, G = (v1, v2, V, E))."""
+class Sub(NamedTuple):
+    """A sub-graph of the cost graph: its source and sink vertices (Fig. 4, G = (v1, v2, V, E)).
+
+    A named tuple rather than a frozen dataclass: the evaluator makes one for every node, and a
+    tuple is made in less than half the time."""
 
     source: int
     sink: int
+
+
+@contextmanager
+def cyclic_gc_paused() -> Iterator[None]:
+    """Pause Python's cyclic garbage collector inside the block.
+
+    Building and analysing a cost graph allocates millions of small objects that live until the
+    end, and each allocation burst makes the collector walk all of them again: about a quarter
+    of the time. They form no reference cycles, so reference counting alone frees what dies."""
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if enabled:
+            gc.enable()
 
 
 @dataclass(slots=True)
@@ -81,30 +104,77 @@ class DeviceBoxInfo:
         return self.grow + self.transfer_in + self.kernel + self.transfer_out + self.merge
 
 
-@dataclass
-class CostGraph:
-    """The CPU cost graph of one evaluation (plus device boxes on its dvb edges)."""
+@dataclass(frozen=True, slots=True)
+class Adjacency:
+    """A cost graph's edges by source node, in networkx's adjacency order (by source node, then in
+    the order they were made): node u's out-edges are order[start[u]:start[u + 1]]. Sums over
+    edges run in this order, as they did over the networkx graph, so that floating-point results
+    stay the same. `in_degree[u]` counts node u's incoming edges."""
 
-    graph: nx.DiGraph = field(default_factory=nx.DiGraph)
-    source: int | None = None
-    sink: int | None = None
-    _next: int = 0
+    order: list[int]
+    start: list[int]
+    in_degree: list[int]
+
+
+class CostGraph:
+    """The CPU cost graph of one evaluation (plus device boxes on its dvb edges).
+
+    Nodes are the integers 0, 1, 2, ... in the order they are made, and their attributes sit in
+    flat lists indexed by node (`node_kind`, `node_span`, ...); edges are numbered in the order
+    they are made, with their attributes in lists indexed by edge (`edge_source`, `edge_weight`,
+    ...). Attributes only a few nodes or edges have (a fork's join, a device box) sit in
+    `node_extra` / `edge_extra`. A networkx DiGraph per node and edge costs about a kilobyte and
+    several dict operations each, which at 10^6 nodes is most of an evaluation's time and memory;
+    the lists cost a pointer each. `graph` builds the networkx view for the passes that want one.
+    """
+
+    def __init__(self) -> None:
+        self.source: int | None = None
+        self.sink: int | None = None
+        self.node_kind: list[NodeKind] = []
+        self.node_span: list[Span | None] = []
+        self.node_centres: list[tuple[str, ...]] = []
+        self.node_space: list[tuple[tuple[World, int], ...]] = []
+        self.node_extra: dict[int, dict[str, Any]] = {}
+        self.edge_source: list[int] = []
+        self.edge_target: list[int] = []
+        self.edge_weight: list[float] = []
+        self.edge_kind: list[EdgeKind] = []
+        self.edge_span: list[Span | None] = []
+        self.edge_centres: list[tuple[str, ...]] = []
+        self.edge_extra: dict[int, dict[str, Any]] = {}
+        self._graph: nx.DiGraph | None = None
+        self._graph_size = (0, 0)
+        self._adjacency: Adjacency | None = None
+        self._adjacency_size = (0, 0)
 
     # -- building -----------------------------------------------------------------------------------
     def node(self, kind: NodeKind = NodeKind.POINT, span: Span | None = None,
              centres: tuple[str, ...] = (), space: tuple[tuple[World, int], ...] = (),
              **extra: Any) -> Sub:
         """[u]: a fresh vertex."""
-        u = self._next
-        self._next += 1
-        self.graph.add_node(u, kind=kind, span=span, centres=centres, space=space, **extra)
+        u = len(self.node_kind)
+        self.node_kind.append(kind)
+        self.node_span.append(span)
+        self.node_centres.append(centres)
+        self.node_space.append(space)
+        if extra:
+            self.node_extra[u] = extra
         return Sub(u, u)
 
     def edge(self, u: int, v: int, weight: float, kind: EdgeKind, span: Span | None = None,
              centres: tuple[str, ...] = (), **extra: Any) -> None:
+        """An edge u -> v of weight δ (δ >= 0)."""
         if weight < 0:
             raise ValueError(f"negative edge weight {weight}")
-        self.graph.add_edge(u, v, weight=weight, kind=kind, span=span, centres=centres, **extra)
+        if extra:
+            self.edge_extra[len(self.edge_source)] = extra
+        self.edge_source.append(u)
+        self.edge_target.append(v)
+        self.edge_weight.append(weight)
+        self.edge_kind.append(kind)
+        self.edge_span.append(span)
+        self.edge_centres.append(centres)
 
     def seq(self, first: Sub | None, second: Sub | None, weight: float = 1,
             kind: EdgeKind = EdgeKind.SEQ, span: Span | None = None,
@@ -119,6 +189,7 @@ class CostGraph:
 
     def seq_all(self, parts: list[Sub | None], weight: float = 1, span: Span | None = None,
                 centres: tuple[str, ...] = ()) -> Sub | None:
+        """⊕_i c_i, left to right."""
         result: Sub | None = None
         for part in parts:
             result = self.seq(result, part, weight, span=span, centres=centres)
@@ -128,25 +199,56 @@ class CostGraph:
              node_kind: NodeKind, span: Span | None = None, centres: tuple[str, ...] = (),
              space: tuple[tuple[World, int], ...] = (), **edge_extra: Any) -> Sub:
         """before ⊕_δ [u]. With before = ∅ a start vertex is made, so the δ edge is never lost."""
+        # The shape of every memory operation, so node() and edge() are inlined here.
+        if weight < 0:
+            raise ValueError(f"negative edge weight {weight}")
+        node_kind_list = self.node_kind
         if before is None:
-            before = self.node(NodeKind.POINT, span, centres)
-        after = self.node(node_kind, span, centres, space)
-        self.edge(before.sink, after.source, weight, edge_kind, span, centres, **edge_extra)
-        return Sub(before.source, after.sink)
+            start = len(node_kind_list)
+            node_kind_list.append(NodeKind.POINT)
+            self.node_span.append(span)
+            self.node_centres.append(centres)
+            self.node_space.append(())
+        else:
+            start = before.source
+        after = len(node_kind_list)
+        node_kind_list.append(node_kind)
+        self.node_span.append(span)
+        self.node_centres.append(centres)
+        self.node_space.append(space)
+        if edge_extra:
+            self.edge_extra[len(self.edge_source)] = edge_extra
+        self.edge_source.append(after - 1 if before is None else before.sink)
+        self.edge_target.append(after)
+        self.edge_weight.append(weight)
+        self.edge_kind.append(edge_kind)
+        self.edge_span.append(span)
+        self.edge_centres.append(centres)
+        return Sub(start, after)
 
     def par(self, left: Sub | None, right: Sub | None, weight: float = 1,
             span: Span | None = None, centres: tuple[str, ...] = ()) -> Sub:
         """left ⊗_δ right: fork and join vertices around both (Fig. 4)."""
         left = left if left is not None else self.node(NodeKind.POINT, span, centres)
         right = right if right is not None else self.node(NodeKind.POINT, span, centres)
-        fork = self.node(NodeKind.FORK, span, centres)
-        join = self.node(NodeKind.JOIN, span, centres)
-        self.graph.nodes[join.source]["fork"] = fork.source
-        self.graph.nodes[fork.source]["join"] = join.source
-        for branch in (left, right):
-            self.edge(fork.sink, branch.source, weight, EdgeKind.FORK, span, centres)
-            self.edge(branch.sink, join.source, weight, EdgeKind.JOIN, span, centres)
-        return Sub(fork.source, join.sink)
+        if weight < 0:
+            raise ValueError(f"negative edge weight {weight}")
+        # A parmap of n elements makes n - 1 of these, so node() and edge() are inlined here.
+        fork = len(self.node_kind)
+        join = fork + 1
+        self.node_kind += (NodeKind.FORK, NodeKind.JOIN)
+        self.node_span += (span, span)
+        self.node_centres += (centres, centres)
+        self.node_space += ((), ())
+        self.node_extra[fork] = {"join": join}
+        self.node_extra[join] = {"fork": fork}
+        self.edge_source += (fork, left.sink, fork, right.sink)
+        self.edge_target += (left.source, join, right.source, join)
+        self.edge_weight += (weight, weight, weight, weight)
+        self.edge_kind += (EdgeKind.FORK, EdgeKind.JOIN, EdgeKind.FORK, EdgeKind.JOIN)
+        self.edge_span += (span, span, span, span)
+        self.edge_centres += (centres, centres, centres, centres)
+        return Sub(fork, join)
 
     def par_all(self, branches: list[Sub | None], weight: float = 1, span: Span | None = None,
                 centres: tuple[str, ...] = ()) -> Sub | None:
@@ -174,30 +276,92 @@ class CostGraph:
         return Sub(joined.source, u2.sink)
 
     def finish(self, whole: Sub | None) -> None:
+        """Mark `whole` as the graph of the evaluation: its source and sink are the graph's."""
         if whole is None:
             whole = self.node(NodeKind.POINT)
         self.source, self.sink = whole.source, whole.sink
 
     # -- reading ------------------------------------------------------------------------------------
+    def number_of_nodes(self) -> int:
+        """How many vertices the graph has."""
+        return len(self.node_kind)
+
+    def number_of_edges(self) -> int:
+        """How many edges the graph has."""
+        return len(self.edge_source)
+
+    def node_data(self, u: int) -> dict[str, Any]:
+        """Node u's attributes, as the networkx view has them."""
+        data = {"kind": self.node_kind[u], "span": self.node_span[u],
+                "centres": self.node_centres[u], "space": self.node_space[u]}
+        data.update(self.node_extra.get(u, ()))
+        return data
+
+    def edge_data(self, e: int) -> dict[str, Any]:
+        """Edge e's attributes, as the networkx view has them."""
+        data = {"weight": self.edge_weight[e], "kind": self.edge_kind[e],
+                "span": self.edge_span[e], "centres": self.edge_centres[e]}
+        data.update(self.edge_extra.get(e, ()))
+        return data
+
+    @property
+    def graph(self) -> nx.DiGraph:
+        """The graph as a networkx DiGraph (node u and edge u -> v with the attributes above).
+
+        Built on first use and kept until the cost graph grows; it is a copy, so changing it
+        does not change the cost graph."""
+        size = (len(self.node_kind), len(self.edge_source))
+        if self._graph is None or self._graph_size != size:
+            g = nx.DiGraph()
+            g.add_nodes_from((u, self.node_data(u)) for u in range(size[0]))
+            source, target = self.edge_source, self.edge_target
+            g.add_edges_from((source[e], target[e], self.edge_data(e)) for e in range(size[1]))
+            self._graph, self._graph_size = g, size
+        return self._graph
+
+    def adjacency(self) -> Adjacency:
+        """The edges in networkx's adjacency order, with each node's in-degree (see `Adjacency`).
+        Kept until the graph grows."""
+        size = (len(self.node_kind), len(self.edge_source))
+        if self._adjacency is None or self._adjacency_size != size:
+            # numpy sorts and counts a million edges in milliseconds; the lists it returns are
+            # what the passes index, one element at a time.
+            sources = np.fromiter(self.edge_source, dtype=np.int64, count=size[1])
+            targets = np.fromiter(self.edge_target, dtype=np.int64, count=size[1])
+            start = np.zeros(size[0] + 1, dtype=np.int64)
+            np.cumsum(np.bincount(sources, minlength=size[0]), out=start[1:])
+            self._adjacency = Adjacency(np.argsort(sources, kind="stable").tolist(),
+                                        start.tolist(),
+                                        np.bincount(targets, minlength=size[0]).tolist())
+            self._adjacency_size = size
+        return self._adjacency
+
     def edges(self):
-        return self.graph.edges(data=True)
+        """(u, v, attributes) for every edge, in networkx's adjacency order."""
+        source, target = self.edge_source, self.edge_target
+        return [(source[e], target[e], self.edge_data(e)) for e in self.adjacency().order]
 
     def work(self) -> float:
         """Σ of all edge weights: the time of the graph on one processor."""
-        return sum(data["weight"] for _, _, data in self.graph.edges(data=True))
+        return sum(map(self.edge_weight.__getitem__, self.adjacency().order))
 
     def span(self) -> float:
         """The weight of the longest path from source to sink (the graph's depth)."""
-        return longest_path_length(self.graph)
+        adjacency = self.adjacency()
+        return _longest_path(range(len(self.node_kind)), adjacency.order, adjacency.start,
+                             list(adjacency.in_degree), self.edge_target, self.edge_weight)
 
     def device_boxes(self) -> list[DeviceBoxInfo]:
-        return [data["box"] for _, _, data in self.graph.edges(data=True)
-                if data["kind"] is EdgeKind.DEVICE_BOX]
+        """The device boxes of the `on`s, in networkx's adjacency order (by source node)."""
+        kinds, source = self.edge_kind, self.edge_source
+        boxes = sorted((source[e], e) for e in self.edge_extra if kinds[e] is EdgeKind.DEVICE_BOX)
+        return [self.edge_extra[e]["box"] for _, e in boxes]
 
     def self_check(self) -> None:
-        """Assert the invariants: a DAG with one source and one sink, non-negative weights, every
-        fork matched by its join."""
+        """Assert the invariants: a DAG with one source and one sink, no two edges between the same
+        nodes, non-negative weights, every fork matched by its join."""
         g = self.graph
+        assert g.number_of_edges() == self.number_of_edges(), "cost graph has parallel edges"
         assert nx.is_directed_acyclic_graph(g), "cost graph has a cycle"
         if g.number_of_nodes() == 0:
             return
@@ -226,4 +390,57 @@ def longest_path_length(graph: nx.DiGraph) -> float:
             candidate = here + data["weight"]
             if candidate > best.get(child, -1):
                 best[child] = candidate
+    return result
+
+
+def longest_path_of_edges(edges: list[tuple[int, int, float]]) -> float:
+    """`longest_path_length` of the DAG made of `edges` (u, v, weight), added in that order."""
+    label: dict[int, int] = {}  # nodes numbered in the order networkx would have added them
+    for u, v, _ in edges:
+        label.setdefault(u, len(label))
+        label.setdefault(v, len(label))
+    count = len(label)
+    start = [0] * (count + 1)
+    in_degree = [0] * count
+    for u, v, _ in edges:
+        start[label[u] + 1] += 1
+        in_degree[label[v]] += 1
+    for u in range(count):
+        start[u + 1] += start[u]
+    order = [0] * len(edges)
+    filled = start[:-1]
+    for e, (u, _, _) in enumerate(edges):  # a stable counting sort by source
+        order[filled[label[u]]] = e
+        filled[label[u]] += 1
+    return _longest_path(range(count), order, start, in_degree, [label[v] for _, v, _ in edges],
+                         [w for _, _, w in edges])
+
+
+def _longest_path(nodes, order: list[int], start: list[int], in_degree: list[int],
+                  target: list[int], weight: list[float]) -> float:
+    """`longest_path_length` over the flat form: node u's out-edges are order[start[u]:start[u+1]]
+    (`in_degree` is used up).
+
+    It visits nodes in exactly the order networkx's topological_sort does (Kahn's algorithm,
+    first in first out, from the in-degree-0 nodes in node order), so that where paths of equal
+    weight mix int and float weights the result is the same object type as before."""
+    count = len(start) - 1
+    queue = [u for u in nodes if not in_degree[u]]
+    best: list[float | None] = [None] * count
+    result = 0.0
+    for node in queue:  # the queue grows while it is read
+        here = best[node]
+        if here is None:
+            here = 0
+        if here > result:
+            result = here
+        for e in order[start[node]:start[node + 1]]:
+            child = target[e]
+            candidate = here + weight[e]
+            known = best[child]
+            if candidate > (-1 if known is None else known):
+                best[child] = candidate
+            in_degree[child] -= 1
+            if not in_degree[child]:
+                queue.append(child)
     return result

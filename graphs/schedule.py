@@ -24,11 +24,12 @@ from __future__ import annotations
 
 import heapq
 from collections import deque
+from collections.abc import Callable
 from dataclasses import dataclass
 from enum import Enum
-from operator import itemgetter
+from itertools import chain
 
-from graphs.costgraph import CostGraph, EdgeKind
+from graphs.costgraph import CostGraph, EdgeKind, cyclic_gc_paused
 from profiler.syntax import World
 
 SpaceChanges = tuple[tuple[World, int], ...]
@@ -64,6 +65,32 @@ class Step:
         return self.space_cpu + self.space_gpu
 
 
+def _step_maker() -> Callable[[float, float, tuple[int, ...], int, int, int], Step]:
+    """A function making a `Step` from its fields, twice as fast as `Step(...)`.
+
+    A schedule of a million-node graph has hundreds of thousands of steps, and a frozen
+    dataclass's __init__ sets each field through object.__setattr__; this sets the slots
+    directly, which is all that __init__ does."""
+    new = object.__new__
+    time, weight, nodes, cpu, gpu, busy = (
+        getattr(Step, name).__set__ for name in Step.__slots__)
+
+    def make(t: float, w: float, n: tuple[int, ...], c: int, g: int, b: int) -> Step:
+        step = new(Step)
+        time(step, t)
+        weight(step, w)
+        nodes(step, n)
+        cpu(step, c)
+        gpu(step, g)
+        busy(step, b)
+        return step
+
+    return make
+
+
+_new_step = _step_maker()
+
+
 @dataclass(frozen=True, slots=True)
 class ScheduleResult:
     """A CPU schedule ⊴ of a cost graph on `procs` processors and what it costs.
@@ -95,8 +122,9 @@ def schedule(graph: CostGraph, procs: int, policy: Policy | str) -> ScheduleResu
     if procs < 1:
         raise ValueError(f"a schedule needs at least one processor, not {procs}")
     policy = Policy(policy)
-    index = _GraphIndex(graph)
-    return _Simulation(index, procs, policy, _depth_first_numbers(index)).run()
+    with cyclic_gc_paused():
+        index = _GraphIndex(graph)
+        return _Simulation(index, procs, policy, _depth_first_numbers(index)).run()
 
 
 def depth_first_order(graph: CostGraph) -> tuple[tuple[int, int], ...]:
@@ -107,42 +135,42 @@ def depth_first_order(graph: CostGraph) -> tuple[tuple[int, int], ...]:
     """
     index = _GraphIndex(graph)
     order = sorted(range(len(index.target)), key=_depth_first_numbers(index).__getitem__)
-    return tuple((index.nodes[index.source_of[e]], index.nodes[index.target[e]]) for e in order)
+    return tuple((index.source_of[e], index.target[e]) for e in order)
 
 
 class _GraphIndex:
-    """The cost graph as flat lists indexed by position, which the simulation's loop needs."""
+    """The cost graph as flat lists indexed by node and by edge, which the simulation's loop needs.
+
+    Nodes and edges keep the cost graph's numbers. Node u's out-edges, in the order networkx's
+    adjacency lists them, are order[start[u]:start[u + 1]]."""
 
     def __init__(self, graph: CostGraph) -> None:
         if graph.source is None:
             raise ValueError("the cost graph has no source; call CostGraph.finish first")
-        g = graph.graph
-        self.nodes: list[int] = list(g)
-        position = {node: i for i, node in enumerate(self.nodes)}
-        self.source = position[graph.source]
-        self.out_edges: list[list[int]] = [[] for _ in self.nodes]
-        self.in_degree = [0] * len(self.nodes)
+        adjacency = graph.adjacency()
+        self.count = graph.number_of_nodes()
+        self.source = graph.source
+        self.order = adjacency.order
+        self.start = adjacency.start
+        self.in_degree = adjacency.in_degree
         self.node_space: list[tuple[int, int] | None] = [
-            _by_world(data.get("space", ())) for _, data in g.nodes(data=True)
+            _by_world(space) if space else None for space in graph.node_space
         ]
-        self.source_of: list[int] = []
-        self.target: list[int] = []
-        self.weight: list[float] = []
+        self.source_of = graph.edge_source
+        self.target = graph.edge_target
+        self.weight = graph.edge_weight
         # Only device-box edges change space, so they alone get an entry: (start, end).
         self.edge_space: dict[int, tuple[tuple[int, int] | None, tuple[int, int] | None]] = {}
-        for u, neighbours in g.adjacency():
-            for v, data in neighbours.items():
-                edge = len(self.target)
-                self.source_of.append(position[u])
-                self.target.append(position[v])
-                self.weight.append(data["weight"])
-                self.out_edges[position[u]].append(edge)
-                self.in_degree[position[v]] += 1
-                if data.get("kind") is EdgeKind.DEVICE_BOX:
-                    self.edge_space[edge] = (
-                        _by_world(data.get("space_start", ())),
-                        _by_world(data.get("space_end", ())),
-                    )
+        for edge, data in graph.edge_extra.items():
+            if graph.edge_kind[edge] is EdgeKind.DEVICE_BOX:
+                self.edge_space[edge] = (
+                    _by_world(data.get("space_start", ())),
+                    _by_world(data.get("space_end", ())),
+                )
+
+    def out_edges(self, node: int) -> list[int]:
+        """Node `node`'s out-edges, in order (a fresh list)."""
+        return self.order[self.start[node]:self.start[node + 1]]
 
 
 def _by_world(changes: SpaceChanges) -> tuple[int, int] | None:
@@ -160,19 +188,21 @@ def _depth_first_numbers(index: _GraphIndex) -> list[int]:
     """Each edge's position in the sequential depth-first order (the 1DF priority, §6.3)."""
     remaining = list(index.in_degree)
     numbers = [-1] * len(index.target)
-    stack = list(reversed(index.out_edges[index.source]))
+    order, start, targets = index.order, index.start, index.target
+    stack = index.out_edges(index.source)
+    stack.reverse()
     count = 0
     while stack:
         edge = stack.pop()
         numbers[edge] = count
         count += 1
-        target = index.target[edge]
+        target = targets[edge]
         remaining[target] -= 1
         if remaining[target] == 0:
-            stack.extend(reversed(index.out_edges[target]))
+            stack.extend(reversed(order[start[target]:start[target + 1]]))
     unreached = [
-        index.nodes[n]
-        for n in range(len(index.nodes))
+        n
+        for n in range(index.count)
         if remaining[n] or (index.in_degree[n] == 0 and n != index.source)
     ]
     if count != len(numbers) or unreached:
@@ -207,31 +237,82 @@ class _Simulation:
         self.peak_cpu = self.peak_gpu = self.peak_total = 0
         self.step_nodes: list[int] = []
         self.steps: list[Step] = []
-        self.intervals: list[tuple[int, float, float, int, int]] = []
+        # Per processor, in the order they start: ScheduleResult.intervals, sorted by processor,
+        # is their concatenation (without sorting millions of them).
+        self.intervals: list[list[tuple[int, float, float, int, int]]] = [
+            [] for _ in range(procs)]
 
     def run(self) -> ScheduleResult:
+        # The loop runs once per edge of a graph of up to millions of edges, so the per-edge work
+        # (completing an edge, making its target's edges ready, starting the next ones: what
+        # `make_ready`, `dispatch` and `close_instant` do) is written out here with local names.
+        index = self.index
+        weight, sources, target = index.weight, index.source_of, index.target
+        edge_space = index.edge_space
+        remaining, events, free, ready = self.remaining, self.events, self.free, self.ready
+        numbers, by_number, count = self.numbers, self.by_number, len(self.numbers)
+        intervals, steps = self.intervals, self.steps
+        stealing = self.policy is Policy.WORK_STEALING
+        breadth_first = self.policy is Policy.BREADTH_FIRST
+        heappush, heappop = heapq.heappush, heapq.heappop
         time: float = 0
-        self.make_ready(self.reach(self.index.source), 0)
+        self.make_ready(self.reach(index.source), 0)
         self.dispatch(time)
         self.close_instant(time)
-        events = self.events
         while events:
             time = events[0][0]
             self.instant += 1
-            finished = []
-            while events and events[0][0] == time:
-                _, processor, edge = heapq.heappop(events)
-                finished.append((processor, edge))
             # The heap breaks ties by processor, so completions are handled in processor order.
-            for processor, edge in finished:
+            # Handling one only starts tasks once all are handled, so each is handled as popped.
+            while events and events[0][0] == time:
+                _, processor, edge = heappop(events)
                 self.busy -= 1
-                if self.policy is Policy.WORK_STEALING:
+                if stealing:
                     self.idle.add(processor)
                 else:
-                    heapq.heappush(self.free, processor)
-                self.make_ready(self.complete(edge), processor)
-            self.dispatch(time)
-            self.close_instant(time)
+                    heappush(free, processor)
+                if edge in edge_space:
+                    self.change_space(edge, 1)
+                node = target[edge]
+                remaining[node] -= 1
+                if remaining[node]:
+                    continue
+                enabled = self.reach(node)
+                if not enabled:
+                    continue
+                if stealing:
+                    self.make_ready(enabled, processor)
+                elif breadth_first:
+                    base = self.instant * count
+                    for edge in enabled:
+                        heappush(ready, base + numbers[edge])
+                else:
+                    for edge in enabled:
+                        heappush(ready, numbers[edge])
+            if stealing:
+                self.dispatch_work_stealing(time)
+            else:
+                while ready and free:
+                    processor = heappop(free)
+                    edge = by_number[heappop(ready) % count]
+                    end = time + weight[edge]
+                    if edge in edge_space:
+                        self.change_space(edge, 0)
+                    heappush(events, (end, processor, edge))
+                    self.busy += 1
+                    intervals[processor].append(
+                        (processor, time, end, sources[edge], target[edge]))
+            cpu, gpu = self.space_cpu, self.space_gpu
+            if cpu > self.peak_cpu:
+                self.peak_cpu = cpu
+            if gpu > self.peak_gpu:
+                self.peak_gpu = gpu
+            if cpu + gpu > self.peak_total:
+                self.peak_total = cpu + gpu
+            if self.step_nodes:
+                steps.append(_new_step(time, time - steps[-1].time, tuple(self.step_nodes), cpu,
+                                       gpu, self.busy))
+                self.step_nodes = []
         return ScheduleResult(
             policy=self.policy,
             procs=self.procs,
@@ -240,7 +321,7 @@ class _Simulation:
             peak_space_cpu=self.peak_cpu,
             peak_space_gpu=self.peak_gpu,
             peak_space=self.peak_total,
-            intervals=tuple(sorted(self.intervals, key=itemgetter(0))),
+            intervals=tuple(chain.from_iterable(self.intervals)),
         )
 
     # -- the graph ----------------------------------------------------------------------------------
@@ -248,26 +329,47 @@ class _Simulation:
         """Reach `node` and everything its weight-0 edges reach at once; return the tasks of
         positive weight this enables, in depth-first order (so `ws` continues with the first)."""
         index = self.index
+        weight, target, node_space, edge_space = (index.weight, index.target, index.node_space,
+                                                  index.edge_space)
+        order, start, remaining = index.order, index.start, self.remaining
+        step_nodes = self.step_nodes
         enabled: list[int] = []
-        self.enter(node)
-        stack = list(reversed(index.out_edges[node]))
+        step_nodes.append(node)  # enter(node), written out
+        change = node_space[node]
+        if change is not None:
+            self.space_cpu += change[0]
+            self.space_gpu += change[1]
+        first, last = start[node], start[node + 1]
+        if last - first == 1:  # most nodes have one out-edge: no stack needed for them
+            edge = order[first]
+            if weight[edge] > 0:
+                return [edge]
+            stack = [edge]
+        else:
+            stack = order[first:last]
+            stack.reverse()
         while stack:
             edge = stack.pop()
-            if index.weight[edge] > 0:
+            if weight[edge] > 0:
                 enabled.append(edge)
                 continue
-            self.change_space(edge, 0)
-            self.change_space(edge, 1)
-            target = index.target[edge]
-            self.remaining[target] -= 1
-            if self.remaining[target] == 0:
-                self.enter(target)
-                stack.extend(reversed(index.out_edges[target]))
+            if edge in edge_space:
+                self.change_space(edge, 0)
+                self.change_space(edge, 1)
+            node = target[edge]
+            remaining[node] -= 1
+            if remaining[node] == 0:
+                step_nodes.append(node)
+                change = node_space[node]
+                if change is not None:
+                    self.space_cpu += change[0]
+                    self.space_gpu += change[1]
+                stack.extend(reversed(order[start[node]:start[node + 1]]))
         return enabled
 
     def enter(self, node: int) -> None:
         """Mark `node` reached now, applying its space changes (eq. 8)."""
-        self.step_nodes.append(self.index.nodes[node])
+        self.step_nodes.append(node)
         change = self.index.node_space[node]
         if change is not None:
             self.space_cpu += change[0]
@@ -275,17 +377,12 @@ class _Simulation:
 
     def sample_peak(self) -> None:
         cpu, gpu = self.space_cpu, self.space_gpu
-        self.peak_cpu = max(self.peak_cpu, cpu)
-        self.peak_gpu = max(self.peak_gpu, gpu)
-        self.peak_total = max(self.peak_total, cpu + gpu)
-
-    def complete(self, edge: int) -> list[int]:
-        self.change_space(edge, 1)
-        target = self.index.target[edge]
-        self.remaining[target] -= 1
-        if self.remaining[target] == 0:
-            return self.reach(target)
-        return []
+        if cpu > self.peak_cpu:
+            self.peak_cpu = cpu
+        if gpu > self.peak_gpu:
+            self.peak_gpu = gpu
+        if cpu + gpu > self.peak_total:
+            self.peak_total = cpu + gpu
 
     def change_space(self, edge: int, end: int) -> None:
         """Apply a device-box edge's space_start (end=0) or space_end (end=1)."""
@@ -322,10 +419,20 @@ class _Simulation:
         if self.policy is Policy.WORK_STEALING:
             self.dispatch_work_stealing(time)
             return
-        ready, free, count = self.ready, self.free, len(self.numbers)
+        ready, free, count, by_number = self.ready, self.free, len(self.numbers), self.by_number
+        weight, sources, targets = self.index.weight, self.index.source_of, self.index.target
+        edge_space, events, intervals = self.index.edge_space, self.events, self.intervals
+        heappush, heappop = heapq.heappush, heapq.heappop
         while ready and free:
-            processor = heapq.heappop(free)
-            self.start(processor, self.by_number[heapq.heappop(ready) % count], time)
+            processor = heappop(free)
+            edge = by_number[heappop(ready) % count]
+            # start(processor, edge, time), written out: it runs once per edge
+            end = time + weight[edge]
+            if edge in edge_space:
+                self.change_space(edge, 0)
+            heappush(events, (end, processor, edge))
+            self.busy += 1
+            intervals[processor].append((processor, time, end, sources[edge], targets[edge]))
 
     def dispatch_work_stealing(self, time: float) -> None:
         if not self.queued or not self.idle:
@@ -357,24 +464,22 @@ class _Simulation:
         heapq.heappush(self.events, (end, processor, edge))
         self.busy += 1
         index = self.index
-        self.intervals.append(
+        self.intervals[processor].append(
             (
                 processor,
                 time,
                 end,
-                index.nodes[index.source_of[edge]],
-                index.nodes[index.target[edge]],
+                index.source_of[edge],
+                index.target[edge],
             )
         )
 
     # -- steps --------------------------------------------------------------------------------------
     def close_instant(self, time: float) -> None:
         """Sample space (eq. 9's max) and, if some node was reached, record the step (eq. 3)."""
-        cpu, gpu = self.space_cpu, self.space_gpu
         self.sample_peak()
         if self.step_nodes:
             previous = self.steps[-1].time if self.steps else time
-            self.steps.append(
-                Step(time, time - previous, tuple(self.step_nodes), cpu, gpu, self.busy)
-            )
+            self.steps.append(Step(time, time - previous, tuple(self.step_nodes), self.space_cpu,
+                                   self.space_gpu, self.busy))
             self.step_nodes = []

@@ -37,7 +37,14 @@ from __future__ import annotations
 from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 
-from graphs.costgraph import CostGraph, DeviceBoxInfo, EdgeKind, NodeKind, Sub
+from graphs.costgraph import (
+    CostGraph,
+    DeviceBoxInfo,
+    EdgeKind,
+    NodeKind,
+    Sub,
+    cyclic_gc_paused,
+)
 from graphs.devicebox import DeviceBox, GSub, PathBuilder, build_device_box
 from models.base import AccessKind, GpuModel, MemoryAccess, Space
 from models.device_profile import DeviceProfile
@@ -252,6 +259,8 @@ class Evaluator:
         self.graph = CostGraph()
         self.paths = PathBuilder()
         self.stacks: dict[World, dict[int, Region]] = {World.CPU: {}, World.GPU: {}}
+        # The same two stacks, for the hot paths (`_region`, `_peek`): an Enum hashes in Python.
+        self.cpu_stack, self.gpu_stack = self.stacks[World.CPU], self.stacks[World.GPU]
         self.all_regions: dict[int, Region] = {}
         self.outermost: dict[int, Region] = {}
         self.next_region = 1
@@ -264,11 +273,13 @@ class Evaluator:
         self.parmap_depth = 0
         self.bookkeeping = False  # building a parmap's own read, merge and result vector
         self.has_on = has_on(checked.body)
+        self.max_steps, self.max_depth = options.max_steps, options.max_depth
 
     # -- entry --------------------------------------------------------------------------------------
     def run(self) -> Evaluation:
         body = self.checked.body
-        value, cost = self.eval(body, {}, {}, World.CPU, outermost=True)
+        with cyclic_gc_paused():
+            value, cost = self.eval(body, {}, {}, World.CPU, outermost=True)
         self.graph.finish(cost)
         lookup = dict(self.all_regions)
         lookup.update(self.outermost)
@@ -278,7 +289,7 @@ class Evaluator:
     # -- building blocks ----------------------------------------------------------------------------
     def _region(self, regions: dict, name: str, world: World, span: Span) -> Region:
         rid = regions[name]
-        region = self.stacks[world].get(rid)
+        region = (self.cpu_stack if world is World.CPU else self.gpu_stack).get(rid)
         if region is None:  # the type system rules this out (Theorem 4.2)
             raise EvaluationError(f"region {name} is not on the {world} region stack", span,
                                   "Theorem 4.2")
@@ -384,9 +395,13 @@ class Evaluator:
     # -- the judgement ------------------------------------------------------------------------------
     def eval(self, e: Expr, env: dict, regions: dict, world: World,
              outermost: bool = False) -> tuple[Value, object]:
-        self._tick(e.span)
+        # _tick(e.span), written out: eval runs once per node of the program's evaluation.
+        self.steps += 1
+        if self.steps > self.max_steps:
+            self.steps -= 1
+            self._tick(e.span)
         self.depth += 1
-        if self.depth > self.options.max_depth:
+        if self.depth > self.max_depth:
             self.depth = 0
             raise EvaluationError(
                 f"evaluation nested deeper than {self.options.max_depth} (a recursion that does not "
@@ -680,7 +695,7 @@ class Evaluator:
             self.bookkeeping = saved
 
     def _peek(self, world: World, location: Loc, span: Span) -> tuple[Region, HeapValue]:
-        region = self.stacks[world].get(location.region)
+        region = (self.cpu_stack if world is World.CPU else self.gpu_stack).get(location.region)
         if region is None:
             raise EvaluationError("read of a location whose region is not on the "
                                   f"{world} region stack", span, "Theorem 4.2")
