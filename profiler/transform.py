@@ -3,7 +3,8 @@
 `map_children` rebuilds a node from its transformed children (one `match`); the placements used by
 validation and by `hetprof place` are built on it: `cpu_placement` runs every `on` body on the
 CPU (marking it as a cost centre), `gpu_placement` puts every outermost CPU `parmap` under `on`.
-The results must be checked again (`check_program`) before they run.
+The results must be checked again (`check_program`) before they run. The helpers at the end
+(paths to nodes, free variables, fresh names, capture-free renaming) serve `profiler.rewrite`.
 """
 
 from __future__ import annotations
@@ -128,3 +129,112 @@ def has_on(e: Expr) -> bool:
 
 def with_body(program: Program, body: Expr) -> Program:
     return Program(program.params, body, program.source, program.file)
+
+
+# --------------------------------------------------------------------------------------------------
+# Helpers for the rewrite engine (profiler.rewrite): addressing nodes by path, free variables,
+# fresh names and capture-free renaming.
+
+Path = tuple[int, ...]
+"""A node's address: the indices of `children` from the root down to it."""
+
+
+def walk_paths(e: Expr) -> list[tuple[Path, Expr]]:
+    """Every node of e with its path, in preorder (parents before children, left to right)."""
+    found: list[tuple[Path, Expr]] = []
+    todo: list[tuple[Path, Expr]] = [((), e)]
+    while todo:
+        path, node = todo.pop()
+        found.append((path, node))
+        kids = children(node)
+        todo.extend(((*path, i), kid) for i, kid in reversed(list(enumerate(kids))))
+    return found
+
+
+def node_at(e: Expr, path: Path) -> Expr:
+    """The sub-expression of e at `path`."""
+    for index in path:
+        e = children(e)[index]
+    return e
+
+
+def replace_at(e: Expr, path: Path, new: Expr) -> Expr:
+    """e with the sub-expression at `path` replaced by `new` (a new tree; e is untouched)."""
+    if not path:
+        return new
+    head, rest = path[0], path[1:]
+    position = [0]
+
+    def rebuild(child: Expr) -> Expr:
+        index = position[0]
+        position[0] += 1
+        return replace_at(child, rest, new) if index == head else child
+
+    return map_children(e, rebuild)
+
+
+def binder_of(e: Expr, index: int) -> str | None:
+    """The value variable that node e binds in its child number `index`, if any."""
+    match e:
+        case Lambda(param=param):
+            return param
+        case Fix(name=name):
+            return name
+        case Let(name=name) if index == 1:
+            return name
+    return None
+
+
+def free_variables(e: Expr) -> frozenset[str]:
+    """The value variables e uses and does not bind (size parameters are `IntLit`s once
+    elaborated, so they are not among them)."""
+    match e:
+        case Var(name, _):
+            return frozenset({name})
+    found: set[str] = set()
+    for index, child in enumerate(children(e)):
+        inner = free_variables(child)
+        bound = binder_of(e, index)
+        found |= inner - {bound} if bound is not None else inner
+    return frozenset(found)
+
+
+def variable_names(e: Expr) -> frozenset[str]:
+    """Every value variable e mentions or binds: what a fresh name must avoid."""
+    names: set[str] = set()
+    for _, node in walk_paths(e):
+        match node:
+            case Var(name, _) | Lambda(param=name) | Fix(name=name) | Let(name=name):
+                names.add(name)
+            case IntLit(str() as name, _, _):
+                names.add(name)
+            case LetRegion(region=name) | RegionLambda(param=name):
+                names.add(name)
+    return frozenset(names)
+
+
+def fresh_name(base: str, taken: set[str]) -> str:
+    """A name starting with `base` that is not in `taken` (and is then added to it)."""
+    name, k = base, 1
+    while name in taken:
+        k += 1
+        name = f"{base}{k}"
+    taken.add(name)
+    return name
+
+
+def rename_free(e: Expr, old: str, new: str) -> Expr:
+    """e with the free occurrences of variable `old` renamed to `new`, which must be fresh (not
+    used in e), so that nothing is captured."""
+    match e:
+        case Var(name, span):
+            return Var(new, span) if name == old else e
+    kids = children(e)
+    position = [0]
+
+    def go(child: Expr) -> Expr:
+        index = position[0]
+        position[0] += 1
+        return child if binder_of(e, index) == old else rename_free(child, old, new)
+
+    return map_children(e, go) if kids else e

@@ -1,0 +1,318 @@
+"""Scoring rewrites (profiler.rewrite) under the cost semantics: the scoring functions of §7.2
+("such a profiling framework could be used to create scoring functions for guiding other
+optimizations throughout the compilation process").
+
+A subject is scored by the ordinary pipeline, `evaluate` then `graphs.analysis.analyse`: its
+time under the schedule (eq. 5; P processors and the policy from the options), its peak space
+(eq. 9), and the parts of its device boxes (transfers, kernels, launches, bank conflicts). A
+rewrite is assessed by scoring the subject before and after it: the speedup (time before / time
+after), the cost term that moved most, and the size from which it pays (`break_even`).
+
+`break_even` finds that size numerically: both programs are evaluated on a geometric ladder of
+sizes of one size parameter (1, 2, 4, ...), and the first change of sign of time(before) -
+time(after) is bisected to the exact integer. It takes a `solver` argument so that a symbolic
+solver (formulas in n) can be plugged in: one that answers is used, one that returns None falls
+back to the ladder.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import asdict, dataclass, field, replace
+from typing import Any
+
+from graphs.analysis import analyse
+from graphs.schedule import Policy
+from profiler.errors import HetprofError
+from profiler.evaluator import Evaluation, EvaluationOptions, evaluate
+from profiler.rewrite import Rewrite, Subject, offered
+
+TIME_TERMS = ("transfer", "kernel", "launch", "cpu")
+"""The parts of the predicted time a rewrite can move (`Score`)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Score:
+    """A subject's predicted costs in the profile's units: `time` (schedule time, eq. 5) and
+    `space` (peak words on both worlds, eq. 9); `transfer` (δ* + δ† + merges + growth), `kernel`
+    (device-box time without launches), `launch`, `cpu` (the rest of the time) and the count of
+    bank-conflicting steps."""
+
+    time: float
+    space: int
+    work: float
+    transfer: float
+    kernel: float
+    launch: float
+    cpu: float
+    bank_conflicts: int
+    value: str = field(default="", compare=False)
+
+    def term(self, name: str) -> float:
+        """A term by its name in `moved_term`'s answers."""
+        return {"transfer": self.transfer, "kernel": self.kernel, "launch": self.launch,
+                "cpu": self.cpu, "bank conflicts": self.bank_conflicts,
+                "space": self.space}[name]
+
+
+@dataclass(frozen=True, slots=True)
+class BreakEven:
+    """Where a rewrite starts (or stops) paying, in size parameter `parameter`.
+
+    `direction`: "from" (it pays for n ≥ `n`), "below" (it pays for n < `n`), "always" or
+    "never" (on every size tried, up to `largest`); `method` says how it was found."""
+
+    parameter: str
+    direction: str
+    n: int | None
+    method: str
+    largest: int
+
+    def describe(self) -> str:
+        """`n >= 49`, `n < 50`, `every n <= 1024` or `no n <= 1024`."""
+        name = self.parameter
+        match self.direction:
+            case "from":
+                return f"{name} >= {self.n}"
+            case "below":
+                return f"{name} < {self.n}"
+            case "always":
+                return f"every {name} <= {self.largest}"
+        return f"no {name} <= {self.largest}"
+
+
+Solver = Callable[[Subject, Subject, str], BreakEven | None]
+"""A break-even solver (e.g. symbolic): before, after, parameter -> BreakEven, or None."""
+
+
+@dataclass(frozen=True, slots=True)
+class Assessment:
+    """One rewrite scored: before and after, speedup, the term that moved, where it pays."""
+
+    key: str
+    rule: str
+    where: str
+    detail: str
+    before: Score
+    after: Score
+    speedup: float
+    moved: str
+    break_even: BreakEven | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        """A dict for `--format json`, with the change of every term (`delta`)."""
+        data = asdict(self)
+        for side in ("before", "after"):
+            data[side].pop("value", None)
+        data["delta"] = {term: self.after.term(term) - self.before.term(term)
+                         for term in (*TIME_TERMS, "bank conflicts", "space")}
+        data["delta"]["time"] = self.after.time - self.before.time
+        data["pays"] = self.break_even.describe() if self.break_even else None
+        return data
+
+
+@dataclass
+class Scorer:
+    """Scores subjects at fixed parameters and options, remembering what it has evaluated."""
+
+    params: dict[str, int]
+    options: EvaluationOptions = field(default_factory=EvaluationOptions)
+    procs: int = 2
+    policy: Policy | str = Policy.DEPTH_FIRST
+    _cache: dict = field(default_factory=dict, repr=False)
+
+    def initial_settings(self) -> dict[str, int]:
+        """The settings a subject starts from: the profile's work-group size and warp width."""
+        gpu = self.options.profile.gpu
+        return {"work_group_size": gpu.work_group_size, "warp_width": gpu.warp_width}
+
+    def options_for(self, subject: Subject) -> EvaluationOptions:
+        """The evaluation options with the subject's settings (the work-group size) applied."""
+        size = subject.setting("work_group_size")
+        profile = self.options.profile
+        if size is None or size == profile.gpu.work_group_size:
+            return self.options
+        return replace(self.options, profile=profile.with_gpu(work_group_size=size))
+
+    def score(self, subject: Subject, params: dict[str, int] | None = None) -> Score:
+        """Evaluate and analyse the subject (at `params` over the scorer's own)."""
+        values = {**self.params, **(params or {})}
+        key = (subject.key(), tuple(sorted(values.items())))
+        if key not in self._cache:
+            evaluation = evaluate(subject.checked, values, self.options_for(subject))
+            self._cache[key] = _score(evaluation, self.procs, self.policy)
+        return self._cache[key]
+
+    def assess(self, rewrite: Rewrite, parameter: str | None = None, ladder_max: int = 1024,
+               solver: Solver | None = None) -> Assessment:
+        """Score a rewrite; with a size `parameter`, also find where it pays."""
+        before, after = self.score(rewrite.before), self.score(rewrite.after)
+        found = None
+        if parameter is not None:
+            found = break_even(self, rewrite.before, rewrite.after, parameter, ladder_max,
+                               solver)
+        return Assessment(rewrite.key, rewrite.site.rule, rewrite.site.where, rewrite.site.detail,
+                          before, after, speedup(before, after), moved_term(before, after), found)
+
+
+def _score(evaluation: Evaluation, procs: int, policy: Policy | str) -> Score:
+    result = analyse(evaluation, procs, policy, pictures=False)
+    transfer = sum(o.grow + o.transfer_in + o.transfer_out + o.merge for o in result.on)
+    launch = 0.0
+    for record in evaluation.ons:
+        box_time = record.box.time
+        scale = record.info.kernel / box_time if box_time else 1.0
+        launch += sum(phase.launch for phase in record.box.phases) * scale
+    kernel = sum(o.kernel for o in result.on) - launch
+    on_total = sum(o.total for o in result.on)
+    return Score(time=result.time, space=result.space["peak"], work=result.work,
+                 transfer=transfer, kernel=kernel, launch=launch, cpu=result.time - on_total,
+                 bank_conflicts=sum(o.bank_conflicts for o in result.on),
+                 value=evaluation.render_value(10**6))
+
+
+def speedup(before: Score, after: Score) -> float:
+    """time before / time after (> 1: the rewrite is faster)."""
+    if after.time <= 0:
+        return float("inf") if before.time > 0 else 1.0
+    return before.time / after.time
+
+
+def moved_term(before: Score, after: Score) -> str:
+    """The cost term that moved most: the time term (transfer, kernel, launch, cpu) with the
+    largest change, named "bank conflicts" when it is the kernel and the conflicts moved the same
+    way;
+    "space" when no time term moved but the space did; "nothing" otherwise."""
+    changes = {term: abs(after.term(term) - before.term(term)) for term in TIME_TERMS}
+    term = max(changes, key=lambda t: changes[t])
+    if changes[term] > 1e-9:
+        conflicts = after.bank_conflicts - before.bank_conflicts
+        kernel = after.kernel - before.kernel
+        if term == "kernel" and conflicts and (conflicts > 0) == (kernel > 0):
+            return "bank conflicts"
+        return term
+    if after.space != before.space:
+        return "space"
+    if after.bank_conflicts != before.bank_conflicts:
+        return "bank conflicts"
+    return "nothing"
+
+
+def break_even(scorer: Scorer, before: Subject, after: Subject, parameter: str,
+               ladder_max: int = 1024, solver: Solver | None = None) -> BreakEven:
+    """Where `after` starts (or stops) being faster than `before` as `parameter` grows.
+
+    A `solver` is asked first (see the module docstring); otherwise the sizes 1, 2, 4, ...,
+    ladder_max are evaluated, and the first change of sign of time(before) - time(after) is
+    bisected to the exact integer (assuming one crossing between two rungs). Sizes at which a
+    program fails (an index out of range at a tiny size, say) are skipped."""
+    if solver is not None:
+        found = solver(before, after, parameter)
+        if found is not None:
+            return found
+    ladder = []
+    size = 1
+    while size <= ladder_max:
+        ladder.append(size)
+        size *= 2
+
+    def pays(n: int) -> bool | None:
+        try:
+            return scorer.score(after, {parameter: n}).time < scorer.score(
+                before, {parameter: n}).time
+        except HetprofError:
+            return None
+
+    points = [(n, p) for n in ladder if (p := pays(n)) is not None]
+    largest = points[-1][0] if points else ladder_max
+    if not points:
+        return BreakEven(parameter, "never", None, "numeric (no size evaluated)", largest)
+    for (low, low_pays), (high, high_pays) in zip(points, points[1:], strict=False):
+        if low_pays == high_pays:
+            continue
+        # Invariant: pays(low) == low_pays, pays(high) == high_pays.
+        while high - low > 1:
+            middle = (low + high) // 2
+            result = pays(middle)
+            if result is None:
+                break
+            if result == low_pays:
+                low = middle
+            else:
+                high = middle
+        direction = "from" if high_pays else "below"
+        return BreakEven(parameter, direction, high, "numeric (ladder and bisection)", largest)
+    direction = "always" if points[0][1] else "never"
+    n = points[0][0] if points[0][1] else None
+    return BreakEven(parameter, direction, n, "numeric (ladder)", largest)
+
+
+# --------------------------------------------------------------------------------------------------
+# Search
+
+
+@dataclass(frozen=True, slots=True)
+class SearchResult:
+    """The best subject a search found, the rewrites that lead there, and both scores."""
+
+    strategy: str
+    steps: tuple[str, ...]
+    best: Subject
+    before: Score
+    after: Score
+    explored: int
+
+    @property
+    def gain(self) -> float:
+        """The predicted speedup of the best subject over the start."""
+        return speedup(self.before, self.after)
+
+    def to_json(self) -> dict[str, Any]:
+        """A dict for `--format json` (the program is added by the CLI)."""
+        return {"strategy": self.strategy, "steps": list(self.steps),
+                "before": _score_json(self.before), "after": _score_json(self.after),
+                "speedup": self.gain, "explored": self.explored,
+                "settings": dict(self.best.settings)}
+
+
+def _score_json(score: Score) -> dict[str, Any]:
+    data = asdict(score)
+    data.pop("value", None)
+    return data
+
+
+def search(scorer: Scorer, subject: Subject, beam: int = 1, depth: int = 4) -> SearchResult:
+    """Sequences of rewrites under the cost model: a beam search keeping the `beam` fastest
+    subjects at each depth (beam = 1 is greedy: take the best rewrite while it improves), up to
+    `depth` rewrites; the best subject met is returned. A rewrite whose result was already met
+    is not explored again."""
+    start_score = scorer.score(subject)
+    best: tuple[Score, tuple[str, ...], Subject] = (start_score, (), subject)
+    frontier: list[tuple[Score, tuple[str, ...], Subject]] = [best]
+    seen = {subject.key()}
+    explored = 0
+    for _ in range(depth):
+        candidates = []
+        for score, steps, current in frontier:
+            for rewrite in offered(current):
+                key = rewrite.after.key()
+                if key in seen:
+                    continue
+                seen.add(key)
+                try:
+                    new_score = scorer.score(rewrite.after)
+                except HetprofError:
+                    continue
+                explored += 1
+                if new_score.time < score.time or beam > 1:
+                    candidates.append((new_score, (*steps, rewrite.key), rewrite.after))
+        if not candidates:
+            break
+        candidates.sort(key=lambda c: (c[0].time, c[0].space, len(c[1])))
+        frontier = candidates[:beam]
+        if frontier[0][0].time < best[0].time:
+            best = frontier[0]
+        elif beam == 1:
+            break
+    strategy = "greedy" if beam == 1 else f"beam {beam}"
+    return SearchResult(strategy, best[1], best[2], start_score, best[0], explored)
