@@ -1,4 +1,5 @@
-"""`hetprof calibrate` and `hetprof validate`: rich progress, tables of fits and of cases."""
+"""`hetprof calibrate`, `validate` and `validate-rewrites`: rich progress, tables of fits and of
+cases."""
 
 from __future__ import annotations
 
@@ -11,7 +12,7 @@ from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
 from cli.commands import write_output
-from cli.main import EXIT_OK, SourceHolder
+from cli.main import EXIT_OK, SourceHolder, UsageError
 from models.device_profile import save_profile
 
 
@@ -94,4 +95,37 @@ def command_validate(args: argparse.Namespace, holder: SourceHolder) -> int:
         write_output(json.dumps(report_data, indent=2) + "\n", args.output)
     else:
         write_output(render_markdown(report_data), args.output)
+    return EXIT_OK
+
+
+def command_validate_rewrites(args: argparse.Namespace, holder: SourceHolder) -> int:
+    from models.device_profile import load_profile
+    from models.validate_rewrites import RULES, render_markdown, validate_rewrites
+
+    profile = load_profile(args.device_profile)
+    rules = tuple(r.strip() for r in args.rules.split(",")) if args.rules else RULES
+    unknown = sorted(set(rules) - set(RULES))
+    if unknown:
+        raise UsageError(f"--rules: no rule {', '.join(unknown)}; the rules are "
+                         + ", ".join(RULES))
+    info, session, cpu_session = _sessions(args)
+    sizes = [int(s) for s in args.sizes.split(",")] if args.sizes else None
+    console = _console()
+    with Progress(TextColumn("{task.description}"), BarColumn(), TimeElapsedColumn(),
+                  console=console, transient=True) as progress:
+        task = progress.add_task("validating rewrites", total=1.0)
+
+        def report(label: str, done: float) -> None:
+            progress.update(task, completed=done, description=f"validating rewrites: {label}")
+
+        report_data = validate_rewrites(session, cpu_session, profile, args.programs or None,
+                                        rules, sizes, quick=args.quick, gpu_mode=args.gpu_mode,
+                                        keys=args.rewrite, holder=holder, progress=report)
+    if args.format == "json":
+        write_output(json.dumps(report_data, indent=2) + "\n", args.output)
+    else:
+        write_output(render_markdown(report_data), args.output)
+    console.print(f"{report_data['case_count']} cases: direction right in "
+                  f"{100 * report_data['direction_accuracy']:.1f}%, median speedup error "
+                  f"{report_data['speedup_median_abs_pct_error']:.1f}%")
     return EXIT_OK

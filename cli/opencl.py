@@ -1,4 +1,5 @@
-"""`hetprof devices`, `run --device`, `calibrate` and `validate`: the OpenCL side of hetprof."""
+"""`hetprof devices`, `run --device`, `calibrate`, `validate` and `validate-rewrites`: the OpenCL
+side of hetprof."""
 
 from __future__ import annotations
 
@@ -42,6 +43,27 @@ def register(commands, add_common, add_model_options) -> None:
     validate.add_argument("--format", choices=("text", "json"), default="text")
     validate.add_argument("-o", "--output", help="write the report here")
     validate.set_defaults(handler="cli.calibration:command_validate")
+
+    rewrites = commands.add_parser(
+        "validate-rewrites", help="compare predicted with measured speedups of rewrites on real "
+        "devices")
+    rewrites.add_argument("programs", nargs="*", help="λG programs (default: the examples with "
+                          "device work)")
+    rewrites.add_argument("--device", required=True, help="the GPU (or any OpenCL device)")
+    rewrites.add_argument("--device-profile", required=True, help="a calibrated profile")
+    rewrites.add_argument("--cpu-device", help="the OpenCL CPU device for CPU parmaps")
+    rewrites.add_argument("--sizes", help="comma-separated sizes n (default: 2^10, 2^12, 2^14; "
+                          "--quick: 2^6)")
+    rewrites.add_argument("--rules", help="comma-separated rule names (default: every rule the "
+                          "backend can run)")
+    rewrites.add_argument("--rewrite", action="append", metavar="NAME@LINE:COL",
+                          help="validate only this rewrite (repeatable; instead of --rules)")
+    rewrites.add_argument("--quick", action="store_true", help="small sizes, few repeats")
+    rewrites.add_argument("--gpu-mode", choices=("paper", "dmm"),
+                          help="GPU memory model (default: the profile's)")
+    rewrites.add_argument("--format", choices=("json", "markdown"), default="markdown")
+    rewrites.add_argument("-o", "--output", help="write the report here")
+    rewrites.set_defaults(handler="cli.calibration:command_validate_rewrites")
 
 
 def command_devices(args: argparse.Namespace, holder: SourceHolder) -> int:

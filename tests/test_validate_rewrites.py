@@ -1,0 +1,161 @@
+"""models/validate_rewrites.py: predicted against measured speedups of rewrites, run for real on
+PoCL (the OpenCL CPU device installed with hetprof's dependencies) standing for both devices."""
+
+from __future__ import annotations
+
+import json
+import statistics
+import subprocess
+import sys
+
+import pytest
+from conftest import ROOT
+
+from models.device_profile import load_profile
+from models.opencl_runner import DeviceSession, select_device
+from models.validate_rewrites import (
+    direction_right,
+    mark_cpu_work,
+    measure,
+    merge,
+    render_markdown,
+    validate_rewrites,
+)
+from profiler.checker import check_program
+from profiler.evaluator import bind_parameters, evaluate
+from profiler.parser import parse
+from profiler.syntax import Profile
+from profiler.transform import walk_paths
+
+PROFILE = ROOT / "profiles" / "nvidia-h200.json"
+CASE_KEYS = {"program", "rewrite", "n", "predicted_before_s", "predicted_after_s",
+             "measured_before_s", "measured_after_s", "predicted_speedup", "measured_speedup",
+             "direction_right", "abs_pct_error"}
+
+
+@pytest.fixture(scope="module")
+def pocl():
+    return DeviceSession(select_device("pocl"))
+
+
+@pytest.fixture(scope="module")
+def report(pocl):
+    """A --quick run: map_map (vertical fusion: GPU work only; remove-on: GPU -> CPU) and
+    zipmul_cpu (insert-on: CPU -> GPU) at n = 32."""
+    return validate_rewrites(
+        pocl, pocl, load_profile(PROFILE),
+        [str(ROOT / "examples" / "map_map.lg"), str(ROOT / "examples" / "zipmul_cpu.lg")],
+        rules=("vertical-fusion", "remove-on", "insert-on", "work-group-size"), sizes=[32],
+        quick=True)
+
+
+def checked(name: str):
+    path = ROOT / "examples" / f"{name}.lg"
+    return check_program(parse(path.read_text(), str(path)))
+
+
+def centres(body) -> list[str]:
+    return [node.name for _, node in walk_paths(body) if isinstance(node, Profile)]
+
+
+def test_cpu_work_is_marked_outside_on_and_functions():
+    # dot: the two input parmaps on the CPU are marked; the `on` body is not
+    assert centres(mark_cpu_work(checked("dot").body)) == ["__offload0", "__offload1"]
+    # zipmul: the input parmap, and not the parmap under `on` inside the applied lambda
+    assert centres(mark_cpu_work(checked("zipmul").body)) == ["__offload0", "gray"]
+    # zipmul_cpu: its `profile "gray"` parmap is inside a lambda applied in place: it runs once
+    assert centres(mark_cpu_work(checked("zipmul_cpu").body)) == ["__offload0", "gray",
+                                                                 "__offload1"]
+
+
+def test_direction():
+    assert direction_right(1.5, 1.2) and direction_right(0.5, 0.9)
+    assert not direction_right(1.5, 0.8) and not direction_right(0.99, 1.01 + 0.02)
+    assert direction_right(1.01, 0.99)  # within 2% of 1 on both sides: neither pays
+
+
+def test_measure_runs_every_part_and_matches_the_interpreter(pocl):
+    program = checked("zipmul")
+    params = bind_parameters(program, {"n": 24})
+    parts = measure(pocl, pocl, load_profile(PROFILE), program, params, repeats=2)
+    assert (parts.gpu_parts, parts.cpu_parts) == (1, 1)  # the `on`, the input's parmap
+    assert parts.matches
+    assert parts.value == evaluate(program, params).render_value(10**6)
+    assert parts.measured_gpu > 0 and parts.measured_cpu > 0
+    assert parts.predicted_gpu > 0 and parts.predicted_cpu > 0
+
+
+def test_report_cases(report):
+    cases = report["cases"]
+    assert {(c["program"], c["rewrite"]) for c in cases} == {
+        ("map_map", "vertical-fusion@9:4"), ("map_map", "remove-on@9:1"),
+        ("zipmul_cpu", "insert-on@7:13"), ("zipmul_cpu", "insert-on@9:17")}
+    for case in cases:
+        assert CASE_KEYS <= set(case)
+        assert case["n"] == 32
+        assert case["values_match"] and case["same_value"]
+        for key in ("predicted_before_s", "predicted_after_s", "measured_before_s",
+                    "measured_after_s"):
+            assert case[key] > 0
+        assert case["predicted_speedup"] == pytest.approx(
+            case["predicted_before_s"] / case["predicted_after_s"])
+        assert case["measured_speedup"] == pytest.approx(
+            case["measured_before_s"] / case["measured_after_s"])
+        assert case["abs_pct_error"] == pytest.approx(
+            abs(case["predicted_speedup"] - case["measured_speedup"])
+            / case["measured_speedup"] * 100)
+        assert case["direction_right"] == direction_right(case["predicted_speedup"],
+                                                          case["measured_speedup"])
+    by_key = {c["rewrite"]: c for c in cases}
+    # remove-on moves map_map's work from the `on` to a CPU parmap; insert-on the other way
+    assert by_key["remove-on@9:1"]["before"]["gpu_parts"] == 1
+    assert by_key["remove-on@9:1"]["after"] == {**by_key["remove-on@9:1"]["after"],
+                                                "gpu_parts": 0, "cpu_parts": 1}
+    assert by_key["insert-on@7:13"]["after"]["gpu_parts"] == 1
+    # the work-group size cannot be run: skipped with the reason
+    assert any("work-group-size" in s["rewrite"] and "work groups" in s["reason"]
+               for s in report["skipped"])
+
+
+def test_report_figures(report):
+    cases = report["cases"]
+    assert report["case_count"] == len(cases) == 4
+    assert report["direction_accuracy"] == sum(c["direction_right"] for c in cases) / len(cases)
+    assert report["speedup_median_abs_pct_error"] == statistics.median(
+        c["abs_pct_error"] for c in cases)
+    assert set(report["rules"]) == {"vertical-fusion", "remove-on", "insert-on"}
+    assert report["rules"]["insert-on"]["case_count"] == 2
+    assert report["device"].startswith("Portable Computing Language")
+    assert report["date"] and report["values_match"]
+    text = render_markdown(report)
+    assert text.startswith(f"# Rewrites validated on {report['device']}")
+    assert "`vertical-fusion@9:4` | 32 |" in text and report["date"] in text
+
+
+def test_merge_recomputes_the_figures(report):
+    one = {**report, "cases": report["cases"][:1]}
+    other = {**report, "cases": report["cases"][1:]}
+    merged = merge([json.loads(json.dumps(one)), json.loads(json.dumps(other))])
+    assert merged["case_count"] == 4
+    assert merged["direction_accuracy"] == report["direction_accuracy"]
+    assert merged["speedup_median_abs_pct_error"] == report["speedup_median_abs_pct_error"]
+
+
+def test_cli_json_and_markdown(tmp_path):
+    out = tmp_path / "rw.json"
+    common = ["-m", "cli", "validate-rewrites", "--device", "pocl", "--cpu-device", "pocl",
+              "--device-profile", str(PROFILE), "--quick", "--sizes", "16",
+              "examples/map_map.lg", "--rewrite", "vertical-fusion@9:4"]
+    done = subprocess.run([sys.executable, *common, "--format", "json", "-o", str(out)],
+                          cwd=ROOT, capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    data = json.loads(out.read_text())
+    assert [(c["rewrite"], c["n"]) for c in data["cases"]] == [("vertical-fusion@9:4", 16)]
+    assert {"device", "date", "cases", "direction_accuracy",
+            "speedup_median_abs_pct_error"} <= set(data)
+    shown = subprocess.run([sys.executable, *common], cwd=ROOT, capture_output=True, text=True)
+    assert shown.returncode == 0, shown.stderr
+    assert shown.stdout.startswith("# Rewrites validated on Portable Computing Language")
+    bad = subprocess.run([sys.executable, *common, "--rules", "no-such-rule"], cwd=ROOT,
+                         capture_output=True, text=True)
+    assert bad.returncode == 2 and "no-such-rule" in bad.stderr
