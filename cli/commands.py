@@ -102,6 +102,10 @@ def command_run(args: argparse.Namespace, holder: SourceHolder) -> int:
 
 
 def command_profile(args: argparse.Namespace, holder: SourceHolder) -> int:
+    if getattr(args, "symbolic", False):
+        from cli.symbolic import command_symbolic_profile
+
+        return command_symbolic_profile(args, holder)
     if args.procs < 1:
         raise ParameterError("--procs must be at least 1")
     checked, params, evaluation, profile = run_program(args, holder)

@@ -107,6 +107,9 @@ def build_parser() -> argparse.ArgumentParser:
                          help="CPU schedule: greedy depth-first, breadth-first, work stealing")
     profile.add_argument("--format", choices=profile_formats(), default="text")
     profile.add_argument("-o", "--output", help="write the report here instead of stdout")
+    profile.add_argument("--symbolic", action="store_true",
+                         help="formulas in the size parameters (work, span, time bounds, space, "
+                         "transfers, kernels), in time independent of the sizes")
     profile.set_defaults(handler="cli.commands:command_profile")
 
     for register in _registrars():

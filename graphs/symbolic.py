@@ -1,0 +1,717 @@
+"""Symbolic, size-independent profiles: formulas in the size parameters, and their values at any
+size in time independent of it.
+
+`symbolic_profile` runs `profiler.symbolic` (the compressed cost graph) and prices its device boxes:
+a kernel of T threads is one thread template, so its time is that of a representative full work
+group, `rounds` of them, plus the last group (graphs.devicebox's rule, eq. "Σ over rounds of the
+slowest group"), each group priced by the real GPU model (`_group_time`) on concrete addresses.
+Kernel group times depend on addresses modulo the banks, so a kernel's formula holds for the
+residue class of the size it was made at; `SymbolicProfile.at` re-prices at every size asked.
+
+What is exact (tests/test_symbolic.py checks it against the explicit evaluator at n = 1..64):
+work, span, node and edge counts, space per world, words and bytes moved, each device box's parts,
+and time on one processor (= work, for every greedy schedule). For P > 1 the 1DF and BF times of a
+compressed graph are bounded by Brent's theorem, max(work/P, span) ≤ T_P ≤ work/P + span; their
+exact values come from the explicit schedule (`--symbolic` prints both where the size allows).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Any
+
+import sympy as sp
+
+from graphs.devicebox import PathEdge, Phase, PhaseCost, _group_time, _phase_cost, _staging_time
+from models.base import AccessKind, MemoryAccess, Space
+from models.gpu import gpu_model
+from profiler.checker import CheckedProgram
+from profiler.evaluator import EvaluationOptions, bind_parameters
+from profiler.symbolic import (
+    NotRegular,
+    ReduceOperands,
+    SPhase,
+    SPhaseLoop,
+    SymbolicEvaluation,
+    SymbolicEvaluator,
+    TEdge,
+    TLoop,
+    size_symbol,
+)
+
+MAX_INSTANTIATED_EDGES = 4_000_000  # edges of representative work groups priced per kernel
+
+
+@dataclass(frozen=True, slots=True)
+class KernelPrice:
+    """One device box priced at concrete sizes."""
+
+    time: float
+    conflicts: int
+    threads: int
+    work_groups: int
+    rounds: int
+    max_conflict_degree: int
+
+
+class SymbolicProfile:
+    """The formulas of a program's costs, and their values at concrete sizes."""
+
+    def __init__(self, checked: CheckedProgram, evaluation: SymbolicEvaluation,
+                 options: EvaluationOptions, reference: dict[str, int]):
+        self.checked = checked
+        self.evaluation = evaluation
+        self.options = options
+        self.reference = reference
+        self.model = gpu_model(options.profile, options.gpu_mode)
+        self.gpu = options.profile.gpu
+
+    @property
+    def symbols(self) -> dict[str, sp.Symbol]:
+        return self.evaluation.params
+
+    # -- values at concrete sizes ---------------------------------------------------------------
+    def substitution(self, values: dict[str, int]) -> dict:
+        """Sympy substitutions for concrete sizes: the parameters, the region sizes and each
+        device box's kernel time."""
+        subs: dict[Any, Any] = {self.symbols[k]: v for k, v in values.items()
+                                if k in self.symbols}
+        subs.update(self.evaluation.sizes.values(subs))
+        for symbol, box in zip(self.evaluation.box_symbols, self.evaluation.boxes, strict=True):
+            subs[symbol] = self.kernel(box, subs).time
+        return subs
+
+    def at(self, values: dict[str, int]) -> dict[str, Any]:
+        """Every quantity of the profile at concrete sizes: work, span, nodes, edges, space, the
+        device boxes' parts and the words moved."""
+        subs = self.substitution(values)
+        ev = self.evaluation
+        result = {
+            "work": _value(ev.shape.work, subs),
+            "span": _value(ev.shape.span, subs),
+            "nodes": int(_value(ev.shape.nodes, subs)),
+            "edges": int(_value(ev.shape.edges, subs)),
+            "space": {"cpu": int(_value(ev.space_cpu, subs)),
+                      "gpu": int(_value(ev.space_gpu, subs)),
+                      "peak": int(_value(ev.space_peak, subs))},
+            "regions": {k: int(_value(v, subs)) for k, v in ev.regions.items()},
+            "on": [],
+        }
+        for box, symbol, total in zip(ev.boxes, ev.box_symbols, ev.box_totals, strict=True):
+            parts = {name: _value(expr, subs) for name, expr in box.parts.items()}
+            parts["kernel"] = subs[symbol] * (self.gpu.seconds_per_unit or 1.0
+                                              if self.options.profile.units == "seconds" else 1.0)
+            parts["total"] = _value(total, subs)
+            parts["pushed_words"] = int(sum(_value(w, subs) for _, w in box.pushed))
+            parts["gpu_words"] = int(sum(_value(w, subs) for _, w in box.returned))
+            result["on"].append(parts)
+        return result
+
+    # -- device boxes ---------------------------------------------------------------------------
+    def kernel(self, box, subs: dict) -> KernelPrice:
+        """The device box's time (graphs.devicebox.build_device_box) at concrete sizes."""
+        staged = int(sum(_value(w, subs) for _, w in box.staged))
+        total = 0.0
+        conflicts = threads = groups = rounds = 0
+        degree = 1
+        for phase in _phases(box.paths or [], subs):
+            cost = self._phase(phase, subs, staged)
+            total += cost.time
+            conflicts += cost.conflicts
+            threads = max(threads, cost.threads)
+            groups += cost.work_groups
+            rounds += cost.rounds
+            degree = max(degree, cost.conflict_degree_max)
+        return KernelPrice(total, conflicts, threads, groups, rounds, degree)
+
+    def _phase(self, phase: tuple[SPhase, dict], subs: dict, staged: int) -> PhaseCost:
+        template, local_subs = phase
+        values = {**subs, **local_subs}
+        p = self.gpu
+        if not template.parallel:
+            path = _compile(template.path, values, p.local_words)({})
+            return _phase_cost(Phase([path], False), self.model, p, staged)
+        count = int(_value(template.count, values))
+        width, size = p.warp_width, p.work_group_size
+        groups = math.ceil(count / size)
+        cost = PhaseCost(count, math.ceil(count / width), groups, 0, 0, 0.0, 0.0, parallel=True)
+        if count == 0:
+            return cost
+        regular = _shift_invariant(template, p) and groups > 2
+        priced: dict[int, tuple[float, PhaseCost]] = {}
+        if _path_length(template.path, values) * min(count, size) > MAX_INSTANTIATED_EDGES:
+            raise NotRegular("a kernel whose threads run long loops: one work group is too long "
+                             "to price at this size")
+        thread = _threads(template, values, p.local_words)
+
+        def group(g: int) -> tuple[float, PhaseCost]:
+            if g not in priced:
+                members = [thread(t) for t in range(g * size, min(count, (g + 1) * size))]
+                local = PhaseCost(0, 0, 0, 0, 0, 0.0, 0.0)
+                time, steps = _group_time(members, self.model, p, local, {})
+                if staged:
+                    time += _staging_time(members, self.model, p, staged)
+                local.steps = steps
+                priced[g] = (time, local)
+            return priced[g]
+
+        full = count // size
+        if regular and _locality(template, values, p, 0) != _locality(template, values, p,
+                                                                      full - 1):
+            regular = False
+        resident = max(1, p.threads_at_once // size)
+        cost.rounds = math.ceil(groups / resident)
+        if regular:
+            time_full, local_full = group(0)
+            cost.conflicts = local_full.conflicts * full
+            cost.conflict_degree_max = local_full.conflict_degree_max
+            cost.steps = local_full.steps
+            last_time = None
+            # A reduction's last thread may read an element carried from an earlier level.
+            if full < groups or template.reduce is not None:
+                last_time, local_last = group(groups - 1)
+                cost.conflicts += local_last.conflicts
+                cost.conflict_degree_max = max(cost.conflict_degree_max,
+                                               local_last.conflict_degree_max)
+                cost.steps = max(cost.steps, local_last.steps)
+            total = _rounds_time(groups, resident, time_full, last_time)
+        else:
+            if groups > 64:
+                raise NotRegular("a kernel whose work groups access memory differently (not "
+                                 "affine in the thread index, or partly in local memory)")
+            times = []
+            for g in range(groups):
+                time, local = group(g)
+                times.append(time)
+                cost.conflicts += local.conflicts
+                cost.conflict_degree_max = max(cost.conflict_degree_max,
+                                               local.conflict_degree_max)
+                cost.steps = max(cost.steps, local.steps)
+            total = sum(max(times[s:s + resident]) for s in range(0, groups, resident))
+        total += p.launch
+        if p.atomic:
+            writes = len([e for e in thread(0)
+                          if e.access is not None and e.access.kind is AccessKind.WRITE])
+            total += p.atomic * writes * count
+        cost.time = total
+        return cost
+
+    # -- formulas -------------------------------------------------------------------------------
+    def formulas(self, values: dict[str, int] | None = None) -> dict[str, sp.Expr]:
+        """The profile's formulas in the size parameters. Region sizes (BSIZE blocks) are taken at
+        `values`; each kernel's group times too, with rounds as ceilings (`kernel_formula`)."""
+        values = values or self.reference
+        ev = self.evaluation
+        subs = {self.symbols[k]: v for k, v in values.items() if k in self.symbols}
+        fixed: dict[Any, Any] = dict(ev.sizes.values(subs))
+        for symbol, box in zip(ev.box_symbols, ev.boxes, strict=True):
+            fixed[symbol] = self.kernel_formula(box, values)
+        scale = self.gpu.seconds_per_unit if self.options.profile.units == "seconds" else None
+        words = self.options.profile.region.word_bytes
+        out = {
+            "work": ev.shape.work,
+            "span": ev.shape.span,
+            "nodes": ev.shape.nodes,
+            "edges": ev.shape.edges,
+            "time_1": ev.shape.work,
+            "space_cpu": ev.space_cpu,
+            "space_gpu": ev.space_gpu,
+            "space_peak": ev.space_peak,
+            "bytes_to_device": words * sum((w for b in ev.boxes for _, w in b.pushed),
+                                           sp.Integer(0)),
+            "bytes_to_host": words * sum((w for b in ev.boxes for _, w in b.returned),
+                                         sp.Integer(0)),
+        }
+        for i, box in enumerate(ev.boxes):
+            out[f"on{i}.kernel"] = fixed[ev.box_symbols[i]] * (scale or 1)
+            for name, expr in box.parts.items():
+                out[f"on{i}.{name}"] = expr
+        return {k: _tidy(sp.sympify(v).subs(fixed)) for k, v in out.items()}
+
+    def kernel_formula(self, box, values: dict[str, int]) -> sp.Expr:
+        """A device box's time as a formula: per kernel, rounds (a ceiling in the sizes) times a
+        full work group's time, and the last group, with group times priced at `values`."""
+        subs = {self.symbols[k]: v for k, v in values.items() if k in self.symbols}
+        subs.update(self.evaluation.sizes.values(subs))
+        staged = int(sum(_value(w, subs) for _, w in box.staged))
+        total = sp.Integer(0)
+        p = self.gpu
+        size = p.work_group_size
+        resident = max(1, p.threads_at_once // size)
+        for template, local_subs in _phases(box.paths or [], subs, symbolic=True):
+            cost = self._phase((template, local_subs), subs, staged)
+            count = sp.sympify(template.count).subs(local_subs)
+            if not template.parallel or not count.free_symbols:
+                total += _tidy_number(cost.time)
+                continue
+            groups = sp.ceiling(count / size)
+            rounds = sp.ceiling(groups / resident)
+            concrete = int(_value(template.count, {**subs, **local_subs}))
+            if concrete % size == 0 and cost.rounds:
+                per_round = (cost.time - p.launch) / cost.rounds
+                total += rounds * _tidy_number(per_round) + _tidy_number(p.launch)
+            else:
+                # Rounds of full groups, then the last round: priced at `values`' residue.
+                full_round = self._full_group_time(template, local_subs, subs, staged)
+                last = cost.time - p.launch - (cost.rounds - 1) * full_round
+                total += ((rounds - 1) * _tidy_number(full_round) + _tidy_number(last)
+                          + _tidy_number(p.launch))
+        return total
+
+    def _full_group_time(self, template: SPhase, local_subs: dict, subs: dict,
+                         staged: int) -> float:
+        p = self.gpu
+        values = {**subs, **local_subs}
+        thread = _threads(template, values, p.local_words)
+        members = [thread(t) for t in range(p.work_group_size)]
+        time, _ = _group_time(members, self.model, p, PhaseCost(0, 0, 0, 0, 0, 0.0, 0.0), {})
+        if staged:
+            time += _staging_time(members, self.model, p, staged)
+        return time
+
+
+def symbolic_profile(checked: CheckedProgram, options: EvaluationOptions | None = None,
+                     values: dict[str, int] | None = None,
+                     symbolic: list[str] | None = None) -> SymbolicProfile:
+    """Profile a program symbolically: the parameters in `symbolic` (default: all) are sympy
+    symbols; the others take `values` or their defaults. Raises NotRegular where the program is
+    not regular (the caller falls back to the explicit evaluator)."""
+    options = options or EvaluationOptions()
+    reference = bind_parameters(checked, values or {})
+    names = list(reference) if symbolic is None else symbolic
+    params: dict[str, Any] = {k: (size_symbol(k) if k in names else v)
+                              for k, v in reference.items()}
+    evaluation = SymbolicEvaluator(checked, params, options.profile, options.gpu_mode).run()
+    return SymbolicProfile(checked, evaluation, options, reference)
+
+
+# -- helpers ---------------------------------------------------------------------------------------
+
+
+def _value(expr, subs: dict) -> float:
+    value = sp.sympify(expr).subs(subs)
+    if isinstance(value, sp.Sum) or value.has(sp.Sum):
+        value = value.doit()
+    value = sp.sympify(value)
+    if value.free_symbols:
+        raise NotRegular(f"a quantity that depends on {sorted(map(str, value.free_symbols))} "
+                         "after the sizes are given")
+    return int(value) if value.is_Integer else float(value)
+
+
+def _tidy_number(x: float) -> sp.Expr:
+    return sp.Integer(int(x)) if float(x).is_integer() else sp.Float(x)
+
+
+def _tidy(expr: sp.Expr) -> sp.Expr:
+    """Simplify a formula a little (log(n)/log(2) stays ⌈log2 n⌉'s exact form)."""
+    try:
+        return sp.piecewise_fold(sp.expand(expr))
+    except (TypeError, ValueError):  # pragma: no cover - sympy's corner cases
+        return expr
+
+
+def _phases(paths: list, subs: dict, symbolic: bool = False):
+    """The phases of a device box in order, each with the substitutions of its loop levels."""
+    for phase in paths:
+        if isinstance(phase, SPhaseLoop):
+            count = int(_value(phase.count, subs))
+            operands = _Operands(phase.reduce, subs) if phase.reduce is not None else None
+            for level in range(count):
+                here = ({phase.var: level} if operands is None
+                        else operands.level_values(level))
+                for inner, local in _phases(phase.phases, {**subs, **here}, symbolic):
+                    yield inner, {**here, **local}
+        else:
+            yield phase, {}
+
+
+def _threads(template: SPhase, values: dict, local_words: int):
+    """thread(t): the concrete path of thread t of a kernel template (with a reduction level's
+    operands)."""
+    build = _compile(template.path, values, local_words)
+    if template.reduce is None:
+        return lambda t: build({template.var: t})
+    operands = _Operands(template.reduce, values)
+    level = values[template.reduce.level]
+    return lambda t: build({template.var: t, **operands.operands(level, t, values)})
+
+
+class _Affine:
+    """An integer expression affine in a few loop variables, evaluated with Python integers (its
+    other symbols already given); anything else is evaluated by sympy."""
+
+    def __init__(self, expr: sp.Expr, fixed: dict):
+        self.expr = sp.sympify(expr).subs(fixed)
+        self.variables = sorted(self.expr.free_symbols, key=str)
+        self.coefficients: list[tuple[sp.Symbol, int]] | None = None
+        self.constant = 0
+        try:
+            poly = sp.Poly(self.expr, *self.variables) if self.variables else None
+        except sp.PolynomialError:
+            return
+        if poly is None:
+            if self.expr.is_Integer:
+                self.coefficients, self.constant = [], int(self.expr)
+            return
+        if poly.total_degree() > 1:
+            return
+        coefficients = [(v, poly.coeff_monomial(v)) for v in self.variables]
+        constant = poly.coeff_monomial(1)
+        if all(c.is_Integer for _, c in coefficients) and constant.is_Integer:
+            self.coefficients = [(v, int(c)) for v, c in coefficients]
+            self.constant = int(constant)
+
+    def __call__(self, values: dict) -> int:
+        if self.coefficients is None:
+            return int(_value(self.expr, values))
+        return self.constant + sum(c * values[v] for v, c in self.coefficients)
+
+
+def _compile(path: list, fixed: dict, local_words: int):
+    """The thread template `path` with the sizes `fixed`, as a function of the thread and loop
+    indices that builds the concrete path quickly (integer arithmetic for affine addresses)."""
+    parts = []
+    for edge in path:
+        if isinstance(edge, TLoop):
+            parts.append((edge, _Affine(edge.count, fixed), _LoopBody(edge, fixed, local_words)))
+            continue
+        access = edge.access
+        if access is None:
+            parts.append((edge, None, _Affine(edge.words, fixed)))
+        else:
+            parts.append((edge, (_Affine(access.address, fixed), _Affine(access.offset, fixed)),
+                          _Affine(edge.words, fixed)))
+
+    def build(values: dict) -> list[PathEdge]:
+        out: list[PathEdge] = []
+        for edge, first, second in parts:
+            if isinstance(edge, TLoop):
+                for j in range(first(values)):
+                    out.extend(second(j, values))
+                continue
+            access = None
+            if first is not None:
+                a = edge.access
+                address, offset = first
+                space = (Space.LOCAL if a.local and offset(values) < local_words
+                         else Space.GLOBAL)
+                access = MemoryAccess(a.kind, address(values), space)
+            out.append(PathEdge(edge.kind, edge.weight, access, None, (), second(values),
+                                edge.bookkeeping))
+        return out
+
+    return build
+
+
+class _LoopBody:
+    """The body of a loop inside a thread, compiled once, or once per iteration where the loop's
+    index enters non-affinely (a reduction's level k: ⌈n/2^k⌉); a reduction level's iterations
+    also get their operands' addresses."""
+
+    def __init__(self, loop: TLoop, fixed: dict, local_words: int):
+        self.loop, self.fixed, self.local_words = loop, fixed, local_words
+        self.per_iteration = loop.var.name.startswith("k")
+        self.compiled: dict[int | None, Any] = {}
+        self.operands = (_Operands(loop.reduce, fixed) if loop.reduce is not None else None)
+
+    def __call__(self, j: int, values: dict) -> list[PathEdge]:
+        key = j if self.per_iteration else None
+        build = self.compiled.get(key)
+        if build is None:
+            fixed = {**self.fixed, self.loop.var: j} if self.per_iteration else self.fixed
+            build = self.compiled[key] = _compile(list(self.loop.body), fixed, self.local_words)
+        here = {**values, self.loop.var: j}
+        if self.operands is not None:
+            level = values[self.loop.reduce.level]
+            here.update(self.operands.operands(level, j, here))
+        return build(here)
+
+
+class _Operands:
+    """graphs' side of profiler.symbolic.ReduceOperands: the levels' sizes and lock-step bases,
+    and each thread's operand addresses, at concrete sizes (integers)."""
+
+    def __init__(self, spec: ReduceOperands, fixed: dict):
+        self.spec = spec
+        outer = {k: v for k, v in fixed.items() if k not in (spec.level, spec.local)}
+        self.fixed = outer
+        n = int(_value(spec.n, outer))
+        self.m, self.pairs = [], []
+        size = n
+        while size > 1:
+            self.m.append(size)
+            self.pairs.append(size // 2)
+            size = (size + 1) // 2
+        self.bases = []
+        if spec.base is not None:
+            base = int(_value(spec.fresh, outer))
+            writes = int(_value(spec.writes, outer))
+            for pairs in self.pairs:
+                self.bases.append(base)
+                base += writes * spec.width * -(-pairs // spec.width)
+        self.element = (_Affine(spec.element_address, outer), _Affine(spec.element_offset, outer))
+        self.results: dict[int, tuple[_Affine, _Affine]] = {}
+
+    def level_values(self, k: int) -> dict:
+        values = {self.spec.level: k}
+        if self.spec.count is not None:
+            values[self.spec.count] = self.pairs[k]
+            values[self.spec.base] = self.bases[k]
+        return values
+
+    def _result(self, k: int) -> tuple[_Affine, _Affine]:
+        if k not in self.results:
+            fixed = {**self.fixed, **self.level_values(k)}
+            self.results[k] = (_Affine(self.spec.result_address, fixed),
+                               _Affine(self.spec.result_offset, fixed))
+        return self.results[k]
+
+    def element_at(self, k: int, j: int, values: dict) -> tuple[int, int]:
+        """(address, offset) of element j of level k."""
+        while True:
+            if k == 0:
+                here = {**values, self.spec.index: j}
+                return self.element[0](here), self.element[1](here)
+            if j < self.pairs[k - 1]:
+                address, offset = self._result(k - 1)
+                here = {**values, self.spec.local: j}
+                return address(here), offset(here)
+            k, j = k - 1, self.m[k - 1] - 1  # the odd last element, carried
+
+    def operands(self, k: int, t: int, values: dict) -> dict:
+        a_address, b_address, a_offset, b_offset = self.spec.operands
+        a = self.element_at(k, 2 * t, values)
+        b = self.element_at(k, 2 * t + 1, values)
+        return {a_address: a[0], b_address: b[0], a_offset: a[1], b_offset: b[1]}
+
+
+def _path_length(path: list, values: dict) -> int:
+    """How many edges one thread's concrete path has (loops unrolled), without building it."""
+    total = 0
+    for edge in path:
+        if isinstance(edge, TLoop):
+            count = sp.sympify(edge.count).subs(values)
+            if count.free_symbols:  # a bound that depends on an outer loop's index (a level)
+                if not edge.var.name.startswith("k") and not count.has(*(
+                        s for s in count.free_symbols if s.name.startswith("k"))):
+                    return MAX_INSTANTIATED_EDGES
+                return MAX_INSTANTIATED_EDGES
+            if edge.var.name.startswith("k"):
+                total += sum(_path_length(list(edge.body), {**values, edge.var: j})
+                             for j in range(int(count)))
+            else:
+                total += int(count) * _path_length(list(edge.body), values)
+        else:
+            total += 1
+    return total
+
+
+def _accesses(path: list):
+    for edge in path:
+        if isinstance(edge, TLoop):
+            yield from _accesses(list(edge.body))
+        elif isinstance(edge, TEdge) and edge.access is not None:
+            yield edge.access
+
+
+def _shift_invariant(template: SPhase, p) -> bool:
+    """Whether every full work group of the kernel steps like the first: each address affine in
+    the thread index with a coefficient that moves a whole group by a multiple of the banks."""
+    var = template.var
+    for access in _accesses(template.path):
+        address = sp.expand(access.address)
+        if var not in address.free_symbols:
+            continue
+        try:
+            poly = sp.Poly(address, var)
+        except sp.PolynomialError:
+            return False
+        if poly.degree() > 1:
+            return False
+        coefficient = poly.coeff_monomial(var)
+        if not coefficient.is_Integer or (int(coefficient) * p.work_group_size) % p.banks:
+            return False
+    return True
+
+
+def _locality(template: SPhase, values: dict, p, group: int) -> tuple:
+    """Which accesses of a work group's first and last threads go to local memory."""
+    size = p.work_group_size
+    marks = []
+    for t in (group * size, group * size + size - 1):
+        for access in _accesses(template.path):
+            if access.local:
+                marks.append(int(_value(access.offset, {**values, template.var: t}))
+                             < p.local_words)
+    return tuple(marks)
+
+
+def _rounds_time(groups: int, resident: int, full: float, last: float | None) -> float:
+    """Σ over rounds of the slowest group, with every group but the last one alike."""
+    rounds = math.ceil(groups / resident)
+    if last is None:
+        return rounds * full
+    in_last_round = groups - (rounds - 1) * resident
+    return (rounds - 1) * full + (max(full, last) if in_last_round > 1 else last)
+
+
+def formula_text(expr: sp.Expr) -> str:
+    """A formula as a string sympy parses back (`sympy.sympify`): ⌈log2 n⌉ is written
+    ceiling(log(n)/log(2)), a kernel's rounds ceiling(...)."""
+    return sp.sstr(expr)
+
+
+def parse_formula(text: str, names: list[str]) -> sp.Expr:
+    """A formula string of a report, back to sympy, its size parameters positive integers."""
+    return sp.sympify(text, locals={name: size_symbol(name) for name in names})
+
+
+def report(profile: SymbolicProfile, values: dict[str, int], procs: int) -> dict[str, Any]:
+    """The symbolic report: formulas (strings sympy parses back) and their values at `values`,
+    under the numeric report's keys (work, span, time, space, on[i].kernel, ...)."""
+    formulas = profile.formulas(values)
+    numbers = profile.at(values)
+    work, span = formulas["work"], formulas["span"]
+    p = sp.Integer(procs)
+    time_lower = sp.Max(work / p, span)
+    time_upper = work / p + span
+    out_formulas: dict[str, Any] = {
+        "work": formula_text(work),
+        "span": formula_text(span),
+        "time": formula_text(work) if procs == 1 else None,
+        "time_bounds": [formula_text(time_lower), formula_text(time_upper)],
+        "space": {"cpu": formula_text(formulas["space_cpu"]),
+                  "gpu": formula_text(formulas["space_gpu"]),
+                  "peak": formula_text(formulas["space_peak"])},
+        "bytes_to_device": formula_text(formulas["bytes_to_device"]),
+        "bytes_to_host": formula_text(formulas["bytes_to_host"]),
+        "nodes": formula_text(formulas["nodes"]),
+        "edges": formula_text(formulas["edges"]),
+        "on": [],
+        "cost_centres": {name: {"work": formula_text(_tidy(shape.work)),
+                                "span": formula_text(_tidy(shape.span))}
+                         for name, shape in profile.evaluation.centres.items()},
+    }
+    for i, _ in enumerate(profile.evaluation.boxes):
+        out_formulas["on"].append({part: formula_text(formulas[f"on{i}.{part}"])
+                                   for part in ("grow", "transfer_in", "kernel", "transfer_out",
+                                                "merge")})
+    subs = {profile.symbols[k]: v for k, v in values.items() if k in profile.symbols}
+    centre_values = {name: {"work": _value(shape.work, subs), "span": _value(shape.span, subs)}
+                     for name, shape in profile.evaluation.centres.items()}
+    words = profile.options.profile.region.word_bytes
+    moved = numbers["on"]
+    lower = max(numbers["work"] / procs, numbers["span"])
+    return {
+        "symbolic": True,
+        "params": dict(values),
+        "symbols": sorted(profile.symbols),
+        "fixed": profile.evaluation.fixed,
+        "procs": procs,
+        "assumptions": ["every size parameter is at least 1",
+                        "region sizes (BSIZE blocks) and kernels' work-group times are those of "
+                        "the sizes given (`params`); rounds and counts are exact formulas"],
+        "formulas": out_formulas,
+        "values": {
+            "work": numbers["work"], "span": numbers["span"],
+            "parallelism": numbers["work"] / numbers["span"] if numbers["span"] else None,
+            "time": numbers["work"] if procs == 1 else None,
+            "time_bounds": [lower, numbers["work"] / procs + numbers["span"]],
+            "space": numbers["space"], "nodes": numbers["nodes"], "edges": numbers["edges"],
+            "bytes_to_device": words * sum(o["pushed_words"] for o in moved),
+            "bytes_to_host": words * sum(o["gpu_words"] for o in moved),
+            "on": moved, "regions": numbers["regions"], "cost_centres": centre_values,
+        },
+    }
+
+
+# -- break-even sizes -------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class Crossing:
+    """Where two costs cross as one size grows: from `n` on, `cheaper` is the cheaper one."""
+
+    n: int
+    cheaper: str
+    method: str  # "sympy": a root of the formulas (ceilings relaxed) led to it; else "numeric"
+
+
+def placement_time(profile: SymbolicProfile, procs: int) -> sp.Expr:
+    """The time a placement is compared by: max(work/P, span), the greedy schedule's lower bound
+    (Brent); on one processor it is the time of every schedule."""
+    formulas = profile.formulas()
+    return sp.Max(formulas["work"] / procs, formulas["span"]) if procs > 1 else formulas["work"]
+
+
+def crossings(cost_a, cost_b, parameter: str, formula_a: sp.Expr | None = None,
+              formula_b: sp.Expr | None = None, upper: int = 10**12,
+              names: tuple[str, str] = ("a", "b")) -> list[Crossing]:
+    """Every size in 1..upper from which the cheaper of two costs changes, exactly (integers).
+
+    `cost_a(n)` and `cost_b(n)` are exact costs at a size (each O(1) for a symbolic profile).
+    With formulas, sympy first solves formula_a = formula_b with ceilings and floors relaxed to
+    their arguments; each root is checked, and moved to the exact integer, with the exact costs.
+    The numeric fallback evaluates n = 1, 2, 4, ... and bisects every change of sign."""
+
+    def cheaper(n: int) -> str:  # a tie goes to the first (it is no worse)
+        return names[1] if cost_b(n) < cost_a(n) else names[0]
+
+    roots = _sympy_roots(formula_a, formula_b, parameter, upper)
+    points = sorted({*_ladder(upper), *roots})
+    verdicts = [(n, cheaper(n)) for n in points]
+    found: list[Crossing] = []
+    for (low, left), (high, right) in zip(verdicts, verdicts[1:], strict=False):
+        if left == right:
+            continue
+        # A relaxed root inside the bracket is sympy's answer; bisection makes it exact.
+        method = "sympy" if any(low <= r <= high for r in roots) else "numeric"
+        while high - low > 1:  # invariant: cheaper(low) == left != cheaper(high)
+            middle = (low + high) // 2
+            if cheaper(middle) == left:
+                low = middle
+            else:
+                high = middle
+        found.append(Crossing(high, cheaper(high), method))
+    return found
+
+
+def _ladder(upper: int) -> list[int]:
+    points, n = [], 1
+    while n <= upper:
+        points.extend((n, n + n // 2) if n > 1 else (n,))
+        n *= 2
+    return [p for p in points if p <= upper]
+
+
+def _sympy_roots(formula_a, formula_b, parameter: str, upper: int) -> list[int]:
+    """Integer candidates near the real roots of formula_a = formula_b, with ceilings and floors
+    relaxed to their arguments and each side's max(...) tried branch by branch."""
+    if formula_a is None or formula_b is None:
+        return []
+    symbol = size_symbol(parameter)
+    out: list[int] = []
+    for a in _branches(formula_a):
+        for b in _branches(formula_b):
+            difference = sp.sympify(a - b)
+            for function in (sp.ceiling, sp.floor):
+                difference = difference.replace(function, lambda x: x)
+            if difference.has(sp.Piecewise, sp.Max, sp.Min, sp.Sum, sp.log) or (
+                    difference.free_symbols - {symbol}):
+                continue
+            try:
+                roots = sp.solve(sp.Eq(difference, 0), symbol)
+            except (NotImplementedError, TypeError, ValueError):
+                continue
+            for root in roots:
+                value = complex(sp.N(root))
+                if abs(value.imag) < 1e-9 and 1 <= value.real <= upper:
+                    out.extend({max(1, math.floor(value.real)), math.ceil(value.real)})
+    return out
+
+
+def _branches(formula: sp.Expr) -> list[sp.Expr]:
+    formula = sp.sympify(formula)
+    return list(formula.args) if isinstance(formula, sp.Max) else [formula]

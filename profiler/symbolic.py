@@ -1,0 +1,1409 @@
+"""The cost semantics of λG with symbolic sizes: a compressed cost graph, built in O(program size).
+
+`profiler.evaluator` runs a program at one size and builds its cost graph node by node, O(n) for a
+`parmap` over n elements. This module runs the same rules (Figs. 5, 6 and 9, with hetprof's
+reconstructions, see the evaluator's docstring) with the size parameters as sympy symbols:
+
+- A `parmap`, `iota` or `reduce` level over n elements whose threads have the same cost shape is
+  evaluated once, for a symbolic thread index t, and held with multiplicity n. Its balanced tree of
+  binary ⊗ (graphs.costgraph.CostGraph.par_all) is summed in closed form: n - 1 forks, 4(n - 1)
+  unit edges, depth ⌈log2 n⌉.
+- A CPU cost graph is summarised by `Shape`: work, span, node and edge counts, exactly as the
+  explicit graph would count them, ∅ included (∅ is the unit of ⊕).
+- Region heaps hold symbolic allocation pointers: thread t of a loop allocates at ap0 + t·w + k,
+  which gives GPU addresses as affine functions of t (what bank conflicts and address groups need).
+  Regions that fill up grow by BSIZE (Fig. 3, ExpandW); the number of growths of a loop is a ceiling.
+- On the GPU the paths of a kernel are one thread template with its count (`SPhase`); the device
+  box (graphs.symbolic) prices one representative work group and the last one with the real GPU
+  model, and sums rounds in closed form.
+
+Values are abstract: an integer is a sympy expression in the parameters and thread indices (or
+unknown), a float is unknown, a vector is a length and an element template. A branch on a
+condition that depends on the thread runs both sides; the program is regular there if both cost
+the same (then the value is a Piecewise). Anything else raises `NotRegular` with the reason and the
+place, and the caller falls back to the explicit evaluator (and says so).
+
+Assumption (stated in the report): every size parameter is ≥ 1.
+"""
+
+from __future__ import annotations
+
+from contextlib import contextmanager
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+import sympy as sp
+
+from graphs.costgraph import EdgeKind
+from models.base import AccessKind
+from models.device_profile import DeviceProfile
+from models.providers import providers_for
+from profiler.checker import CheckedProgram
+from profiler.errors import HetprofError
+from profiler.syntax import (
+    App,
+    BinaryOperator,
+    BinOp,
+    BoolLit,
+    Expr,
+    Fix,
+    FloatLit,
+    Fst,
+    If,
+    Index,
+    IntLit,
+    Iota,
+    Lambda,
+    Length,
+    Let,
+    LetRegion,
+    On,
+    Pair,
+    Par,
+    ParMap,
+    Profile,
+    Reduce,
+    RegionApp,
+    RegionLambda,
+    Snd,
+    Span,
+    Var,
+    VecLit,
+    World,
+)
+
+ZERO = sp.Integer(0)
+ONE = sp.Integer(1)
+FRESH = sp.Integer(1 << 60)  # graphs.devicebox.FRESH: device addresses of words a kernel allocates
+MAX_RECURSION = 64
+
+
+class NotRegular(HetprofError):  # noqa: N818 - a condition the caller handles, not a failure
+    """The program is not regular at this place: its threads differ in cost shape, or a size
+    decides control flow. The caller evaluates it explicitly instead."""
+
+    rule = "symbolic profiling"
+
+
+def clog2(x: sp.Expr) -> sp.Expr:
+    """⌈log2 x⌉ for x ≥ 1, exact on integers: the depth of `par_all`'s balanced tree."""
+    if isinstance(x, sp.Integer):
+        return sp.Integer(int(x - 1).bit_length()) if x >= 1 else ZERO
+    return sp.ceiling(sp.log(x, 2))
+
+
+def number(x) -> sp.Expr:
+    """A cost parameter as a sympy number: an Integer when it is whole (abstract units), else a
+    Float (calibrated seconds)."""
+    x = float(x)
+    return sp.Integer(int(x)) if x.is_integer() else sp.Float(x)
+
+
+def size_symbol(name: str) -> sp.Symbol:
+    """The sympy symbol of a size parameter: a positive integer."""
+    return sp.Symbol(name, integer=True, positive=True)
+
+
+# -- CPU cost graphs, summarised ----------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class Shape:
+    """A CPU cost graph as `graphs.costgraph.CostGraph` would build it, summarised: the sum of its
+    edge weights (work), its longest path (span), and its node and edge counts. ∅ is `None`."""
+
+    work: sp.Expr
+    span: sp.Expr
+    nodes: sp.Expr
+    edges: sp.Expr
+
+    def same(self, other: Shape) -> bool:
+        return all(sp.expand(a - b) == 0 for a, b in zip(self.fields(), other.fields(),
+                                                          strict=True))
+
+    def fields(self) -> tuple[sp.Expr, ...]:
+        return (self.work, self.span, self.nodes, self.edges)
+
+    def subs(self, mapping: dict) -> Shape:
+        return Shape(*(sp.sympify(f).subs(mapping) for f in self.fields()))
+
+
+POINT = Shape(ZERO, ZERO, ONE, ZERO)
+
+
+def seq(first: Shape | None, second: Shape | None, weight) -> Shape | None:
+    """first ⊕δ second (CostGraph.seq): one edge from first's sink to second's source."""
+    if first is None:
+        return second
+    if second is None:
+        return first
+    return Shape(first.work + second.work + weight, first.span + second.span + weight,
+                 first.nodes + second.nodes, first.edges + second.edges + 1)
+
+
+def step(before: Shape | None, weight) -> Shape:
+    """before ⊕δ [u] (CostGraph.step): with before = ∅ a start vertex is made."""
+    before = before if before is not None else POINT
+    return Shape(before.work + weight, before.span + weight, before.nodes + 1, before.edges + 1)
+
+
+def into(before: Shape | None, target: Shape, weight) -> Shape:
+    """before ⊕δ target with the edge ending at target's source (`_read_into`, `_op_into`)."""
+    start = before if before is not None else POINT
+    return Shape(start.work + weight + target.work, start.span + weight + target.span,
+                 start.nodes + target.nodes, start.edges + target.edges + 1)
+
+
+def par(left: Shape | None, right: Shape | None, weight) -> Shape:
+    """left ⊗ right (CostGraph.par): fork and join vertices, four δ edges."""
+    left = left if left is not None else POINT
+    right = right if right is not None else POINT
+    return Shape(left.work + right.work + 4 * weight, sp.Max(left.span, right.span) + 2 * weight,
+                 left.nodes + right.nodes + 2, left.edges + right.edges + 4)
+
+
+def par_many(branch: Shape | None, count: sp.Expr, weight) -> Shape | None:
+    """⊗ of `count` branches of one shape (CostGraph.par_all's balanced tree): count - 1 binary
+    ⊗, so 4(count - 1) δ edges, and ⌈log2 count⌉ levels on the longest path."""
+    count = sp.sympify(count)
+    if count == 0:
+        return None
+    if count == 1:
+        return branch
+    if branch is None:
+        if not isinstance(count, sp.Integer):
+            raise NotRegular("a parallel form over a symbolic number of threads that cost "
+                             "nothing (∅ threads are kept only when there are two or more)")
+        branch = POINT
+    return Shape(count * branch.work + 4 * weight * (count - 1),
+                 branch.span + 2 * weight * clog2(count),
+                 count * branch.nodes + 2 * (count - 1), count * branch.edges + 4 * (count - 1))
+
+
+# -- GPU cost paths, as templates -------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class TAccess:
+    """A memory request of a GPU path whose address is an expression (in the thread index, the
+    loop indices and the sizes). `offset` is the word's place in its region (for local memory)."""
+
+    kind: AccessKind
+    region: int
+    offset: sp.Expr
+    address: sp.Expr
+    local: bool
+
+
+@dataclass(frozen=True, slots=True)
+class TEdge:
+    """graphs.devicebox.PathEdge with symbolic address and words."""
+
+    kind: EdgeKind
+    weight: float
+    access: TAccess | None = None
+    words: sp.Expr = ZERO
+    bookkeeping: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class TLoop:
+    """A sequential loop inside a GPU path: a parmap inside a GPU thread runs its `count` threads
+    one after another (graphs.devicebox._flatten), thread `var` = 0 .. count - 1."""
+
+    count: sp.Expr
+    var: sp.Symbol
+    body: tuple
+    reduce: ReduceOperands | None = None  # a reduction level: where its operands are
+
+
+@dataclass(slots=True)
+class SPhase:
+    """graphs.devicebox.Phase as a template: a serial stretch (one path), or a kernel of `count`
+    threads whose path is `path` with the thread index `var`. `writes` counts the path's write
+    requests per thread (the lock-step layout of its allocations)."""
+
+    parallel: bool
+    path: list
+    count: sp.Expr = ONE
+    var: sp.Symbol | None = None
+    fresh_base: sp.Expr = ZERO  # where this kernel's first allocation lands (devicebox.FRESH + ...)
+    writes: sp.Expr = ZERO
+    reduce: ReduceOperands | None = None  # a reduction level: where its operands are
+
+
+@dataclass(slots=True)
+class SPhaseLoop:
+    """A loop of phases: the levels of a `reduce` on the GPU, level `var` = 0 .. count - 1."""
+
+    count: sp.Expr
+    var: sp.Symbol
+    phases: list
+    reduce: ReduceOperands | None = None  # the levels of this reduction
+
+
+@dataclass(frozen=True, slots=True)
+class ReduceOperands:
+    """Where the operands of a GPU reduction's level-`level` thread `local` are (the evaluator's
+    `_reduce`): element j of level 0 is the input's (`element_address` in `index`); element j of
+    level k + 1 is what thread j of level k returned (`result_address`), except an odd last
+    element, carried from the level before. `count` and `base` stand for the level's thread count
+    and lock-step base (a kernel per level at the top of an `on`; None inside a thread)."""
+
+    n: sp.Expr
+    level: sp.Symbol
+    local: sp.Symbol
+    index: sp.Symbol
+    element_address: sp.Expr
+    element_offset: sp.Expr
+    result_address: sp.Expr
+    result_offset: sp.Expr
+    operands: tuple[sp.Symbol, sp.Symbol, sp.Symbol, sp.Symbol]  # addresses a, b; offsets a, b
+    count: sp.Symbol | None = None
+    base: sp.Symbol | None = None
+    fresh: sp.Expr = ZERO  # the lock-step base of level 0
+    writes: sp.Expr = ZERO  # allocations per thread
+    width: int = 32
+
+
+def _path_append(before: list | None, edge: TEdge) -> list:
+    if not before:
+        return [SPhase(False, [edge])]
+    last = before[-1]
+    if isinstance(last, SPhase) and not last.parallel:
+        last.path.append(edge)
+    else:
+        before.append(SPhase(False, [edge]))
+    return before
+
+
+def _path_concat(first: list, second: list) -> list:
+    if (first and second and isinstance(first[-1], SPhase) and not first[-1].parallel
+            and isinstance(second[0], SPhase) and not second[0].parallel):
+        first[-1].path.extend(second[0].path)
+        first.extend(second[1:])
+    else:
+        first.extend(second)
+    return first
+
+
+def _path_flatten(sub: list | None) -> list:
+    """A thread's whole path (graphs.devicebox._flatten): nested kernels become loops."""
+    if not sub:
+        return []
+    path: list = []
+    for phase in sub:
+        if isinstance(phase, SPhaseLoop):
+            path.append(TLoop(phase.count, phase.var, tuple(_path_flatten(phase.phases))))
+        elif phase.parallel:
+            if phase.count == 1 and phase.reduce is None:
+                path.extend(phase.path)
+            else:
+                path.append(TLoop(phase.count, phase.var, tuple(phase.path), phase.reduce))
+        else:
+            path.extend(phase.path)
+    return path
+
+
+# -- abstract values ----------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class SLoc:
+    """A location (region, offset). `address` is its GPU address where a kernel of device box
+    `box` allocated it (the lock-step layout), else None: (region << 32) + offset."""
+
+    region: int
+    offset: sp.Expr
+    address: sp.Expr | None = None
+    box: int | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class SInt:
+    value: sp.Expr | None  # None: not known (a reduction's result, a data-dependent value)
+
+
+@dataclass(frozen=True, slots=True)
+class SFloat:
+    pass
+
+
+@dataclass(frozen=True, slots=True)
+class SPair:
+    first: Any
+    second: Any
+
+
+@dataclass(frozen=True, slots=True)
+class SVec:
+    """A vector of `length` elements: element i is `template` with `var` := i, or `items[i]`."""
+
+    length: sp.Expr
+    var: sp.Symbol | None = None
+    template: Any = None
+    items: tuple | None = None
+
+    def element(self, index: sp.Expr, span: Span):
+        if self.items is not None:
+            if isinstance(index, sp.Integer) and 0 <= int(index) < len(self.items):
+                return self.items[int(index)]
+            if all(item == self.items[0] for item in self.items) and self.items:
+                return self.items[0]
+            raise NotRegular("an index that depends on the input into a vector literal", span)
+        return substitute(self.template, {self.var: index})
+
+
+@dataclass(frozen=True, slots=True)
+class SClosure:
+    param: str
+    body: Expr
+    env: dict = field(compare=False)
+    regions: dict = field(compare=False)
+    recursive: Expr | None = field(default=None, compare=False)
+
+
+@dataclass(frozen=True, slots=True)
+class SRegionClosure:
+    param: str
+    body: Expr
+    env: dict = field(compare=False)
+    regions: dict = field(compare=False)
+
+
+@dataclass(frozen=True, slots=True)
+class SValue:
+    """A boxed value: where it is and what it holds (λG's heap is immutable, so the content can
+    travel with the location)."""
+
+    loc: SLoc
+    content: Any
+
+
+@dataclass(frozen=True, slots=True)
+class SBool:
+    value: Any  # sympy true/false, a relational, or None
+
+
+def substitute(value, mapping: dict):
+    """A value (or template) with sympy substitutions applied everywhere inside it."""
+    if not mapping:
+        return value
+    match value:
+        case SValue(loc, content):
+            return SValue(substitute(loc, mapping), substitute(content, mapping))
+        case SLoc(region, offset, address, box):
+            return SLoc(region, sp.sympify(offset).subs(mapping),
+                        None if address is None else sp.sympify(address).subs(mapping), box)
+        case SInt(v):
+            return value if v is None else SInt(sp.sympify(v).subs(mapping))
+        case SPair(a, b):
+            return SPair(substitute(a, mapping), substitute(b, mapping))
+        case SVec(length, var, template, items):
+            inner = {k: v for k, v in mapping.items() if k != var}
+            return SVec(sp.sympify(length).subs(mapping), var,
+                        substitute(template, inner) if template is not None else None,
+                        tuple(substitute(i, mapping) for i in items) if items is not None
+                        else None)
+        case SBool(v):
+            return value if v is None or isinstance(v, bool) else SBool(v.subs(mapping))
+    return value
+
+
+def size_words(content) -> sp.Expr:
+    """profiler.regions.size_of for abstract contents."""
+    match content:
+        case SInt() | SFloat():
+            return ONE
+        case SPair() | SClosure() | SRegionClosure():
+            return sp.Integer(2)
+        case SVec(length):
+            return sp.Max(1, length)
+    raise AssertionError(content)
+
+
+# -- regions -------------------------------------------------------------------------------------------
+
+
+@dataclass(slots=True)
+class SRegion:
+    """profiler.regions.Region with symbolic ap and size; `label` is the source name."""
+
+    name: int
+    label: str
+    ap: sp.Expr
+    world: World = World.CPU
+    local: bool = False
+    largest: sp.Expr = ZERO  # the largest single allocation inside the current loop
+    # What decides the region's size s (Fig. 3: a full region grows by max(BSIZE, what is
+    # missing)): the allocations in order, replayed at concrete sizes by `RegionSizes`.
+    log: list = field(default_factory=list)
+
+
+@dataclass(slots=True)
+class BoxRecord:
+    """What one `on` became: its GPU path template and the words it moved, for graphs.symbolic."""
+
+    span: Span
+    index: int
+    paths: list | None
+    pushed: list[tuple[str, sp.Expr]]  # (region label, words pushed)
+    returned: list[tuple[str, sp.Expr]]  # (region label, words the GPU added, copied back)
+    growth: list[tuple[str, sp.Expr]]  # (region label, words grown before the push)
+    staged: list[tuple[str, sp.Expr]]  # (region label, words of a local region)
+    parts: dict = field(default_factory=dict)  # grow, transfer_in, transfer_out, merge
+
+
+@dataclass(slots=True)
+class SymbolicEvaluation:
+    """The compressed cost graph of a program: its CPU shape (device boxes as symbols K_i),
+    its device boxes, and the words each world allocated."""
+
+    shape: Shape
+    boxes: list[BoxRecord]
+    box_symbols: list[sp.Symbol]
+    space_cpu: sp.Expr  # the CPU peak under any schedule: see `SymbolicEvaluator._on`
+    space_gpu: sp.Expr
+    space_peak: sp.Expr
+    regions: dict[str, sp.Expr]  # the outermost regions' final allocation pointers
+    params: dict[str, sp.Symbol]
+    fixed: dict[str, int]
+    box_totals: list[sp.Expr]  # each box's edge weight, in terms of its kernel symbol
+    sizes: RegionSizes  # the region-size quantities (symbols) the formulas use
+    centres: dict[str, Shape]  # `profile "name" e` on the CPU: e's work and span
+
+
+class RegionSizes:
+    """Region sizes s (Definition 4.1) as named quantities, resolved at concrete sizes by replaying
+    the region's allocations: O(allocation sites), not O(n). `size_r_k` is s of region r after
+    its first k logged allocations; `grows_r_k` is how many words the k-th one grew it by."""
+
+    def __init__(self, bsize: int) -> None:
+        self.bsize = bsize
+        self.quantities: dict[sp.Symbol, tuple[str, SRegion, int]] = {}
+        self.derived: dict[sp.Symbol, sp.Expr] = {}  # quantities defined by the ones above
+
+    def symbol(self, what: str, region: SRegion, upto: int) -> sp.Symbol:
+        name = f"{what}_{region.label}_{upto}"
+        symbol = sp.Symbol(name, integer=True, nonnegative=True)
+        self.quantities[symbol] = (what, region, upto, list(region.log))
+        return symbol
+
+    def values(self, params: dict) -> dict[sp.Symbol, int]:
+        """Every quantity at concrete parameter values (a dict symbol -> number)."""
+        values = {symbol: self.value(symbol, params) for symbol in self.quantities}
+        both = {**params, **values}
+        for symbol, expr in self.derived.items():
+            values[symbol] = sp.sympify(expr).subs(both)
+        return values
+
+    def value(self, symbol: sp.Symbol, params: dict) -> int:
+        what, region, upto, log = self.quantities[symbol]
+        size = self.bsize
+        grew = 0
+        for event in log[:upto]:
+            kind = event[0]
+            grew = 0
+            if kind == "alloc":
+                ap, words = _int(event[1], params), _int(event[2], params)
+                if ap + words > size:
+                    grew = max(self.bsize, ap + words - size)
+            elif kind == "loop":
+                end = _int(event[2], params)
+                if end > size:
+                    if _int(event[3], params) > self.bsize:
+                        raise NotRegular("a parallel form whose threads allocate values larger "
+                                         "than BSIZE, which grow regions irregularly", event[4])
+                    grew = self.bsize * -((size - end) // self.bsize)
+            else:
+                grew = max(0, _int(event[1], params) - size)
+            size += grew
+        return grew if what == "grows" else size
+
+
+def _int(expr, params: dict) -> int:
+    value = sp.sympify(expr).subs(params)
+    return int(value)
+
+
+class SymbolicEvaluator:
+    """One symbolic evaluation. `params` maps each size parameter to a sympy symbol (symbolic)
+    or an int (fixed)."""
+
+    def __init__(self, checked: CheckedProgram, params: dict[str, Any], profile: DeviceProfile,
+                 gpu_mode: str | None = None):
+        self.checked = checked
+        self.params = {k: sp.sympify(v) for k, v in params.items()}
+        self.profile = profile
+        seconds = profile.units == "seconds"
+        self.cpu_scale = (profile.cpu.seconds_per_unit or 1.0) if seconds else 1.0
+        self.gpu_scale = (profile.gpu.seconds_per_unit or 1.0) if seconds else 1.0
+        cpu = profile.cpu
+        self.read_w = number(cpu.read * self.cpu_scale)
+        self.write_w = number(cpu.write * self.cpu_scale)
+        self.op_w = number(cpu.op * self.cpu_scale)
+        self.merge_w = number(cpu.merge * self.cpu_scale)
+        self.gpu_op = float(profile.gpu.op)
+        self.providers = providers_for(profile)
+        self.bsize = profile.region.bsize
+        self.stacks: dict[World, dict[int, SRegion]] = {World.CPU: {}, World.GPU: {}}
+        self.all_regions: dict[int, SRegion] = {}
+        self.outermost: dict[int, SRegion] = {}
+        self.next_region = 1
+        self.loops = 0  # CPU or GPU loops we are inside (a parmap's thread template)
+        self.gpu_loops = 0  # GPU loops: 0 at the top of an `on` body
+        self.bookkeeping = False
+        self.box: int | None = None
+        self.fresh: sp.Expr = FRESH  # the next lock-step address of the current device box
+        self.boxes: list[BoxRecord] = []
+        self.box_symbols: list[sp.Symbol] = []
+        self.box_totals: list[sp.Expr] = []
+        self.space_cpu: sp.Expr = ZERO
+        self.space_peak_cpu: sp.Expr = ZERO
+        self.space_peak_gpu: sp.Expr = ZERO
+        self.space_peak: sp.Expr = ZERO
+        self.recursion = 0
+        self.counter = 0
+        self.sizes = RegionSizes(self.bsize)
+        self.centres: dict[str, Shape] = {}  # cost centres on the CPU: what their code cost
+        # The kernel whose thread template is being evaluated (see _gpu_thread).
+        self.thread_var: sp.Symbol | None = None
+        self.thread_count: sp.Expr = ONE
+        self.thread_base: sp.Expr = FRESH
+        self.gpu_writes = 0
+        self.last_writes = 0
+
+    # -- entry ----------------------------------------------------------------------------------------
+    def run(self) -> SymbolicEvaluation:
+        _, shape = self.eval(self.checked.body, {}, {}, World.CPU, outermost=True)
+        self._peak()
+        shape = shape if shape is not None else POINT
+        symbols = {k: v for k, v in self.params.items() if isinstance(v, sp.Symbol)}
+        fixed = {k: int(v) for k, v in self.params.items() if not isinstance(v, sp.Symbol)}
+        return SymbolicEvaluation(shape, self.boxes, self.box_symbols, self.space_peak_cpu,
+                                  self.space_peak_gpu, self.space_peak,
+                                  {r.label: r.ap for r in self.outermost.values()}, symbols, fixed,
+                                  self.box_totals, self.sizes, self.centres)
+
+    def fresh_symbol(self, prefix: str) -> sp.Symbol:
+        self.counter += 1
+        return sp.Symbol(f"{prefix}{self.counter}", integer=True, nonnegative=True)
+
+    # -- building blocks ------------------------------------------------------------------------------
+    def _region(self, regions: dict, name: str, world: World, span: Span) -> SRegion:
+        region = self.stacks[world].get(regions[name])
+        if region is None:
+            raise NotRegular(f"region {name} is not on the {world} region stack", span)
+        return region
+
+    def _mem(self, before, world: World, kind: AccessKind, loc: SLoc, region: SRegion,
+             words: sp.Expr = ZERO, expanded: sp.Expr | None = None):
+        """before ⊕δ [u] for one memory operation (evaluator._mem)."""
+        if world is World.CPU:
+            if kind is AccessKind.READ:
+                return step(before, self.read_w)
+            if expanded is not None:
+                # `expanded` is the words this allocation grew its region by (0: none).
+                alloc = self.providers.allocation.parameters
+                grow = (number(alloc.latency * self.cpu_scale)
+                        + number(alloc.per_word * self.cpu_scale) * expanded)
+                return step(before, sp.Piecewise((self.write_w, sp.Eq(expanded, 0)),
+                                                 (grow, True)))
+            return step(before, self.write_w)
+        if loc.address is not None and loc.box == self.box:
+            address = loc.address
+        else:
+            address = sp.Integer(loc.region << 32) + loc.offset
+        edge = TEdge(EdgeKind.READ if kind is AccessKind.READ else EdgeKind.WRITE, 0.0,
+                     TAccess(kind, loc.region, loc.offset, address, region.local), words,
+                     self.bookkeeping)
+        return _path_append(before, edge)
+
+    def _seq(self, world: World, first, second):
+        if world is World.CPU:
+            return seq(first, second, self.op_w)
+        if first is None:
+            return second
+        if second is None:
+            return first
+        return _path_concat(_path_append(first, TEdge(EdgeKind.SEQ, self.gpu_op)), second)
+
+    def _seq_all(self, world: World, parts: list):
+        result = None
+        for part in parts:
+            result = self._seq(world, result, part)
+        return result
+
+    def _op(self, world: World, before, kind: EdgeKind = EdgeKind.OP, weight=None):
+        if world is World.CPU:
+            return step(before, self.op_w if weight is None else weight)
+        w = self.gpu_op if weight is None else float(weight)
+        return _path_append(before, TEdge(kind, w, None, ZERO, self.bookkeeping))
+
+    def _into(self, world: World, before, target, weight_kind: str):
+        """before ⊕ target with one edge (a read of the CPU, an op) ending at target's source."""
+        if world is World.CPU:
+            return into(before, target, self.read_w if weight_kind == "read" else self.op_w)
+        raise AssertionError("GPU paths use _path_concat")
+
+    def _point(self, world: World):
+        return POINT if world is World.CPU else [SPhase(False, [])]
+
+    def _alloc(self, before, world: World, regions: dict, name: str, content, span: Span):
+        region = self._region(regions, name, world, span)
+        words = size_words(content)
+        offset = region.ap
+        loc = SLoc(region.name, offset)
+        expanded = None
+        if world is World.CPU:
+            if self.loops:
+                region.largest = sp.Max(region.largest, words)
+            else:
+                region.log.append(("alloc", region.ap, words))
+                if self._grow_cost() != self.write_w:
+                    expanded = self.sizes.symbol("grows", region, len(region.log))
+            self.space_cpu = self.space_cpu + words
+        elif self.gpu_loops:
+            # graphs.devicebox._lockstep_layout: this kernel's k-th allocations of all threads
+            # lie side by side from the kernel's fresh base.
+            loc = SLoc(region.name, offset, None, self.box)
+        region.ap = region.ap + words
+        value = SValue(loc, content)
+        if world is World.GPU and self.gpu_loops:
+            value = SValue(replace(loc, address=self._lockstep_address()), content)
+            self.gpu_writes += 1
+        cost = self._mem(before, world, AccessKind.WRITE, value.loc, region, words, expanded)
+        return value, cost
+
+    def _lockstep_address(self) -> sp.Expr:
+        """The address the `writes`-th allocation of thread `thread_var` gets in this kernel:
+        fresh_base + writes·⌈T/w⌉·w + t (graphs.devicebox._lockstep_layout)."""
+        width = self.profile.gpu.warp_width
+        stride = width * sp.ceiling(self.thread_count / width)
+        return self.thread_base + self.gpu_writes * stride + self.thread_var
+
+    def _peak(self) -> None:
+        """Sample the running CPU space (regions only grow between pushes and pops, so the
+        peaks are the instants before a pop and at the end)."""
+        self.space_peak_cpu = _max(self.space_peak_cpu, self.space_cpu)
+        self.space_peak = _max(self.space_peak, self.space_cpu)
+
+    def _read(self, before, world: World, value: SValue, span: Span):
+        region = self.stacks[world].get(value.loc.region)
+        if region is None:
+            raise NotRegular("a read of a location whose region is not on the region stack",
+                             span)
+        return self._mem(before, world, AccessKind.READ, value.loc, region)
+
+    def _read_into(self, world: World, before, value: SValue, target, span: Span):
+        if target is None:
+            return self._read(before, world, value, span)
+        if world is World.CPU:
+            return into(before, target, self.read_w)
+        return _path_concat(self._read(before, world, value, span), target)
+
+    def _op_into(self, world: World, before, after):
+        if after is None:
+            return self._op(world, before)
+        if world is World.GPU:
+            return _path_concat(self._op(world, before), after)
+        return into(before, after, self.op_w)
+
+    # -- the judgement ------------------------------------------------------------------------------
+    def eval(self, e: Expr, env: dict, regions: dict, world: World, outermost: bool = False):
+        match e:
+            case IntLit(value, region, span):
+                number = self.params[value] if isinstance(value, str) else sp.Integer(value)
+                return self._alloc(None, world, regions, region, SInt(number), span)
+            case FloatLit(_, region, span):
+                return self._alloc(None, world, regions, region, SFloat(), span)
+            case BoolLit(value, _):
+                return SBool(sp.true if value else sp.false), self._point(world)
+            case Var(name, _):
+                return env[name], None
+            case BinOp(op, left, right, region, span):
+                return self._binop(op, left, right, region, span, env, regions, world)
+            case If(cond, then, orelse, span):
+                return self._if(cond, then, orelse, span, env, regions, world)
+            case Lambda(param, _, _, body, region, span):
+                return self._alloc(None, world, regions, region,
+                                   SClosure(param, body, env, regions), span)
+            case App(func, arg, span):
+                f, c1 = self.eval(func, env, regions, world)
+                closure = f.content
+                a, c2 = self.eval(arg, env, regions, world)
+                if closure.recursive is not None:
+                    self.recursion += 1
+                    if self.recursion > MAX_RECURSION:
+                        raise NotRegular("a recursive function whose depth depends on the "
+                                         "input sizes", span)
+                try:
+                    value, c3 = self.eval(closure.body, {**closure.env, closure.param: a},
+                                          closure.regions, world)
+                finally:
+                    if closure.recursive is not None:
+                        self.recursion -= 1
+                c = self._read_into(world, c1, f, c2, span)
+                return value, self._seq(world, c, c3)
+            case Pair(first, second, region, span):
+                v1, c1 = self.eval(first, env, regions, world)
+                v2, c2 = self.eval(second, env, regions, world)
+                return self._alloc(self._seq(world, c1, c2), world, regions, region,
+                                   SPair(v1, v2), span)
+            case Fst(inner, span) | Snd(inner, span):
+                v, c1 = self.eval(inner, env, regions, world)
+                c = self._read(c1, world, v, span)
+                pair = v.content
+                return (pair.first if isinstance(e, Fst) else pair.second), c
+            case LetRegion(name, body, span):
+                return self._letregion(name, body, span, env, regions, world, outermost)
+            case Fix(name, _, body, span):
+                region = self._region(regions, body.region, world, span)
+                placeholder = SValue(SLoc(region.name, region.ap), None)
+                rec_env = {**env, name: placeholder}
+                if isinstance(body, Lambda):
+                    content = SClosure(body.param, body.body, rec_env, regions, recursive=e)
+                else:
+                    content = SRegionClosure(body.param, body.body, rec_env, regions)
+                value, cost = self._alloc(None, world, regions, body.region, content, span)
+                rec_env[name] = value  # the closure refers to itself
+                return value, cost
+            case Par(left, right, region, span):
+                v1, c1 = self.eval(left, env, regions, world)
+                v2, c2 = self.eval(right, env, regions, world)
+                if world is World.CPU:
+                    c = par(c1, c2, self.op_w)
+                    c = step(c, self.merge_w)
+                else:
+                    c = [SPhase(True, [_path_flatten(c1), _path_flatten(c2)], sp.Integer(2))]
+                    raise NotRegular("`||` on the GPU", span)
+                return self._alloc(c, world, regions, region, SPair(v1, v2), span)
+            case VecLit(elements, region, span):
+                items, costs = [], []
+                for element in elements:
+                    v, c = self.eval(element, env, regions, world)
+                    items.append(v)
+                    costs.append(c)
+                c = self._seq_all(world, costs)
+                return self._alloc(c, world, regions, region,
+                                   SVec(sp.Integer(len(items)), items=tuple(items)), span)
+            case ParMap(func, vector, region, span):
+                return self._parmap(func, vector, region, span, env, regions, world)
+            case On():
+                return self._on(e, env, regions, world)
+            case RegionLambda(param, _, _, body, region, span):
+                return self._alloc(None, world, regions, region,
+                                   SRegionClosure(param, body, env, regions), span)
+            case RegionApp(inner, region, span):
+                v, c1 = self.eval(inner, env, regions, world)
+                c1 = self._read(c1, world, v, span)
+                closure = v.content
+                inner_regions = {**closure.regions, closure.param: regions[region]}
+                value, c2 = self.eval(closure.body, closure.env, inner_regions, world)
+                return value, self._seq(world, c1, c2)
+            case Let(name, bound, body, _):
+                v1, c1 = self.eval(bound, env, regions, world)
+                v2, c2 = self.eval(body, {**env, name: v1}, regions, world, outermost)
+                return v2, self._seq(world, c1, c2)
+            case Index(vector, index, span):
+                vec, c1 = self.eval(vector, env, regions, world)
+                idx, c2 = self.eval(index, env, regions, world)
+                c = self._read(self._seq(world, c1, c2), world, idx, span)
+                c = self._read(c, world, vec, span)
+                position = idx.content.value
+                if position is None:
+                    raise NotRegular("an index computed from the data", span)
+                return vec.content.element(position, span), c
+            case Length(inner, region, span):
+                v, c1 = self.eval(inner, env, regions, world)
+                c = self._read(c1, world, v, span)
+                return self._alloc(c, world, regions, region, SInt(v.content.length), span)
+            case Iota(count, region, span):
+                return self._iota(count, region, span, env, regions, world)
+            case Reduce(func, zero, vector, region, span):
+                return self._reduce(func, zero, vector, region, span, env, regions, world)
+            case Profile(name, inner, _):
+                value, cost = self.eval(inner, env, regions, world)
+                if world is World.CPU and not self.loops and cost is not None:
+                    previous = self.centres.get(name)
+                    self.centres[name] = cost if previous is None else Shape(
+                        previous.work + cost.work, sp.Max(previous.span, cost.span),
+                        previous.nodes + cost.nodes, previous.edges + cost.edges)
+                return value, cost
+        raise AssertionError(f"unknown node {e!r}")
+
+    def _binop(self, op: BinaryOperator, left: Expr, right: Expr, region: str | None,
+               span: Span, env: dict, regions: dict, world: World):
+        a, c1 = self.eval(left, env, regions, world)
+        b, c2 = self.eval(right, env, regions, world)
+        c = self._read(self._seq(world, c1, c2), world, a, span)
+        c = self._read(c, world, b, span)
+        is_int = isinstance(a.content, SInt)
+        x = a.content.value if is_int else None
+        y = b.content.value if isinstance(b.content, SInt) else None
+        known = x is not None and y is not None
+        comparisons = {
+            BinaryOperator.LT: sp.Lt, BinaryOperator.LE: sp.Le, BinaryOperator.GT: sp.Gt,
+            BinaryOperator.GE: sp.Ge, BinaryOperator.EQ: sp.Eq, BinaryOperator.NE: sp.Ne,
+        }
+        if op in comparisons:
+            return SBool(comparisons[op](x, y) if known else None), c
+        result = None
+        if known:
+            match op:
+                case BinaryOperator.ADD:
+                    result = x + y
+                case BinaryOperator.SUB:
+                    result = x - y
+                case BinaryOperator.MUL:
+                    result = x * y
+                case BinaryOperator.DIV:
+                    if y == 0:
+                        raise NotRegular("division by zero", span)
+                    if x.is_nonnegative and y.is_positive:
+                        result = sp.floor(x / y)
+        content = SInt(result) if is_int else SFloat()
+        return self._alloc(c, world, regions, region, content, span)
+
+    def _if(self, cond: Expr, then: Expr, orelse: Expr, span: Span, env: dict, regions: dict,
+            world: World):
+        test, c1 = self.eval(cond, env, regions, world)
+        decided = test.value if test.value is not None else None
+        if decided is not None and decided in (sp.true, sp.false):
+            value, c2 = self.eval(then if decided == sp.true else orelse, env, regions, world)
+            return value, self._op_into(world, c1, c2)
+        # A branch that depends on the data or the thread: both sides must cost the same.
+        state = self._save()
+        v_then, c_then = self.eval(then, env, regions, world)
+        after_then = self._save()
+        self._restore(state)
+        v_else, c_else = self.eval(orelse, env, regions, world)
+        if not _same_cost(c_then, c_else) or not _same_regions(after_then, self._save()):
+            raise NotRegular("a branch whose two sides cost differently, taken by some threads "
+                             "and not others (data-dependent control flow)", span)
+        value = _join_values(v_then, v_else, decided)
+        return value, self._op_into(world, c1, c_then)
+
+    # -- state ----------------------------------------------------------------------------------------
+    def _save(self) -> dict:
+        return {
+            "regions": {w: {rid: (r.ap, r.largest, list(r.log)) for rid, r in stack.items()}
+                        for w, stack in self.stacks.items()},
+            "space": (self.space_cpu, self.space_peak_cpu, self.space_peak),
+            "next": self.next_region,
+            "writes": self.gpu_writes,
+        }
+
+    def _restore(self, state: dict) -> None:
+        for world, saved in state["regions"].items():
+            stack = self.stacks[world]
+            for rid, (ap, largest, log) in saved.items():
+                live = stack.get(rid)
+                if live is not None:
+                    live.ap, live.largest, live.log = ap, largest, list(log)
+        self.space_cpu, self.space_peak_cpu, self.space_peak = state["space"]
+        self.next_region = state["next"]
+        self.gpu_writes = state["writes"]
+
+    # -- rules with more to them ----------------------------------------------------------------------
+    def _letregion(self, name: str, body: Expr, span: Span, env: dict, regions: dict,
+                   world: World, outermost: bool):
+        if self.loops or world is World.GPU:
+            raise NotRegular("a letregion inside a parallel form or an `on`", span)
+        rid = self.next_region
+        self.next_region += 1
+        region = SRegion(rid, name, ZERO)
+        self.stacks[World.CPU][rid] = region
+        self.all_regions[rid] = region
+        alloc = number(self.providers.allocation(self.bsize) * self.cpu_scale)
+        pushed = step(POINT, alloc)
+        value, c = self.eval(body, env, {**regions, name: rid}, world, outermost)
+        final = self.stacks[World.CPU].pop(rid)
+        self._peak()
+        self.space_cpu = self.space_cpu - final.ap
+        whole = seq(seq(pushed, c, self.op_w), POINT, self.op_w)
+        if outermost:
+            self.outermost[rid] = final
+        return value, whole
+
+    def _function(self, func: Expr, env: dict, regions: dict, world: World, span: Span):
+        if isinstance(func, Lambda):
+            return SClosure(func.param, func.body, env, regions), None
+        f, c = self.eval(func, env, regions, world)
+        return f.content, self._read(c, world, f, span)
+
+    def _loop(self, count: sp.Expr, world: World, body, span: Span):
+        """Evaluate `body(t)` as the template of `count` threads t = 0 .. count - 1.
+
+        Thread t allocates at ap0 + t·w in each region, w being what one thread allocates: the
+        template is evaluated once with w unknown (to learn it) and once with it known. A loop
+        inside a kernel's thread counts that thread's allocations the same way (the k-th
+        allocation of a thread decides its lock-step address)."""
+        var = self.fresh_symbol("t")
+        regions = [(world_, rid, r) for world_, stack in self.stacks.items()
+                   for rid, r in stack.items()]
+        counters = {(w, rid): r.ap for w, rid, r in regions}
+        inner_kernel = world is World.GPU and self.gpu_loops >= 1
+        if inner_kernel:
+            counters["writes"] = sp.sympify(self.gpu_writes)
+        unknown = {key: self.fresh_symbol("w") for key in counters}
+        state = self._save()
+
+        def set_counters(step_of) -> None:
+            for w, rid, r in regions:
+                r.ap = counters[(w, rid)] + var * step_of[(w, rid)]
+            if inner_kernel:
+                self.gpu_writes = counters["writes"] + var * step_of["writes"]
+
+        def read_counters() -> dict:
+            now = {(w, rid): r.ap for w, rid, r in regions}
+            if inner_kernel:
+                now["writes"] = sp.sympify(self.gpu_writes)
+            return now
+
+        self.loops += 1
+        try:
+            set_counters(unknown)
+            body(var)
+            per_thread = {}
+            for key, value in read_counters().items():
+                w = sp.expand(value - (counters[key] + var * unknown[key]))
+                if var in w.free_symbols or unknown[key] in w.free_symbols:
+                    raise NotRegular("threads that allocate different amounts", span)
+                per_thread[key] = w
+            space_per_thread = sp.expand(self.space_cpu - state["space"][0])
+            self._restore(state)
+            set_counters(per_thread)
+            for _, _, r in regions:
+                r.largest = ZERO
+            result = body(var)
+            largest = {rid: r.largest for w, rid, r in regions if w is World.CPU}
+        finally:
+            self.loops -= 1
+        self._restore(state)
+        for w, rid, r in regions:
+            r.ap = counters[(w, rid)] + count * per_thread[(w, rid)]
+        if inner_kernel:
+            self.gpu_writes = counters["writes"] + count * per_thread["writes"]
+        self.space_cpu = state["space"][0] + count * space_per_thread.subs(var, 0)
+        return var, result, per_thread, largest
+
+    def _grown(self, world: World, start: dict, largest: dict, span: Span) -> None:
+        """Log a loop's allocations for the region sizes (Fig. 3, ExpandW): with every single
+        allocation at most BSIZE, each growth is by BSIZE, ⌈(ap_end - s)/BSIZE⌉ of them. Which
+        thread grows a region decides its path's weight, so a profile where growing costs more
+        than a write makes such a loop irregular."""
+        if world is not World.CPU or self.loops:
+            return
+        for rid, region in self.stacks[World.CPU].items():
+            if sp.expand(region.ap - start[rid]) == 0:
+                continue
+            region.log.append(("loop", start[rid], region.ap, largest[rid], span))
+            if self._grow_cost() != self.write_w:
+                raise NotRegular("a parallel form that may grow a region, under a profile where "
+                                 "growing costs differ from a write", span)
+
+    def _grow_cost(self) -> sp.Expr:
+        alloc = self.providers.allocation.parameters
+        return number((alloc.latency + alloc.per_word * self.bsize) * self.cpu_scale)
+
+    def _parmap(self, func: Expr, vector: Expr, region: str | None, span: Span, env: dict,
+                regions: dict, world: World):
+        closure, c_f = self._function(func, env, regions, world, span)
+        vec, c_v = self.eval(vector, env, regions, world)
+        count = sp.sympify(vec.content.length)
+        start = {rid: r.ap for rid, r in self.stacks[World.CPU].items()}
+
+        def thread(var):
+            item = vec.content.element(var, span)
+            with self._gpu_thread(world, var, count):
+                return self.eval(closure.body, {**closure.env, closure.param: item},
+                                 closure.regions, world)
+
+        if count == 0:
+            items: tuple = ()
+            c_par = None
+            result_vec = SVec(ZERO, items=items)
+        else:
+            var, (value, c_thread), per_thread, largest = self._loop(count, world, thread, span)
+            self._grown(world, start, largest, span)
+            c_par = self._par(world, c_thread, count, var)
+            result_vec = SVec(count, var, value)
+        saved, self.bookkeeping = self.bookkeeping, True
+        try:
+            c = self._read_into(world, self._seq(world, c_f, c_v), vec, c_par, span)
+            c = self._op(world, c, EdgeKind.MERGE, self._merge_weight(world))
+            return self._alloc(c, world, regions, region, result_vec, span)
+        finally:
+            self.bookkeeping = saved
+
+    def _merge_weight(self, world: World):
+        return self.merge_w if world is World.CPU else self.gpu_op
+
+    @contextmanager
+    def _gpu_thread(self, world: World, var, count, base=None):
+        """Inside one thread of a loop. At the top of an `on` body the loop is a kernel, and its
+        threads' allocations take the kernel's lock-step layout (graphs.devicebox)."""
+        if world is not World.GPU:
+            yield
+            return
+        saved = (self.thread_var, self.thread_count, self.thread_base, self.gpu_writes)
+        if self.gpu_loops == 0:
+            self.thread_var, self.thread_count = var, count
+            self.thread_base = self.fresh if base is None else base
+            self.gpu_writes = 0
+        self.gpu_loops += 1
+        try:
+            yield
+        finally:
+            self.gpu_loops -= 1
+            if self.gpu_loops == 0:
+                self.last_writes = self.gpu_writes
+                self.thread_var, self.thread_count, self.thread_base, self.gpu_writes = saved
+
+    def _par(self, world: World, thread, count: sp.Expr, var):
+        if world is World.CPU:
+            return par_many(thread, count, self.op_w)
+        phase = SPhase(True, _path_flatten(thread), count, var)
+        if self.gpu_loops == 0:
+            # A kernel: its allocations take lock-step addresses from the box's fresh pointer.
+            width = self.profile.gpu.warp_width
+            phase.fresh_base = self.fresh
+            phase.writes = sp.sympify(self.last_writes)
+            self.fresh = self.fresh + self.last_writes * width * sp.ceiling(count / width)
+        return [phase]
+
+    def _iota(self, count: Expr, region: str | None, span: Span, env: dict, regions: dict,
+              world: World):
+        n_value, c = self.eval(count, env, regions, world)
+        n = n_value.content.value
+        if n is None:
+            raise NotRegular("iota of a count computed from the data", span)
+        n = sp.sympify(n)
+        start = {rid: r.ap for rid, r in self.stacks[World.CPU].items()}
+
+        def thread(var):
+            with self._gpu_thread(world, var, n):
+                return self._alloc(None, world, regions, region, SInt(var), span)
+
+        if n == 0:
+            c_par, vec = None, SVec(ZERO, items=())
+        else:
+            var, (value, c_write), per_thread, largest = self._loop(n, world, thread, span)
+            self._grown(world, start, largest, span)
+            c_par = self._par(world, c_write, n, var)
+            vec = SVec(n, var, value)
+        saved, self.bookkeeping = self.bookkeeping, True
+        try:
+            c = self._read_into(world, c, n_value, c_par, span)
+            c = self._op(world, c, EdgeKind.MERGE, self._merge_weight(world))
+            return self._alloc(c, world, regions, region, vec, span)
+        finally:
+            self.bookkeeping = saved
+
+    def _reduce(self, func: Expr, zero: Expr, vector: Expr, region: str | None, span: Span,
+                env: dict, regions: dict, world: World):
+        closure, c_f = self._function(func, env, regions, world, span)
+        z, c_z = self.eval(zero, env, regions, world)
+        vec, c_v = self.eval(vector, env, regions, world)
+        saved, self.bookkeeping = self.bookkeeping, True
+        try:
+            cost = self._read(self._seq_all(world, [c_f, c_z, c_v]), world, vec, span)
+        finally:
+            self.bookkeeping = saved
+        n = sp.sympify(vec.content.length)
+        if n == 0:
+            return z, cost
+        if world is World.GPU:
+            return self._reduce_gpu(closure, vec, n, cost, regions, region, span)
+        level = self.fresh_symbol("k")
+        pairs = sp.floor(sp.ceiling(n / 2**level) / 2)
+        levels = clog2(n)
+        start = {rid: r.ap for rid, r in self.stacks[World.CPU].items()}
+        element = _unknown_like(vec.content, n, span)
+
+        def thread(var):
+            pair, c_pair = self._alloc(None, world, regions, region, SPair(element, element),
+                                       span)
+            value, c_body = self.eval(closure.body, {**closure.env, closure.param: pair},
+                                      closure.regions, world)
+            return value, self._seq(world, c_pair, c_body)
+
+        # All levels together run n - 1 combinations: one loop of n - 1 threads for the heap.
+        var, (value, branch), per_thread, largest = self._loop(n - 1, world, thread, span)
+        self._grown(world, start, largest, span)
+        assert branch is not None
+        op = self.op_w
+        total_pairs = n - 1
+        depth = sp.Sum(clog2(pairs), (level, 0, levels - 1))
+        if isinstance(n, sp.Integer):
+            depth = depth.doit()
+        work = (total_pairs * branch.work + 4 * op * (total_pairs - levels)
+                + levels * (self.merge_w + op))
+        span_ = levels * (branch.span + self.merge_w + op) + 2 * op * depth
+        nodes = total_pairs * branch.nodes + 2 * (total_pairs - levels) + levels
+        edges = total_pairs * branch.edges + 4 * (total_pairs - levels) + 2 * levels
+        result = _unknown_like(vec.content, n, span) if n != 1 else vec.content.element(ZERO,
+                                                                                          span)
+        if n != 1 and isinstance(value, SValue):
+            result = SValue(value.loc, _unknown_content(value.content))
+        return result, Shape(cost.work + work, cost.span + span_, cost.nodes + nodes,
+                             cost.edges + edges)
+
+    def _reduce_gpu(self, closure: SClosure, vec: SValue, n: sp.Expr, cost, regions: dict,
+                    region: str, span: Span):
+        """reduce on 𝔾: ⌈log2 n⌉ levels, each a kernel of ⌊⌈n/2^k⌉/2⌋ threads (or, inside a
+        thread, a loop): `[SEQ], level k, [merge]` per level (the evaluator's `_reduce`)."""
+        level, local = self.fresh_symbol("k"), self.fresh_symbol("t")
+        index = self.fresh_symbol("j")
+        count, base = self.fresh_symbol("P"), self.fresh_symbol("B")
+        operands = tuple(self.fresh_symbol(name) for name in ("A", "B", "Aoff", "Boff"))
+        first = vec.content.element(ZERO, span)
+        if not isinstance(first, SValue):
+            raise NotRegular("a reduction over values that are not boxed", span)
+        top = self.gpu_loops == 0
+
+        def operand(address, offset) -> SValue:
+            return SValue(SLoc(first.loc.region, offset, address, self.box),
+                          _unknown_content(first.content))
+
+        def thread(combination):
+            with self._gpu_thread(World.GPU, local, count, base):
+                pair, c_pair = self._alloc(None, World.GPU, regions, region,
+                                           SPair(operand(operands[0], operands[2]),
+                                                 operand(operands[1], operands[3])), span)
+                value, c_body = self.eval(closure.body, {**closure.env, closure.param: pair},
+                                          closure.regions, World.GPU)
+                return value, self._seq(World.GPU, c_pair, c_body)
+
+        fresh = self.fresh
+        combination, (value, branch), _, _ = self._loop(n - 1, World.GPU, thread, span)
+        writes = self.last_writes if top else 0
+        if not isinstance(value, SValue) or value.loc.address is None:
+            raise NotRegular("a reduction whose function returns a value it did not allocate "
+                             "(one of its operands, say)", span)
+        m = sp.ceiling(n / 2**level)
+        pairs = sp.floor(m / 2)
+        # Thread `local` of level k is combination n - m_k + local of the whole reduction.
+        shift = {combination: n - m + local}
+        path = _subs_path(_path_flatten(branch), shift)
+        element = vec.content.element(index, span)
+        element_address = (element.loc.address if element.loc.address is not None
+                           and element.loc.box == self.box
+                           else sp.Integer(element.loc.region << 32) + element.loc.offset)
+        width = self.profile.gpu.warp_width
+        resolver = ReduceOperands(
+            n, level, local, index, element_address, element.loc.offset,
+            sp.sympify(value.loc.address).subs(shift), sp.sympify(value.loc.offset).subs(shift),
+            operands, count if top else None, base if top else None, fresh, writes, width)
+        levels = clog2(n)
+        seq_edge = SPhase(False, [TEdge(EdgeKind.SEQ, self.gpu_op)])
+        merge_edge = SPhase(False, [TEdge(EdgeKind.MERGE, self.gpu_op, None, ZERO, True)])
+        kernel = SPhase(True, path, pairs, local, ZERO, sp.sympify(writes), resolver)
+        loop = SPhaseLoop(levels, level, [seq_edge, kernel, merge_edge], resolver)
+        if top:
+            self.fresh = fresh + writes * width * sp.Sum(
+                sp.ceiling(pairs / width), (level, 0, levels - 1))
+        # The result is what thread 0 of the last level returned.
+        last = {level: levels - 1, local: 0, combination: n - 2}
+        if top:
+            last[count] = 1
+            last[base] = fresh + writes * width * sp.Sum(
+                sp.ceiling(pairs / width), (level, 0, levels - 2))
+        address = sp.sympify(value.loc.address).subs(shift).subs(last)
+        result = SValue(SLoc(value.loc.region, sp.sympify(value.loc.offset).subs(shift).subs(
+            last), address, self.box), _unknown_content(value.content))
+        if n == 1:
+            result = vec.content.element(ZERO, span)
+        return result, (cost or []) + [loop] if levels != 0 else cost
+
+    # -- on ---------------------------------------------------------------------------------------
+    def _on(self, e: On, env: dict, regions: dict, world: World):
+        span = e.span
+        if self.loops:
+            raise NotRegular("an `on` inside a parallel form", span)
+        names = sorted(set(e.uses) | {e.region})
+        pushed: list[SRegion] = []
+        for name in names:
+            cpu_region = self._region(regions, name, World.CPU, span)
+            if cpu_region.name in self.stacks[World.GPU]:
+                continue
+            gpu_copy = SRegion(cpu_region.name, cpu_region.label, cpu_region.ap, World.GPU,
+                               name in e.local)
+            self.stacks[World.GPU][gpu_copy.name] = gpu_copy
+            pushed.append(gpu_copy)
+        start_ap = {r.name: r.ap for r in pushed}
+        start_size = {r.name: self.sizes.symbol("size", self.stacks[World.CPU][r.name],
+                                                len(self.stacks[World.CPU][r.name].log))
+                      for r in pushed}
+        index = len(self.boxes)
+        self.box, self.fresh = index, FRESH
+        try:
+            value, body_paths = self.eval(e.body, env, regions, World.GPU)
+        finally:
+            self.box = None
+            copies = {r.name: self.stacks[World.GPU].pop(r.name) for r in pushed}
+        growth = {rid: sp.Max(0, c.ap - start_size[rid]) for rid, c in copies.items()}
+        returned = {rid: sp.Max(0, c.ap - start_ap[rid]) for rid, c in copies.items()}
+        for rid, gpu_copy in copies.items():
+            cpu_region = self.stacks[World.CPU][rid]
+            cpu_region.ap = sp.Max(cpu_region.ap, gpu_copy.ap)
+            cpu_region.log.append(("merge", gpu_copy.ap))
+        labels = {r.name: r.label for r in pushed}
+        local_count = max(1, sum(1 for r in pushed if r.local))
+        local_share = self.profile.gpu.local_words // local_count
+        record = BoxRecord(
+            span, index, body_paths,
+            [(labels[rid], start_ap[rid]) for rid in start_ap],
+            [(labels[rid], returned[rid]) for rid in returned],
+            [(labels[rid], growth[rid]) for rid in growth],
+            [(labels[r.name], sp.Min(start_ap[r.name], local_share)) for r in pushed if r.local])
+        self.boxes.append(record)
+        kernel = sp.Symbol(f"K{index}", nonnegative=True)
+        self.box_symbols.append(kernel)
+        total = self._box_total(record, kernel)
+        self.box_totals.append(total)
+        pushed_words = sum(start_ap.values(), ZERO)
+        gpu_words = sum(returned.values(), ZERO)
+        # Space (eqs. 8-9): the box holds the pushed copies and what the GPU allocated; at its end
+        # the CPU regions hold the merged words too (graphs.schedule samples that instant).
+        self._peak()
+        self.space_cpu = self.space_cpu + gpu_words
+        self.space_peak_gpu = _max(self.space_peak_gpu, pushed_words + gpu_words)
+        self.space_peak = _max(self.space_peak, self.space_cpu + pushed_words + gpu_words)
+        self._peak()
+        shape = Shape(total, total, sp.Integer(2), ONE)
+        return value, shape
+
+    def _box_total(self, record: BoxRecord, kernel: sp.Symbol) -> sp.Expr:
+        """The device box edge's weight (Fig. 6, rule for `on`): grow + ω*β + kernel + ω†β +
+        merge, with the primitive cost providers in closed form."""
+        grow_expr = sum((_provider_expr_alloc(self.providers.allocation.parameters, words)
+                         for _, words in record.growth), ZERO)
+        # The growth depends on where the region's BSIZE blocks end: a named quantity, resolved
+        # at concrete sizes (RegionSizes), so that formulas stay readable.
+        grow = sp.Symbol(f"grow{record.index}", nonnegative=True)
+        self.sizes.derived[grow] = grow_expr
+        transfer_in = sum((_transfer_expr(self.providers.host_to_device.parameters, words)
+                           for _, words in record.pushed), ZERO)
+        transfer_out = sum((_transfer_expr(self.providers.device_to_host.parameters, words)
+                            for _, words in record.returned), ZERO)
+        merge = len(record.returned) * self.op_w
+        record.parts = {"grow": grow, "transfer_in": transfer_in,
+                        "transfer_out": transfer_out, "merge": merge}
+        return grow + transfer_in + kernel * number(self.gpu_scale) + transfer_out + merge
+
+
+def _subs_path(path: list, mapping: dict) -> list:
+    """A thread path with substitutions in its addresses, offsets, words and loop counts."""
+    out: list = []
+    for edge in path:
+        if isinstance(edge, TLoop):
+            out.append(TLoop(sp.sympify(edge.count).subs(mapping), edge.var,
+                             tuple(_subs_path(list(edge.body), mapping)), edge.reduce))
+            continue
+        access = edge.access
+        if access is not None:
+            access = TAccess(access.kind, access.region, sp.sympify(access.offset).subs(mapping),
+                             sp.sympify(access.address).subs(mapping), access.local)
+        out.append(TEdge(edge.kind, edge.weight, access, sp.sympify(edge.words).subs(mapping),
+                         edge.bookkeeping))
+    return out
+
+
+def _max(a: sp.Expr, b: sp.Expr) -> sp.Expr:
+    """max(a, b), kept small: when one side is known to be the larger, that side."""
+    difference = sp.expand(a - b)
+    if difference.is_nonnegative:
+        return a
+    if difference.is_nonpositive:
+        return b
+    return sp.Max(a, b)
+
+
+def _provider_expr_alloc(parameters, words: sp.Expr) -> sp.Expr:
+    """Σ Δa over a region's growth: one allocation of all the grown words (evaluator._on)."""
+    cost = number(parameters.latency) + number(parameters.per_word) * words
+    return sp.Piecewise((0, sp.Eq(words, 0)), (cost, True)) if not isinstance(
+        words, sp.Integer) else (cost if words != 0 else ZERO)
+
+
+def _transfer_expr(parameters, words: sp.Expr) -> sp.Expr:
+    """models.providers.LinearTransfer in closed form: 0 for nothing, else the first piece whose
+    bound covers the size, else the line."""
+    words = sp.sympify(words)
+    pieces = [(sp.Integer(0), sp.Le(words, 0))]
+    for piece in parameters.pieces:
+        pieces.append((number(piece.latency) + words / number(piece.words_per_unit),
+                       sp.Le(words, number(piece.up_to_words))))
+    pieces.append((number(parameters.latency)
+                   + words / number(parameters.words_per_unit), True))
+    return sp.piecewise_fold(sp.Piecewise(*pieces))
+
+
+def _unknown_content(content):
+    match content:
+        case SInt():
+            return SInt(None)
+        case SPair(a, b):
+            return SPair(a, b)
+    return content
+
+
+def _unknown_like(vec: SVec, n: sp.Expr, span: Span):
+    """An element of `vec` with its content forgotten (a reduction's operands)."""
+    element = vec.element(ZERO, span)
+    return SValue(element.loc, _unknown_content(element.content))
+
+
+def _same_cost(a, b) -> bool:
+    if a is None or b is None:
+        return a is None and b is None
+    if isinstance(a, Shape):
+        return isinstance(b, Shape) and a.same(b)
+    return _paths_key(a) == _paths_key(b)
+
+
+def _paths_key(paths) -> tuple:
+    out = []
+    for phase in paths:
+        if isinstance(phase, SPhaseLoop):
+            out.append(("loop", phase.count, _paths_key(phase.phases)))
+        else:
+            out.append((phase.parallel, phase.count, tuple(_edge_key(e) for e in phase.path)))
+    return tuple(out)
+
+
+def _edge_key(edge) -> tuple:
+    if isinstance(edge, TLoop):
+        return ("loop", edge.count, tuple(_edge_key(e) for e in edge.body))
+    return (edge.kind, edge.weight, edge.access, sp.sympify(edge.words), edge.bookkeeping)
+
+
+def _same_regions(a: dict, b: dict) -> bool:
+    for world, saved in a["regions"].items():
+        for rid, (ap, _, _) in saved.items():
+            other = b["regions"][world].get(rid)
+            if other is None or sp.expand(ap - other[0]) != 0:
+                return False
+    return True
+
+
+def _join_values(a, b, condition):
+    """The value of a branch both of whose sides ran: equal parts stay, integers become a
+    Piecewise on the condition, anything else must agree."""
+    if a == b:
+        return a
+    if isinstance(a, SValue) and isinstance(b, SValue):
+        if a.loc != b.loc:
+            raise NotRegular("a branch whose sides leave values in different places")
+        ca, cb = a.content, b.content
+        if isinstance(ca, SInt) and isinstance(cb, SInt):
+            if ca.value is None or cb.value is None or condition is None:
+                return SValue(a.loc, SInt(None))
+            return SValue(a.loc, SInt(sp.Piecewise((ca.value, condition), (cb.value, True))))
+        if isinstance(ca, SFloat) and isinstance(cb, SFloat):
+            return a
+    if isinstance(a, SBool) and isinstance(b, SBool):
+        return SBool(None)
+    raise NotRegular("a branch whose sides return values of different shapes")

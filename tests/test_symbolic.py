@@ -1,0 +1,225 @@
+"""Symbolic profiling (profiler/symbolic.py, graphs/symbolic.py) against the explicit evaluator.
+
+The differential test is the backbone: the symbolic result evaluated at n equals the explicit one
+for every n in 1..64 (work, span, cost-graph nodes and edges, space per world, each device box's
+parts, time on one processor), for every example the symbolic evaluator takes, for the CPU
+placement of every example, and for generated programs.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from pathlib import Path
+
+import pytest
+import sympy as sp
+from hypothesis import HealthCheck, given, note, settings
+
+from graphs.schedule import schedule
+from graphs.symbolic import crossings, formula_text, parse_formula, report, symbolic_profile
+from profiler.checker import check_program
+from profiler.evaluator import EvaluationOptions, evaluate
+from profiler.parser import parse, parse_file
+from profiler.printer import pretty
+from profiler.symbolic import NotRegular
+from profiler.transform import remove_on
+from tests.generate import well_typed_programs
+
+EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
+SIZES = range(1, 65)
+REGULAR = ["zipmul", "zipmul_cpu", "map_map", "strided", "dot", "normalize_inc", "matvec",
+           "nbody"]
+NOT_REGULAR = ["dc_sum"]
+
+
+def load(name: str):
+    return check_program(parse_file(EXAMPLES / f"{name}.lg"))
+
+
+def sizes_for(name: str, n: int) -> dict[str, int]:
+    if name == "strided":
+        return {"n": n, "s": 32 + n % 2}  # s = 32 (conflicts) and 33 (none) in turn
+    if name == "matvec":
+        return {"rows": n, "cols": (n % 7) + 1}
+    return {"n": n}
+
+
+def explicit(checked, values, options):
+    evaluation = evaluate(checked, values, options)
+    graph = evaluation.graph
+    one = schedule(graph, 1, "1df")
+    return {
+        "work": graph.work(), "span": graph.span(), "nodes": graph.number_of_nodes(),
+        "edges": graph.number_of_edges(), "time_1": one.time,
+        "space": {"cpu": one.peak_space_cpu, "gpu": one.peak_space_gpu, "peak": one.peak_space},
+        "on": [{"kernel": o.info.kernel, "transfer_in": o.info.transfer_in,
+                "transfer_out": o.info.transfer_out, "merge": o.info.merge, "grow": o.info.grow,
+                "total": o.info.total} for o in evaluation.ons],
+    }
+
+
+def symbolic(profile, values):
+    at = profile.at(values)
+    return {
+        "work": at["work"], "span": at["span"], "nodes": at["nodes"], "edges": at["edges"],
+        "time_1": at["work"], "space": at["space"],
+        "on": [{k: o[k] for k in ("kernel", "transfer_in", "transfer_out", "merge", "grow",
+                                  "total")} for o in at["on"]],
+    }
+
+
+def assert_same(got, want, where):
+    assert got.keys() == want.keys(), where
+    for key, value in want.items():
+        if isinstance(value, float | int):
+            assert got[key] == pytest.approx(value, rel=1e-12, abs=1e-9), (where, key)
+        elif isinstance(value, list):
+            assert len(got[key]) == len(value), (where, key)
+            for g, w in zip(got[key], value, strict=True):
+                assert_same(g, w, f"{where} {key}")
+        else:
+            assert_same(got[key], value, f"{where} {key}")
+
+
+@pytest.mark.parametrize("name", REGULAR)
+@pytest.mark.parametrize("mode", ["dmm", "paper"])
+def test_symbolic_equals_explicit_for_n_1_to_64(name, mode):
+    checked = load(name)
+    options = EvaluationOptions(gpu_mode=mode)
+    profile = symbolic_profile(checked, options)
+    sizes = SIZES if name not in ("nbody",) else range(1, 65, 5)
+    for n in sizes:
+        values = sizes_for(name, n)
+        assert_same(symbolic(profile, values), explicit(checked, values, options), f"n={n}")
+
+
+@pytest.mark.parametrize("name", REGULAR + NOT_REGULAR)
+def test_cpu_placement_symbolic_equals_explicit(name):
+    checked = load(name)
+    cpu = replace(checked, body=remove_on(checked.body))
+    options = EvaluationOptions()
+    if name in NOT_REGULAR:
+        with pytest.raises(NotRegular, match="recursive function"):
+            symbolic_profile(cpu, options)
+        return
+    profile = symbolic_profile(cpu, options)
+    for n in range(1, 65, 3):
+        values = sizes_for(name, n)
+        assert_same(symbolic(profile, values), explicit(cpu, values, options), f"n={n}")
+
+
+def test_zipmul_formulas_are_the_papers_counts():
+    """§7.1's program on the CPU: the grayed parmap costs 10n - 1 (the paper's 4(n - 1) + 6n,
+    plus the read of the vector and the parmap rule's own merge and result vector). Space: iota n
+    is 2n + 1 words (the count, n ints, the vector), the input n·(1 + 1 + 2) + n (the literal 1,
+    i + 1, the pair; the vector), the products 2n, the function's closure 2: 9n + 3."""
+    profile = symbolic_profile(load("zipmul_cpu"))
+    n = sp.Symbol("n", integer=True, positive=True)
+    centre = profile.evaluation.centres["gray"]
+    assert sp.expand(centre.work - (10 * n - 1)) == 0
+    assert sp.expand(profile.formulas()["space_cpu"] - (9 * n + 3)) == 0
+
+
+def test_zipmul_kernel_formula_counts_rounds():
+    """The GPU zipmul: the kernel is 276 per round of 256 work groups of 256 threads plus 65 of
+    serial bookkeeping; rounds are ⌈⌈n/256⌉/256⌉ (graphs.devicebox)."""
+    profile = symbolic_profile(load("zipmul"))
+    n = sp.Symbol("n", integer=True, positive=True)
+    kernel = profile.formulas()["on0.kernel"]
+    assert sp.expand(kernel - (276 * sp.ceiling(sp.ceiling(n / 256) / 256) + 65)) == 0
+    for rounds in (1, 2, 7):
+        assert profile.at({"n": 65536 * rounds})["on"][0]["kernel"] == 276 * rounds + 65
+    # The formula is made at n = 1024, whose last work group is full; a partial last group is
+    # shorter, which `at` prices exactly.
+    assert 276 + 65 < profile.at({"n": 65537})["on"][0]["kernel"] < 2 * 276 + 65
+
+
+@pytest.mark.parametrize("name", ["zipmul", "strided", "map_map"])
+def test_rounds_and_partial_groups_equal_explicit(name):
+    """A small GPU (work groups of 64, 2 resident at once) makes many rounds and partial last
+    groups at small sizes: the symbolic kernel still equals the explicit device box."""
+    options = EvaluationOptions(profile=EvaluationOptions().profile.with_gpu(
+        work_group_size=64, threads_at_once=128))
+    checked = load(name)
+    profile = symbolic_profile(checked, options)
+    for n in (1, 63, 64, 65, 127, 128, 129, 300, 641):
+        values = sizes_for(name, n)
+        assert_same(symbolic(profile, values), explicit(checked, values, options), f"n={n}")
+
+
+def test_symbolic_at_a_billion_is_fast_and_consistent():
+    profile = symbolic_profile(load("zipmul"))
+    at = profile.at({"n": 10**9})
+    assert at["nodes"] == 12 * 10**9 + 10
+    assert at["space"]["cpu"] == 9 * 10**9 + 3
+    formulas = profile.formulas({"n": 10**9})
+    assert float(formulas["work"].subs(sp.Symbol("n", integer=True, positive=True), 10**9)) == (
+        pytest.approx(at["work"]))
+
+
+def test_formula_strings_parse_back():
+    profile = symbolic_profile(load("dot"))
+    data = report(profile, {"n": 1024}, 2)
+    for key in ("work", "span", "nodes"):
+        text = data["formulas"][key]
+        assert formula_text(parse_formula(text, ["n"])) == text
+        value = parse_formula(text, ["n"]).subs(sp.Symbol("n", integer=True, positive=True), 1024)
+        assert float(sp.sympify(value).doit()) == pytest.approx(data["values"][key])
+
+
+def test_report_keys_follow_the_numeric_report():
+    data = report(symbolic_profile(load("zipmul")), {"n": 64}, 2)
+    assert {"work", "span", "time_bounds", "space", "on"} <= data["formulas"].keys()
+    assert set(data["formulas"]["space"]) == {"cpu", "gpu", "peak"}
+    lower, upper = data["values"]["time_bounds"]
+    assert lower <= upper
+    explicit_time = schedule(evaluate(load("zipmul"), {"n": 64}).graph, 2, "1df").time
+    assert lower <= explicit_time <= upper
+
+
+def test_data_dependent_costs_are_not_regular():
+    source = """param n : int = 8
+letregion r in
+parmap (lambda i: int r [r]. if i < 3 then i + 1 at r else 0 at r) (iota n at r) at r
+"""
+    with pytest.raises(NotRegular, match="cost differently") as caught:
+        symbolic_profile(check_program(parse(source, "branch.lg")))
+    assert caught.value.span.line == 3
+
+
+def test_branches_that_cost_the_same_stay_symbolic():
+    source = """param n : int = 8
+letregion r in
+parmap (lambda i: int r [r]. if i < 3 then i + 1 at r else i + 2 at r) (iota n at r) at r
+"""
+    checked = check_program(parse(source, "branch.lg"))
+    profile = symbolic_profile(checked)
+    for n in (1, 3, 4, 40):
+        assert_same(symbolic(profile, {"n": n}), explicit(checked, {"n": n},
+                                                           EvaluationOptions()), n)
+
+
+def test_crossings_are_exact_integers():
+    found = crossings(lambda n: 3 * n + 100, lambda n: 4 * n, "n", 3 * sp.Symbol("n") + 100,
+                      4 * sp.Symbol("n"), 10**6)
+    assert [(c.n, c.cheaper) for c in found] == [(100, "a")]  # equal at 100: a tie goes to a
+    found = crossings(lambda n: 5 * n, lambda n: 1000 + (n // 7), "n", upper=10**6)
+    # 1000 + 205 // 7 = 1029 > 5 * 205 = 1025, but 1000 + 206 // 7 = 1029 < 1030
+    assert [(c.n, c.cheaper) for c in found] == [(206, "b")]
+
+
+@settings(max_examples=40, deadline=None,
+          suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+@given(well_typed_programs())
+def test_generated_programs_symbolic_equals_explicit(program):
+    """Generated programs take their parameters' defaults; where the symbolic evaluator takes a
+    program (it refuses irregular ones), its numbers are the explicit evaluator's."""
+    note(pretty(program))
+    checked = check_program(program)
+    values = {p.name: p.default for p in program.params}
+    try:
+        profile = symbolic_profile(checked, EvaluationOptions(), values)
+        got = symbolic(profile, values)
+    except NotRegular:
+        return
+    assert_same(got, explicit(checked, values, EvaluationOptions()), "generated")
