@@ -65,6 +65,7 @@ class SymbolicProfile:
         self.options = options
         self.reference = reference
         self.model = gpu_model(options.profile, options.gpu_mode)
+        self._priced: dict[tuple, Any] = {}
         self.gpu = options.profile.gpu
 
     @property
@@ -126,8 +127,17 @@ class SymbolicProfile:
         return KernelPrice(total, conflicts, threads, groups, rounds, degree)
 
     def _phase(self, phase: tuple[SPhase, dict], subs: dict, staged: int) -> PhaseCost:
+        """A kernel (or serial stretch) priced at concrete sizes; kept, since the formulas and
+        the values at the same sizes price the same kernels."""
         template, local_subs = phase
-        values = {**subs, **local_subs}
+        key = (id(template), tuple(sorted((str(k), v) for k, v in {**subs, **local_subs}.items()
+                                          if not isinstance(v, sp.Basic) or v.is_Number)),
+               staged)
+        if key not in self._priced:
+            self._priced[key] = self._price(template, {**subs, **local_subs}, staged)
+        return self._priced[key]
+
+    def _price(self, template: SPhase, values: dict, staged: int) -> PhaseCost:
         p = self.gpu
         if not template.parallel:
             path = _compile(template.path, values, p.local_words)({})
@@ -138,7 +148,7 @@ class SymbolicProfile:
         cost = PhaseCost(count, math.ceil(count / width), groups, 0, 0, 0.0, 0.0, parallel=True)
         if count == 0:
             return cost
-        regular = _shift_invariant(template, p) and groups > 2
+        regular = _shift_invariant(template, values, p)
         priced: dict[int, tuple[float, PhaseCost]] = {}
         if _path_length(template.path, values) * min(count, size) > MAX_INSTANTIATED_EDGES:
             raise NotRegular("a kernel whose threads run long loops: one work group is too long "
@@ -156,39 +166,24 @@ class SymbolicProfile:
                 priced[g] = (time, local)
             return priced[g]
 
-        full = count // size
-        if regular and _locality(template, values, p, 0) != _locality(template, values, p,
-                                                                      full - 1):
-            regular = False
         resident = max(1, p.threads_at_once // size)
         cost.rounds = math.ceil(groups / resident)
-        if regular:
-            time_full, local_full = group(0)
-            cost.conflicts = local_full.conflicts * full
-            cost.conflict_degree_max = local_full.conflict_degree_max
-            cost.steps = local_full.steps
-            last_time = None
-            # A reduction's last thread may read an element carried from an earlier level.
-            if full < groups or template.reduce is not None:
-                last_time, local_last = group(groups - 1)
-                cost.conflicts += local_last.conflicts
-                cost.conflict_degree_max = max(cost.conflict_degree_max,
-                                               local_last.conflict_degree_max)
-                cost.steps = max(cost.steps, local_last.steps)
-            total = _rounds_time(groups, resident, time_full, last_time)
-        else:
+        runs = _runs(template, values, p, count, groups) if regular else None
+        if runs is None:
             if groups > 64:
                 raise NotRegular("a kernel whose work groups access memory differently (not "
-                                 "affine in the thread index, or partly in local memory)")
-            times = []
-            for g in range(groups):
-                time, local = group(g)
-                times.append(time)
-                cost.conflicts += local.conflicts
-                cost.conflict_degree_max = max(cost.conflict_degree_max,
-                                               local.conflict_degree_max)
-                cost.steps = max(cost.steps, local.steps)
-            total = sum(max(times[s:s + resident]) for s in range(0, groups, resident))
+                                 "affine in the thread index)")
+            runs = [(g, g + 1) for g in range(groups)]
+        times = []
+        for first, end in runs:
+            time, local = group(first)
+            times.append(time)
+            if first == 0 and count >= size and not staged:
+                self._priced[self._full_key(template, values)] = time
+            cost.conflicts += local.conflicts * (end - first)
+            cost.conflict_degree_max = max(cost.conflict_degree_max, local.conflict_degree_max)
+            cost.steps = max(cost.steps, local.steps)
+        total = _rounds_time(runs, times, groups, resident)
         total += p.launch
         if p.atomic:
             writes = len([e for e in thread(0)
@@ -253,21 +248,32 @@ class SymbolicProfile:
                 total += rounds * _tidy_number(per_round) + _tidy_number(p.launch)
             else:
                 # Rounds of full groups, then the last round: priced at `values`' residue.
-                full_round = self._full_group_time(template, local_subs, subs, staged)
+                # With no full group at `values`, the one group stands for them.
+                full_round = (self._full_group_time(template, local_subs, subs, staged)
+                              if concrete >= size else cost.time - p.launch)
                 last = cost.time - p.launch - (cost.rounds - 1) * full_round
                 total += ((rounds - 1) * _tidy_number(full_round) + _tidy_number(last)
                           + _tidy_number(p.launch))
         return total
 
+    @staticmethod
+    def _full_key(template: SPhase, values: dict) -> tuple:
+        return ("full", id(template), tuple(sorted(
+            (str(k), v) for k, v in values.items() if not isinstance(v, sp.Basic) or v.is_Number)))
+
     def _full_group_time(self, template: SPhase, local_subs: dict, subs: dict,
                          staged: int) -> float:
         p = self.gpu
         values = {**subs, **local_subs}
+        key = self._full_key(template, values)
+        if key in self._priced:
+            return self._priced[key]
         thread = _threads(template, values, p.local_words)
         members = [thread(t) for t in range(p.work_group_size)]
         time, _ = _group_time(members, self.model, p, PhaseCost(0, 0, 0, 0, 0, 0.0, 0.0), {})
         if staged:
             time += _staging_time(members, self.model, p, staged)
+        self._priced[key] = time
         return time
 
 
@@ -289,8 +295,16 @@ def symbolic_profile(checked: CheckedProgram, options: EvaluationOptions | None 
 # -- helpers ---------------------------------------------------------------------------------------
 
 
+def _given(expr, values: dict) -> sp.Expr:
+    """expr with the values of its free symbols put in (xreplace: much faster than subs)."""
+    expr = sp.sympify(expr)
+    mapping = {symbol: sp.sympify(values[symbol]) for symbol in expr.free_symbols
+               if symbol in values}
+    return expr.xreplace(mapping) if mapping else expr
+
+
 def _value(expr, subs: dict) -> float:
-    value = sp.sympify(expr).subs(subs)
+    value = _given(expr, subs)
     if isinstance(value, sp.Sum) or value.has(sp.Sum):
         value = value.doit()
     value = sp.sympify(value)
@@ -338,12 +352,21 @@ def _threads(template: SPhase, values: dict, local_words: int):
     return lambda t: build({template.var: t, **operands.operands(level, t, values)})
 
 
+def _done(expr: sp.Expr) -> sp.Expr:
+    """expr with every sum whose bounds are known added up (a lock-step base after a reduction
+    is a sum over its levels)."""
+    if not expr.has(sp.Sum):
+        return expr
+    return expr.replace(lambda e: isinstance(e, sp.Sum) and not e.free_symbols,
+                        lambda e: e.doit())
+
+
 class _Affine:
     """An integer expression affine in a few loop variables, evaluated with Python integers (its
     other symbols already given); anything else is evaluated by sympy."""
 
     def __init__(self, expr: sp.Expr, fixed: dict):
-        self.expr = sp.sympify(expr).subs(fixed)
+        self.expr = _done(_given(expr, fixed))
         self.variables = sorted(self.expr.free_symbols, key=str)
         self.coefficients: list[tuple[sp.Symbol, int]] | None = None
         self.constant = 0
@@ -516,12 +539,12 @@ def _accesses(path: list):
             yield edge.access
 
 
-def _shift_invariant(template: SPhase, p) -> bool:
+def _shift_invariant(template: SPhase, values: dict, p) -> bool:
     """Whether every full work group of the kernel steps like the first: each address affine in
     the thread index with a coefficient that moves a whole group by a multiple of the banks."""
     var = template.var
     for access in _accesses(template.path):
-        address = sp.expand(access.address)
+        address = sp.expand(sp.sympify(access.address).subs(values))
         if var not in address.free_symbols:
             continue
         try:
@@ -536,25 +559,47 @@ def _shift_invariant(template: SPhase, p) -> bool:
     return True
 
 
-def _locality(template: SPhase, values: dict, p, group: int) -> tuple:
-    """Which accesses of a work group's first and last threads go to local memory."""
+def _runs(template: SPhase, values: dict, p, count: int,
+          groups: int) -> list[tuple[int, int]] | None:
+    """The kernel's work groups as runs [first, end) of groups that step alike: every full group
+    of a shift-invariant kernel does, except where a local region's words stop fitting in local
+    memory (the group of that thread stands alone) and the last group (partial, or a
+    reduction's, whose last thread may read a carried element). None: not affine."""
     size = p.work_group_size
-    marks = []
-    for t in (group * size, group * size + size - 1):
-        for access in _accesses(template.path):
-            if access.local:
-                marks.append(int(_value(access.offset, {**values, template.var: t}))
-                             < p.local_words)
-    return tuple(marks)
+    cuts = {0, groups, max(0, groups - 1)}
+    for access in _accesses(template.path):
+        if not access.local:
+            continue
+        offset = _Affine(access.offset, values)
+        if offset.coefficients is None:
+            return None
+        if any(v != template.var for v, _ in offset.coefficients):
+            return None  # an offset that moves within a thread's loop: price group by group
+        slope = dict(offset.coefficients).get(template.var, 0)
+        if slope > 0:
+            first_global = -(-(p.local_words - offset.constant) // slope)
+            if 0 < first_global < count:
+                cuts.update({first_global // size, first_global // size + 1})
+    edges = sorted(c for c in cuts if 0 <= c <= groups)
+    return [(a, b) for a, b in zip(edges, edges[1:], strict=False) if a < b]
 
 
-def _rounds_time(groups: int, resident: int, full: float, last: float | None) -> float:
-    """Σ over rounds of the slowest group, with every group but the last one alike."""
-    rounds = math.ceil(groups / resident)
-    if last is None:
-        return rounds * full
-    in_last_round = groups - (rounds - 1) * resident
-    return (rounds - 1) * full + (max(full, last) if in_last_round > 1 else last)
+def _rounds_time(runs: list[tuple[int, int]], times: list[float], groups: int,
+                 resident: int) -> float:
+    """Σ over rounds of `resident` groups of the slowest group in the round (graphs.devicebox),
+    the groups given as runs of equal times."""
+    total = 0.0
+    run = 0
+    for start in range(0, groups, resident):
+        end = min(groups, start + resident)
+        while runs[run][1] <= start:
+            run += 1
+        slowest, k = 0.0, run
+        while k < len(runs) and runs[k][0] < end:
+            slowest = max(slowest, times[k])
+            k += 1
+        total += slowest
+    return total
 
 
 def formula_text(expr: sp.Expr) -> str:

@@ -134,6 +134,18 @@ def test_zipmul_kernel_formula_counts_rounds():
     assert 276 + 65 < profile.at({"n": 65537})["on"][0]["kernel"] < 2 * 276 + 65
 
 
+def test_a_staged_region_larger_than_local_memory_equals_explicit():
+    """strided with local memory of 512 words: the table stops fitting part-way, so the work
+    groups before that thread read local memory, the one with it both, and the rest global."""
+    options = EvaluationOptions(profile=EvaluationOptions().profile.with_gpu(
+        local_words=512, work_group_size=64, threads_at_once=256))
+    checked = load("strided")
+    profile = symbolic_profile(checked, options)
+    for n, stride in ((10, 33), (15, 33), (16, 32), (40, 33), (200, 3), (300, 1), (333, 33)):
+        values = {"n": n, "s": stride}
+        assert_same(symbolic(profile, values), explicit(checked, values, options), values)
+
+
 @pytest.mark.parametrize("name", ["zipmul", "strided", "map_map"])
 def test_rounds_and_partial_groups_equal_explicit(name):
     """A small GPU (work groups of 64, 2 resident at once) makes many rounds and partial last
