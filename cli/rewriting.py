@@ -15,6 +15,7 @@ import sys
 from cli.commands import device_profile, load_checked, write_output
 from cli.main import EXIT_OK, SourceHolder, UsageError, parse_params
 from graphs.rewrite_score import Assessment, Score, Scorer, SearchResult, search
+from graphs.symbolic import symbolic_solver
 from profiler.errors import ParameterError
 from profiler.evaluator import (
     DEFAULT_MAX_DEPTH,
@@ -117,7 +118,11 @@ def _header(args: argparse.Namespace, scorer: Scorer, score: Score) -> str:
 def _list(args: argparse.Namespace, scorer: Scorer, subject: Subject,
           parameter: str | None) -> int:
     base = scorer.score(subject)
-    assessments = [scorer.assess(r, parameter, args.ladder_max) for r in offered(subject)]
+    # Symbolic profiles answer "from which n" for every size up to 10^12 where both programs
+    # are regular; the ladder of explicit evaluations answers for the others.
+    solver = symbolic_solver(scorer) if parameter is not None else None
+    assessments = [scorer.assess(r, parameter, args.ladder_max, solver)
+                   for r in offered(subject)]
     if args.format == "json":
         data = {"file": args.file, "params": scorer.params, "procs": scorer.procs,
                 "schedule": args.schedule, "time": base.time, "space": base.space,

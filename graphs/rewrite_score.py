@@ -71,14 +71,18 @@ class BreakEven:
     def describe(self) -> str:
         """`n >= 49`, `n < 50`, `every n <= 1024` or `no n <= 1024`."""
         name = self.parameter
+        largest = self.largest
+        exponent = len(str(largest)) - 1
+        if largest >= 10**6 and largest == 10**exponent:
+            largest = f"10^{exponent}"
         match self.direction:
             case "from":
                 return f"{name} >= {self.n}"
             case "below":
                 return f"{name} < {self.n}"
             case "always":
-                return f"every {name} <= {self.largest}"
-        return f"no {name} <= {self.largest}"
+                return f"every {name} <= {largest}"
+        return f"no {name} <= {largest}"
 
 
 Solver = Callable[[Subject, Subject, str], BreakEven | None]

@@ -587,18 +587,19 @@ def _runs(template: SPhase, values: dict, p, count: int,
 def _rounds_time(runs: list[tuple[int, int]], times: list[float], groups: int,
                  resident: int) -> float:
     """Σ over rounds of `resident` groups of the slowest group in the round (graphs.devicebox),
-    the groups given as runs of equal times."""
+    the groups given as runs of equal times: the rounds a run boundary falls in are priced one
+    by one, the rounds inside a run in one product (O(runs), not O(rounds))."""
+    special = sorted({a // resident for a, _ in runs} | {(b - 1) // resident for _, b in runs})
     total = 0.0
-    run = 0
-    for start in range(0, groups, resident):
-        end = min(groups, start + resident)
-        while runs[run][1] <= start:
-            run += 1
-        slowest, k = 0.0, run
-        while k < len(runs) and runs[k][0] < end:
-            slowest = max(slowest, times[k])
-            k += 1
-        total += slowest
+    for r in special:
+        start, end = r * resident, min(groups, (r + 1) * resident)
+        total += max(t for (a, b), t in zip(runs, times, strict=True) if a < end and b > start)
+    for (a, b), t in zip(runs, times, strict=True):
+        first, last = -(-a // resident), b // resident - 1  # rounds wholly inside [a, b)
+        if last < first:
+            continue
+        inside = last - first + 1 - sum(1 for r in special if first <= r <= last)
+        total += t * inside
     return total
 
 
@@ -706,9 +707,17 @@ def crossings(cost_a, cost_b, parameter: str, formula_a: sp.Expr | None = None,
 
     roots = _sympy_roots(formula_a, formula_b, parameter, upper)
     points = sorted({*_ladder(upper), *roots})
-    verdicts = [(n, cheaper(n)) for n in points]
+    # The formulas, compiled, sort the ladder quickly; the exact costs then check every bracket
+    # and both ends, and bisect.
+    guess = _fast_verdict(formula_a, formula_b, parameter, names) or cheaper
+    verdicts = [(n, guess(n)) for n in points]
+    for i in (0, len(verdicts) - 1):
+        verdicts[i] = (verdicts[i][0], cheaper(verdicts[i][0]))
     found: list[Crossing] = []
     for (low, left), (high, right) in zip(verdicts, verdicts[1:], strict=False):
+        if left == right:
+            continue
+        left, right = cheaper(low), cheaper(high)
         if left == right:
             continue
         # A relaxed root inside the bracket is sympy's answer; bisection makes it exact.
@@ -721,6 +730,26 @@ def crossings(cost_a, cost_b, parameter: str, formula_a: sp.Expr | None = None,
                 high = middle
         found.append(Crossing(high, cheaper(high), method))
     return found
+
+
+def _fast_verdict(formula_a, formula_b, parameter: str, names: tuple[str, str]):
+    """cheaper(n) from the formulas compiled to Python (floats): for sorting sizes only."""
+    if formula_a is None or formula_b is None:
+        return None
+    symbol = size_symbol(parameter)
+    try:
+        fa = sp.lambdify(symbol, formula_a, "math")
+        fb = sp.lambdify(symbol, formula_b, "math")
+        fa(1), fb(1)
+    except Exception:  # noqa: BLE001 - sympy cannot compile every formula; then there is none
+        return None
+
+    def verdict(n: int) -> str:
+        try:
+            return names[1] if fb(n) < fa(n) else names[0]
+        except (ValueError, OverflowError, TypeError):
+            return names[0]
+    return verdict
 
 
 def _ladder(upper: int) -> list[int]:
@@ -760,3 +789,42 @@ def _sympy_roots(formula_a, formula_b, parameter: str, upper: int) -> list[int]:
 def _branches(formula: sp.Expr) -> list[sp.Expr]:
     formula = sp.sympify(formula)
     return list(formula.args) if isinstance(formula, sp.Max) else [formula]
+
+
+def symbolic_solver(scorer, upper: int = 10**12):
+    """A break-even solver for graphs.rewrite_score.break_even: both programs profiled
+    symbolically in the size parameter, their times (max(work/P, span); work on one processor)
+    compared for every n up to `upper` in O(log upper) evaluations (`crossings`). None where a
+    program is not regular (the ladder of explicit evaluations answers then)."""
+    from graphs.rewrite_score import BreakEven
+
+    def solve(before, after, parameter: str):
+        try:
+            profiles = [symbolic_profile(s.checked, scorer.options_for(s), scorer.params,
+                                         [parameter]) for s in (before, after)]
+            times = [placement_time(p, scorer.procs) for p in profiles]
+
+            def time_of(profile: SymbolicProfile):
+                def at(n: int) -> float:
+                    numbers = profile.at({**scorer.params, parameter: n})
+                    if scorer.procs == 1:
+                        return numbers["work"]
+                    return max(numbers["work"] / scorer.procs, numbers["span"])
+                return at
+
+            found = crossings(time_of(profiles[0]), time_of(profiles[1]), parameter, times[0],
+                              times[1], upper, ("before", "after"))
+            pays_at_1 = time_of(profiles[1])(1) < time_of(profiles[0])(1)
+        except NotRegular:
+            return None
+        method = "symbolic (max(work/P, span))" if scorer.procs > 1 else "symbolic (work)"
+        if not found:
+            return BreakEven(parameter, "always" if pays_at_1 else "never", 1 if pays_at_1
+                             else None, method, upper)
+        last = found[-1]
+        if len(found) > 1:
+            method += f"; {len(found)} crossings, the last one shown"
+        return BreakEven(parameter, "from" if last.cheaper == "after" else "below", last.n,
+                         method, upper)
+
+    return solve

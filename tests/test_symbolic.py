@@ -235,3 +235,22 @@ def test_generated_programs_symbolic_equals_explicit(program):
     except NotRegular:
         return
     assert_same(got, explicit(checked, values, EvaluationOptions()), "generated")
+
+
+def test_symbolic_break_even_of_a_rewrite_is_the_exact_crossing():
+    """remove-on for zipmul on one processor: the CPU program is cheaper below some n; the
+    symbolic solver's n is exactly where the explicit evaluator's works cross."""
+    from graphs.rewrite_score import Scorer
+    from graphs.symbolic import symbolic_solver
+    from profiler.rewrite import Subject, find
+
+    rewrite = find(Subject(load("zipmul")), "remove-on@22:1")
+    scorer = Scorer({"n": 64}, procs=1)
+    found = symbolic_solver(scorer)(rewrite.before, rewrite.after, "n")
+    assert found.direction == "below" and found.method == "symbolic (work)"
+    work = {}
+    for n in (found.n - 1, found.n):
+        for side, subject in (("gpu", rewrite.before), ("cpu", rewrite.after)):
+            work[side, n] = evaluate(subject.checked, {"n": n}).graph.work()
+    assert work["cpu", found.n - 1] < work["gpu", found.n - 1]
+    assert work["cpu", found.n] >= work["gpu", found.n]
