@@ -386,11 +386,17 @@ def _staging_time(members: list[Path], model: GpuModel, p: GpuParameters,
     one coalesced global access per w·(warps) words, cooperatively (§7.1.2's l·k term)."""
     written = sum(e.words for t in members for e in t
                   if e.access is not None and e.access.space is Space.LOCAL)
-    per_step = max(1, len(members))
+    return staging_time_of(written, len(members), model, p, staged_words)
+
+
+def staging_time_of(written: int, threads: int, model: GpuModel, p: GpuParameters,
+                    staged_words: int) -> float:
+    """`_staging_time` from its counts: the words the group wrote to local memory, its threads."""
+    per_step = max(1, threads)
     steps = math.ceil(staged_words / per_step) + math.ceil(written / per_step)
     if model.name == "paper":
         return steps * p.global_latency
     # Nakano's UMM pipeline: the loads do not depend on each other, so k requests (each warp's
     # share of a step is one address group) take k + l - 1 time units.
-    warps = math.ceil(len(members) / p.warp_width)
+    warps = math.ceil(threads / p.warp_width)
     return steps * warps + p.global_latency - 1 if steps else 0.0

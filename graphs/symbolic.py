@@ -23,7 +23,16 @@ from typing import Any
 
 import sympy as sp
 
-from graphs.devicebox import PathEdge, Phase, PhaseCost, _group_time, _phase_cost, _staging_time
+from graphs.devicebox import (
+    PathEdge,
+    Phase,
+    PhaseCost,
+    _group_time,
+    _phase_cost,
+    _staging_time,
+    _step_key,
+    staging_time_of,
+)
 from models.base import AccessKind, MemoryAccess, Space
 from models.gpu import gpu_model
 from profiler.checker import CheckedProgram
@@ -150,20 +159,13 @@ class SymbolicProfile:
             return cost
         regular = _shift_invariant(template, values, p)
         priced: dict[int, tuple[float, PhaseCost]] = {}
-        if _path_length(template.path, values) * min(count, size) > MAX_INSTANTIATED_EDGES:
-            raise NotRegular("a kernel whose threads run long loops: one work group is too long "
-                             "to price at this size")
-        thread = _threads(template, values, p.local_words)
+        def own(t: int) -> dict:
+            return _own(template, values, t)
 
         def group(g: int) -> tuple[float, PhaseCost]:
             if g not in priced:
-                members = [thread(t) for t in range(g * size, min(count, (g + 1) * size))]
-                local = PhaseCost(0, 0, 0, 0, 0, 0.0, 0.0)
-                time, steps = _group_time(members, self.model, p, local, {})
-                if staged:
-                    time += _staging_time(members, self.model, p, staged)
-                local.steps = steps
-                priced[g] = (time, local)
+                ids = range(g * size, min(count, (g + 1) * size))
+                priced[g] = self._price_group(template, values, ids, staged)
             return priced[g]
 
         resident = max(1, p.threads_at_once // size)
@@ -186,9 +188,7 @@ class SymbolicProfile:
         total = _rounds_time(runs, times, groups, resident)
         total += p.launch
         if p.atomic:
-            writes = len([e for e in thread(0)
-                          if e.access is not None and e.access.kind is AccessKind.WRITE])
-            total += p.atomic * writes * count
+            total += p.atomic * _writes(template.path, {**values, **own(0)}) * count
         cost.time = total
         return cost
 
@@ -256,6 +256,33 @@ class SymbolicProfile:
                           + _tidy_number(p.launch))
         return total
 
+    def _price_group(self, template: SPhase, values: dict, ids: range,
+                     staged: int) -> tuple[float, PhaseCost]:
+        """One work group of a kernel (threads `ids`): graphs.devicebox._group_time on their
+        concrete paths, or, for threads with long loops, period by period."""
+        p = self.gpu
+        local = PhaseCost(0, 0, 0, 0, 0, 0.0, 0.0)
+        if _path_length(template.path, values) > STRUCTURED_STEPS:
+            operands = (_Operands(template.reduce, values) if template.reduce is not None
+                        else None)
+            owns = [{template.var: t} for t in ids]
+            if operands is not None:
+                level = values[template.reduce.level]
+                for own in owns:
+                    own.update(operands.operands(level, own[template.var], values))
+            summed = _structured_group(template.path, values, owns, self.model, p, {})
+            time, local.steps = summed.time, summed.steps
+            local.conflicts, local.conflict_degree_max = summed.conflicts, summed.degree
+            if staged:
+                time += staging_time_of(summed.written_local, len(ids), self.model, p, staged)
+            return time, local
+        thread = _threads(template, values, p.local_words)
+        members = [thread(t) for t in ids]
+        time, local.steps = _group_time(members, self.model, p, local, {})
+        if staged:
+            time += _staging_time(members, self.model, p, staged)
+        return time, local
+
     @staticmethod
     def _full_key(template: SPhase, values: dict) -> tuple:
         return ("full", id(template), tuple(sorted(
@@ -268,11 +295,7 @@ class SymbolicProfile:
         key = self._full_key(template, values)
         if key in self._priced:
             return self._priced[key]
-        thread = _threads(template, values, p.local_words)
-        members = [thread(t) for t in range(p.work_group_size)]
-        time, _ = _group_time(members, self.model, p, PhaseCost(0, 0, 0, 0, 0, 0.0, 0.0), {})
-        if staged:
-            time += _staging_time(members, self.model, p, staged)
+        time, _ = self._price_group(template, values, range(p.work_group_size), staged)
         self._priced[key] = time
         return time
 
@@ -341,6 +364,15 @@ def _phases(paths: list, subs: dict, symbolic: bool = False):
             yield phase, {}
 
 
+def _own(template: SPhase, values: dict, t: int) -> dict:
+    """Thread t's own values: its index, and a reduction level's operands."""
+    if template.reduce is None:
+        return {template.var: t}
+    operands = _Operands(template.reduce, values)
+    level = values[template.reduce.level]
+    return {template.var: t, **operands.operands(level, t, values)}
+
+
 def _threads(template: SPhase, values: dict, local_words: int):
     """thread(t): the concrete path of thread t of a kernel template (with a reduction level's
     operands)."""
@@ -389,7 +421,10 @@ class _Affine:
     def __call__(self, values: dict) -> int:
         if self.coefficients is None:
             return int(_value(self.expr, values))
-        return self.constant + sum(c * values[v] for v, c in self.coefficients)
+        total = self.constant
+        for variable, coefficient in self.coefficients:
+            total += coefficient * values[variable]
+        return total
 
 
 def _compile(path: list, fixed: dict, local_words: int):
@@ -527,6 +562,22 @@ def _path_length(path: list, values: dict) -> int:
             else:
                 total += int(count) * _path_length(list(edge.body), values)
         else:
+            total += 1
+    return total
+
+
+def _writes(path: list, values: dict) -> int:
+    """How many write requests one thread's path makes (loops counted, not unrolled)."""
+    total = 0
+    for edge in path:
+        if isinstance(edge, TLoop):
+            count = int(_value(edge.count, values))
+            if edge.var.name.startswith("k"):
+                total += sum(_writes(list(edge.body), {**values, edge.var: j})
+                             for j in range(count))
+            else:
+                total += count * _writes(list(edge.body), values)
+        elif edge.access is not None and edge.access.kind is AccessKind.WRITE:
             total += 1
     return total
 
@@ -828,3 +879,131 @@ def symbolic_solver(scorer, upper: int = 10**12):
                          method, upper)
 
     return solve
+
+
+# -- long loops inside kernel threads ----------------------------------------------------------------
+
+STRUCTURED_STEPS = 4096  # a thread path longer than this is priced loop by loop (periodically)
+
+
+@dataclass
+class _GroupCost:
+    """A work group's lock-step time and counters (graphs.devicebox._group_time's), summed."""
+
+    time: float = 0.0
+    steps: int = 0
+    conflicts: int = 0
+    degree: int = 1
+    written_local: int = 0
+
+    def add(self, other: _GroupCost, times: int = 1) -> None:
+        self.time += other.time * times
+        self.steps += other.steps * times
+        self.conflicts += other.conflicts * times
+        self.degree = max(self.degree, other.degree)
+        self.written_local += other.written_local * times
+
+
+def _structured_group(path: list, values: dict, threads: list[dict], model, p,
+                      cache: dict) -> _GroupCost:
+    """graphs.devicebox._group_time for threads whose paths have one shape, without unrolling
+    long loops: a loop's iterations cost the same whenever their addresses differ by a multiple
+    of the banks, so a loop of C iterations with period π costs ⌊C/π⌋ periods plus the rest.
+    `threads` gives each thread's own values (its index, a reduction's operands)."""
+    total = _GroupCost()
+    width = p.warp_width
+    for item in path:
+        if isinstance(item, TLoop):
+            total.add(_structured_loop(item, values, threads, model, p, cache))
+            continue
+        warp_steps = []
+        compiled = None
+        if item.access is not None:
+            key = (id(item), tuple(sorted((str(k), v) for k, v in values.items()
+                                          if isinstance(k, sp.Symbol)
+                                          and k.name.startswith("k"))))
+            compiled = cache.get(key)
+            if compiled is None:
+                compiled = cache[key] = (_Affine(item.access.address, values),
+                                         _Affine(item.access.offset, values),
+                                         _Affine(item.words, values))
+        for start in range(0, len(threads), width):
+            accesses, others = [], []
+            for thread in threads[start:start + width]:
+                if compiled is None:
+                    others.append(item.weight)
+                    continue
+                a = item.access
+                address, offset_of, words = compiled
+                offset = offset_of(thread) if a.local else 0
+                space = Space.LOCAL if a.local and offset < p.local_words else Space.GLOBAL
+                accesses.append(MemoryAccess(a.kind, address(thread), space))
+                if space is Space.LOCAL and a.kind is AccessKind.WRITE:
+                    total.written_local += words(thread)
+            key = _step_key(accesses, others, p)
+            step = cache.get(key)
+            if step is None:
+                step = cache[key] = model.warp_step(accesses, others)
+            warp_steps.append(step)
+            total.conflicts += step.conflicts
+            total.degree = max(total.degree, step.degree)
+        total.time += model.group_step(warp_steps)
+        total.steps += 1
+    return total
+
+
+def _structured_loop(loop: TLoop, values: dict, threads: list[dict], model, p,
+                     cache: dict) -> _GroupCost:
+    count = int(_value(loop.count, {**values, **threads[0]}))
+    operands = _Operands(loop.reduce, {**values, **threads[0]}) if loop.reduce else None
+
+    shared = loop.var.name.startswith("k")  # a reduction's level: the same in every thread
+
+    def iteration(j: int) -> _GroupCost:
+        inner = {**values, loop.var: j} if shared else values
+        here = []
+        for thread in threads:
+            own = dict(thread) if shared else {**thread, loop.var: j}
+            if operands is not None:
+                level = {**inner, **own}[loop.reduce.level]
+                own.update(operands.operands(level, j, {**inner, **own}))
+            here.append(own)
+        return _structured_group(list(loop.body), inner, here, model, p, cache)
+
+    period = _period(loop, values, threads[0], p)
+    total = _GroupCost()
+    # A reduction level's last thread may read a carried element: priced on its own.
+    regular_end = count - 1 if loop.reduce is not None else count
+    if period is None or regular_end <= 2 * period:
+        for j in range(count):
+            total.add(iteration(j))
+        return total
+    once = _GroupCost()
+    for j in range(period):
+        once.add(iteration(j))
+    total.add(once, regular_end // period)
+    for j in range(regular_end - regular_end % period, count):
+        total.add(iteration(j))
+    return total
+
+
+def _period(loop: TLoop, values: dict, thread: dict, p) -> int | None:
+    """How many iterations until every address in the loop body has moved by a multiple of the
+    banks (None where an address is not affine in the loop index, or a local region's offset
+    moves with it: then every iteration is priced)."""
+    period = 1
+    here = {k: v for k, v in {**values, **thread}.items() if k != loop.var}
+    for access in _accesses(list(loop.body)):
+        address = _Affine(access.address, here)
+        if address.coefficients is None:
+            if loop.var in sp.sympify(access.address).free_symbols:
+                return None
+            continue
+        slope = dict(address.coefficients).get(loop.var, 0)
+        if access.local:
+            offset = _Affine(access.offset, here)
+            if offset.coefficients is None or dict(offset.coefficients).get(loop.var, 0):
+                return None
+        step = p.banks // math.gcd(slope, p.banks) if slope else 1
+        period = period * step // math.gcd(period, step)
+    return period

@@ -434,7 +434,9 @@ class SRegion:
     ap: sp.Expr
     world: World = World.CPU
     local: bool = False
-    largest: sp.Expr = ZERO  # the largest single allocation inside the current loop
+    # What one thread of the loop being evaluated allocates here, in order: words, or
+    # ("repeat", count, trace) for a loop inside the thread (RegionSizes replays it).
+    trace: list = field(default_factory=list)
     # What decides the region's size s (Fig. 3: a full region grows by max(BSIZE, what is
     # missing)): the allocations in order, replayed at concrete sizes by `RegionSizes`.
     log: list = field(default_factory=list)
@@ -509,16 +511,40 @@ class RegionSizes:
                 if ap + words > size:
                     grew = max(self.bsize, ap + words - size)
             elif kind == "loop":
-                end = _int(event[2], params)
-                if end > size:
-                    if _int(event[3], params) > self.bsize:
-                        raise NotRegular("a parallel form whose threads allocate values larger "
-                                         "than BSIZE, which grow regions irregularly", event[4])
-                    grew = self.bsize * -((size - end) // self.bsize)
+                start, end = _int(event[1], params), _int(event[2], params)
+                count, trace = event[3]
+                slack = self._replay(trace, _int(count, params), size - start, params, event[4])
+                grew = end + slack - size
             else:
                 grew = max(0, _int(event[1], params) - size)
             size += grew
         return grew if what == "grows" else size
+
+    def _replay(self, trace: list, times: int, slack: int, params: dict, span) -> int:
+        """The free words of a region (s - ap) after `times` threads allocating `trace` each
+        (Fig. 3: a full region grows by max(BSIZE, what is missing)). The free words after a
+        thread depend only on those before it, so the threads' effect is periodic: once a value
+        repeats, whole periods are skipped (O(BSIZE) threads at most, not O(n))."""
+        seen: dict[int, int] = {}
+        i = 0
+        while i < times:
+            if slack in seen:
+                period = i - seen[slack]
+                i += (times - i) // period * period
+                seen = {}
+                if i >= times:
+                    break
+            seen[slack] = i
+            for entry in trace:
+                if isinstance(entry, tuple):
+                    slack = self._replay(entry[2], _int(entry[1], params), slack, params, span)
+                    continue
+                words = _int(entry, params)
+                if words > slack:
+                    slack += max(self.bsize, words - slack)
+                slack -= words
+            i += 1
+        return slack
 
 
 def _int(expr, params: dict) -> int:
@@ -657,7 +683,7 @@ class SymbolicEvaluator:
         expanded = None
         if world is World.CPU:
             if self.loops:
-                region.largest = sp.Max(region.largest, words)
+                region.trace.append(words)
             else:
                 region.log.append(("alloc", region.ap, words))
                 if self._grow_cost() != self.write_w:
@@ -887,7 +913,7 @@ class SymbolicEvaluator:
     # -- state ----------------------------------------------------------------------------------------
     def _save(self) -> dict:
         return {
-            "regions": {w: {rid: (r.ap, r.largest, list(r.log)) for rid, r in stack.items()}
+            "regions": {w: {rid: (r.ap, list(r.trace), list(r.log)) for rid, r in stack.items()}
                         for w, stack in self.stacks.items()},
             "space": (self.space_cpu, self.space_peak_cpu, self.space_peak),
             "next": self.next_region,
@@ -897,10 +923,10 @@ class SymbolicEvaluator:
     def _restore(self, state: dict) -> None:
         for world, saved in state["regions"].items():
             stack = self.stacks[world]
-            for rid, (ap, largest, log) in saved.items():
+            for rid, (ap, trace, log) in saved.items():
                 live = stack.get(rid)
                 if live is not None:
-                    live.ap, live.largest, live.log = ap, largest, list(log)
+                    live.ap, live.trace, live.log = ap, list(trace), list(log)
         self.space_cpu, self.space_peak_cpu, self.space_peak = state["space"]
         self.next_region = state["next"]
         self.gpu_writes = state["writes"]
@@ -975,20 +1001,24 @@ class SymbolicEvaluator:
             self._restore(state)
             set_counters(per_thread)
             for _, _, r in regions:
-                r.largest = ZERO
+                r.trace = []
             result = body(var)
-            largest = {rid: r.largest for w, rid, r in regions if w is World.CPU}
+            traces = {rid: r.trace for w, rid, r in regions if w is World.CPU}
         finally:
             self.loops -= 1
         self._restore(state)
+        if self.loops:  # a loop inside a thread: the outer thread allocates it all, in order
+            for w, rid, r in regions:
+                if w is World.CPU and traces.get(rid):
+                    r.trace.append(("repeat", count, traces[rid]))
         for w, rid, r in regions:
             r.ap = counters[(w, rid)] + count * per_thread[(w, rid)]
         if inner_kernel:
             self.gpu_writes = counters["writes"] + count * per_thread["writes"]
         self.space_cpu = state["space"][0] + count * space_per_thread.subs(var, 0)
-        return var, result, per_thread, largest
+        return var, result, per_thread, traces
 
-    def _grown(self, world: World, start: dict, largest: dict, span: Span) -> None:
+    def _grown(self, world: World, start: dict, traces: dict, span: Span, count) -> None:
         """Log a loop's allocations for the region sizes (Fig. 3, ExpandW): with every single
         allocation at most BSIZE, each growth is by BSIZE, ⌈(ap_end - s)/BSIZE⌉ of them. Which
         thread grows a region decides its path's weight, so a profile where growing costs more
@@ -998,7 +1028,7 @@ class SymbolicEvaluator:
         for rid, region in self.stacks[World.CPU].items():
             if sp.expand(region.ap - start[rid]) == 0:
                 continue
-            region.log.append(("loop", start[rid], region.ap, largest[rid], span))
+            region.log.append(("loop", start[rid], region.ap, (count, traces[rid]), span))
             if self._grow_cost() != self.write_w:
                 raise NotRegular("a parallel form that may grow a region, under a profile where "
                                  "growing costs differ from a write", span)
@@ -1026,7 +1056,7 @@ class SymbolicEvaluator:
             result_vec = SVec(ZERO, items=items)
         else:
             var, (value, c_thread), per_thread, largest = self._loop(count, world, thread, span)
-            self._grown(world, start, largest, span)
+            self._grown(world, start, largest, span, count)
             c_par = self._par(world, c_thread, count, var)
             result_vec = SVec(count, var, value)
         saved, self.bookkeeping = self.bookkeeping, True
@@ -1090,7 +1120,7 @@ class SymbolicEvaluator:
             c_par, vec = None, SVec(ZERO, items=())
         else:
             var, (value, c_write), per_thread, largest = self._loop(n, world, thread, span)
-            self._grown(world, start, largest, span)
+            self._grown(world, start, largest, span, n)
             c_par = self._par(world, c_write, n, var)
             vec = SVec(n, var, value)
         saved, self.bookkeeping = self.bookkeeping, True
@@ -1131,7 +1161,7 @@ class SymbolicEvaluator:
 
         # All levels together run n - 1 combinations: one loop of n - 1 threads for the heap.
         var, (value, branch), per_thread, largest = self._loop(n - 1, world, thread, span)
-        self._grown(world, start, largest, span)
+        self._grown(world, start, largest, span, n - 1)
         assert branch is not None
         op = self.op_w
         total_pairs = n - 1

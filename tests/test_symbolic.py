@@ -254,3 +254,30 @@ def test_symbolic_break_even_of_a_rewrite_is_the_exact_crossing():
             work[side, n] = evaluate(subject.checked, {"n": n}).graph.work()
     assert work["cpu", found.n - 1] < work["gpu", found.n - 1]
     assert work["cpu", found.n] >= work["gpu", found.n]
+
+
+@pytest.mark.parametrize("name", ["nbody", "matvec", "dot", "strided"])
+def test_long_thread_loops_priced_by_period_equal_explicit(name, monkeypatch):
+    """Kernels whose threads loop (nbody's inner parmap and reduction, matvec's row) are priced
+    one period of their loops at a time when the loops are long; forced on here at small sizes,
+    they equal the explicit device boxes."""
+    import graphs.symbolic
+
+    monkeypatch.setattr(graphs.symbolic, "STRUCTURED_STEPS", 0)
+    checked = load(name)
+    options = EvaluationOptions()
+    profile = symbolic_profile(checked, options)
+    for n in (1, 2, 5, 17, 33, 40, 64):
+        values = sizes_for(name, n)
+        assert_same(symbolic(profile, values), explicit(checked, values, options), f"n={n}")
+
+
+def test_rows_larger_than_bsize_grow_the_region_as_explicit():
+    """matvec's rows of more than BSIZE words: each grows its region by exactly what is missing
+    (Fig. 3), which the region-size replay finds without running every thread."""
+    checked = load("matvec")
+    profile = symbolic_profile(checked, EvaluationOptions())
+    for rows, cols in ((3, 65), (5, 100), (2, 200)):
+        values = {"rows": rows, "cols": cols}
+        assert_same(symbolic(profile, values), explicit(checked, values, EvaluationOptions()),
+                    values)
