@@ -350,7 +350,7 @@ class SVec:
                 return self.items[int(index)]
             if all(item == self.items[0] for item in self.items) and self.items:
                 return self.items[0]
-            raise NotRegular("an index that depends on the input into a vector literal", span)
+            return _select(self.items, index, span)
         return substitute(self.template, {self.var: index})
 
 
@@ -1322,6 +1322,34 @@ class SymbolicEvaluator:
         record.parts = {"grow": grow, "transfer_in": transfer_in,
                         "transfer_out": transfer_out, "merge": merge}
         return grow + transfer_in + kernel * number(self.gpu_scale) + transfer_out + merge
+
+
+def _select(items: tuple, index: sp.Expr, span: Span):
+    """items[index] for a symbolic index into a vector literal: one value whose place and
+    content are Piecewise in the index (the items must be boxed values of one kind in one
+    region; the type system makes them one type)."""
+    first = items[0]
+    if not all(isinstance(item, SValue) and item.loc.region == first.loc.region
+               and type(item.content) is type(first.content) for item in items):
+        raise NotRegular("an index that depends on the input into a vector literal of values "
+                         "of different shapes", span)
+    if not isinstance(first.content, (SInt, SFloat)):
+        raise NotRegular("an index that depends on the input into a vector literal of "
+                         "structured values", span)
+
+    def pick(values: list) -> sp.Expr:
+        pieces = [(v, sp.Eq(index, i)) for i, v in enumerate(values[:-1])]
+        return sp.Piecewise(*pieces, (values[-1], True))
+
+    offset = pick([item.loc.offset for item in items])
+    address = None
+    if all(item.loc.address is not None and item.loc.box == first.loc.box for item in items):
+        address = pick([item.loc.address for item in items])
+    content = first.content
+    if isinstance(content, SInt):
+        known = [item.content.value for item in items]
+        content = SInt(pick(known) if all(v is not None for v in known) else None)
+    return SValue(SLoc(first.loc.region, offset, address, first.loc.box), content)
 
 
 def _subs_path(path: list, mapping: dict) -> list:
