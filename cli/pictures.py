@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import argparse
 import json
+from dataclasses import replace
 from pathlib import Path
 
 from cli.commands import device_profile, load_checked, run_program, write_output
@@ -23,6 +24,7 @@ from graphs.draw import cost_picture, draw_cost_graph
 from graphs.placement import SizePoint, time_by_size
 from graphs.render_dot import picture_to_dot
 from graphs.render_html import HtmlRenderer, ReportExtras
+from graphs.symbolic import formula_text, symbolic_profile
 from profiler.errors import ParameterError
 from profiler.evaluator import (
     DEFAULT_MAX_DEPTH,
@@ -30,6 +32,7 @@ from profiler.evaluator import (
     EvaluationOptions,
     bind_parameters,
 )
+from profiler.symbolic import NotRegular
 
 PICTURE_FORMATS = ("png", "svg")
 
@@ -128,6 +131,24 @@ def _profile(args: argparse.Namespace, holder: SourceHolder):
                           "gpu": profile.gpu.seconds_per_unit},
     )
     return checked, params, evaluation, profile, result
+
+
+def _formulas(args: argparse.Namespace, checked, params: dict[str, int]) -> dict[str, str] | None:
+    """The report's symbolic formulas (graphs.symbolic), or None where the program is not
+    regular."""
+    options = EvaluationOptions(profile=device_profile(args), gpu_mode=args.gpu_mode,
+                                grow_gpu_regions=not args.strict_gpu_regions)
+    try:
+        formulas = symbolic_profile(checked, options, params).formulas(params)
+    except NotRegular:
+        return None
+    names = {"work": "work", "span": "span", "space_cpu": "space (CPU words)",
+             "space_gpu": "space (GPU words)", "bytes_to_device": "bytes to the device",
+             "bytes_to_host": "bytes back to the host", "nodes": "cost-graph nodes"}
+    shown = {label: formula_text(formulas[key]) for key, label in names.items()}
+    shown.update({key.replace(".", " "): formula_text(value) for key, value in formulas.items()
+                  if key.startswith("on") and key.endswith(".kernel")})
+    return shown
 
 
 def command_graph(args: argparse.Namespace, holder: SourceHolder) -> int:
@@ -246,7 +267,8 @@ def command_report(args: argparse.Namespace, holder: SourceHolder) -> int:
     output = args.output
     if Path(output).suffix.lower() not in (".html", ".htm"):
         raise UsageError(f"{output}: the report is an HTML page: name it *.html")
-    _, _, evaluation, _, result = _profile(args, holder)
+    checked, params, evaluation, _, result = _profile(args, holder)
+    result = replace(result, formulas=_formulas(args, checked, params))
     graph = evaluation.graph
     extras = ReportExtras(
         speedup=plots.speedup_points(graph, list(range(1, args.max_procs + 1)), args.schedule),

@@ -33,6 +33,7 @@ from graphs.devicebox import (
     _step_key,
     staging_time_of,
 )
+from graphs.rewrite_score import BreakEven
 from models.base import AccessKind, MemoryAccess, Space
 from models.gpu import gpu_model
 from profiler.checker import CheckedProgram
@@ -847,8 +848,6 @@ def symbolic_solver(scorer, upper: int = 10**12):
     symbolically in the size parameter, their times (max(work/P, span); work on one processor)
     compared for every n up to `upper` in O(log upper) evaluations (`crossings`). None where a
     program is not regular (the ladder of explicit evaluations answers then)."""
-    from graphs.rewrite_score import BreakEven
-
     def solve(before, after, parameter: str):
         try:
             profiles = [symbolic_profile(s.checked, scorer.options_for(s), scorer.params,

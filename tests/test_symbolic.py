@@ -15,12 +15,22 @@ import pytest
 import sympy as sp
 from hypothesis import HealthCheck, given, note, settings
 
+import graphs.symbolic
+from graphs.rewrite_score import Scorer
 from graphs.schedule import schedule
-from graphs.symbolic import crossings, formula_text, parse_formula, report, symbolic_profile
+from graphs.symbolic import (
+    crossings,
+    formula_text,
+    parse_formula,
+    report,
+    symbolic_profile,
+    symbolic_solver,
+)
 from profiler.checker import check_program
 from profiler.evaluator import EvaluationOptions, evaluate
 from profiler.parser import parse, parse_file
 from profiler.printer import pretty
+from profiler.rewrite import Subject, find
 from profiler.symbolic import NotRegular
 from profiler.transform import remove_on
 from tests.generate import well_typed_programs
@@ -240,10 +250,6 @@ def test_generated_programs_symbolic_equals_explicit(program):
 def test_symbolic_break_even_of_a_rewrite_is_the_exact_crossing():
     """remove-on for zipmul on one processor: the CPU program is cheaper below some n; the
     symbolic solver's n is exactly where the explicit evaluator's works cross."""
-    from graphs.rewrite_score import Scorer
-    from graphs.symbolic import symbolic_solver
-    from profiler.rewrite import Subject, find
-
     rewrite = find(Subject(load("zipmul")), "remove-on@22:1")
     scorer = Scorer({"n": 64}, procs=1)
     found = symbolic_solver(scorer)(rewrite.before, rewrite.after, "n")
@@ -261,8 +267,6 @@ def test_long_thread_loops_priced_by_period_equal_explicit(name, monkeypatch):
     """Kernels whose threads loop (nbody's inner parmap and reduction, matvec's row) are priced
     one period of their loops at a time when the loops are long; forced on here at small sizes,
     they equal the explicit device boxes."""
-    import graphs.symbolic
-
     monkeypatch.setattr(graphs.symbolic, "STRUCTURED_STEPS", 0)
     checked = load(name)
     options = EvaluationOptions()

@@ -1,0 +1,82 @@
+"""`hetprof profile --symbolic`, `hetprof place` and the report's formulas, run as a user would:
+in a subprocess."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import sympy as sp
+from conftest import ROOT
+
+
+def hetprof(*args: str) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "cli", *args], cwd=ROOT, capture_output=True,
+                          text=True, timeout=600)
+
+
+def test_symbolic_json_has_the_numeric_reports_keys_and_parseable_formulas():
+    result = hetprof("profile", "examples/zipmul.lg", "--symbolic", "--param", "n=1000000000",
+                     "--format", "json")
+    assert result.returncode == 0, result.stderr
+    data = json.loads(result.stdout)
+    assert data["symbolic"] is True and data["params"] == {"n": 10**9}
+    n = sp.Symbol("n", integer=True, positive=True)
+    space = sp.sympify(data["formulas"]["space"]["cpu"], locals={"n": n})
+    assert sp.expand(space - (9 * n + 3)) == 0
+    assert data["values"]["space"]["cpu"] == 9 * 10**9 + 3
+    assert data["values"]["nodes"] == 12 * 10**9 + 10
+    assert data["explicit_time"] is None  # 1.2e10 nodes: no explicit schedule
+    lower, upper = data["values"]["time_bounds"]
+    assert lower <= upper
+
+
+def test_symbolic_text_shows_formulas_and_values():
+    result = hetprof("profile", "examples/map_map.lg", "--symbolic", "--param", "n=64")
+    assert result.returncode == 0, result.stderr
+    work = next(line for line in result.stdout.splitlines() if line.startswith("work"))
+    assert "7*n" in work
+    explicit = next(line for line in result.stdout.splitlines() if "explicit)" in line)
+    assert explicit.split()[-1].replace(" ", "")  # the exact 1DF time at n = 64
+
+
+def test_irregular_programs_fall_back_and_say_why():
+    result = hetprof("profile", "examples/dc_sum.lg", "--symbolic", "--param", "n=16")
+    assert result.returncode == 0, result.stderr
+    assert "not regular" in result.stdout and "examples/dc_sum.lg:" in result.stdout
+    assert "recursive function" in result.stdout
+    data = json.loads(hetprof("profile", "examples/dc_sum.lg", "--symbolic", "--format",
+                              "json").stdout)
+    assert data["symbolic"] is False and data["explicit"]["work"] > 0
+
+
+def test_symbolic_refuses_formats_it_cannot_write():
+    result = hetprof("profile", "examples/zipmul.lg", "--symbolic", "--format", "csv")
+    assert result.returncode == 2 and "Traceback" not in result.stderr
+
+
+def test_place_finds_the_break_even_size():
+    result = hetprof("place", "examples/zipmul.lg", "--format", "json")
+    assert result.returncode == 0, result.stderr
+    sites = {site["site"]: site for site in json.loads(result.stdout)["sites"]}
+    on = sites["22:1"]
+    assert on["written"] == "gpu" and on["method"] == "symbolic"
+    assert on["cheaper_from_1"] == "cpu"
+    assert [(c["n"], c["cheaper"]) for c in on["crossings"]] == [(2629, "gpu")]
+
+
+def test_place_without_a_size_parameter_is_a_usage_error(tmp_path):
+    program = tmp_path / "fixed.lg"
+    program.write_text("letregion r in parmap (lambda i: int r [r]. i + 1 at r) "
+                       "(iota 4 at r) at r\n")
+    result = hetprof("place", str(program))
+    assert result.returncode == 2 and "no size parameter" in result.stderr
+
+
+def test_report_carries_the_formulas(tmp_path):
+    output = tmp_path / "report.html"
+    result = hetprof("report", "examples/zipmul.lg", "-o", str(output))
+    assert result.returncode == 0, result.stderr
+    page = output.read_text()
+    assert "Symbolic formulas" in page and "9*n + 3" in page
