@@ -754,8 +754,12 @@ def crossings(cost_a, cost_b, parameter: str, formula_a: sp.Expr | None = None,
     their arguments; each root is checked, and moved to the exact integer, with the exact costs.
     The numeric fallback evaluates n = 1, 2, 4, ... and bisects every change of sign."""
 
+    known: dict[int, str] = {}
+
     def cheaper(n: int) -> str:  # a tie goes to the first (it is no worse)
-        return names[1] if cost_b(n) < cost_a(n) else names[0]
+        if n not in known:
+            known[n] = names[1] if cost_b(n) < cost_a(n) else names[0]
+        return known[n]
 
     roots = _sympy_roots(formula_a, formula_b, parameter, upper)
     points = sorted({*_ladder(upper), *roots})
@@ -774,6 +778,16 @@ def crossings(cost_a, cost_b, parameter: str, formula_a: sp.Expr | None = None,
             continue
         # A relaxed root inside the bracket is sympy's answer; bisection makes it exact.
         method = "sympy" if any(low <= r <= high for r in roots) else "numeric"
+        # The compiled formulas narrow the bracket; the exact costs confirm it and finish.
+        narrow_low, narrow_high = low, high
+        while narrow_high - narrow_low > 64 and guess is not cheaper:
+            middle = (narrow_low + narrow_high) // 2
+            if guess(middle) == left:
+                narrow_low = middle
+            else:
+                narrow_high = middle
+        if cheaper(narrow_low) == left and cheaper(narrow_high) != left:
+            low, high = narrow_low, narrow_high
         while high - low > 1:  # invariant: cheaper(low) == left != cheaper(high)
             middle = (low + high) // 2
             if cheaper(middle) == left:
@@ -848,23 +862,39 @@ def symbolic_solver(scorer, upper: int = 10**12):
     symbolically in the size parameter, their times (max(work/P, span); work on one processor)
     compared for every n up to `upper` in O(log upper) evaluations (`crossings`). None where a
     program is not regular (the ladder of explicit evaluations answers then)."""
+    profiles: dict = {}  # a subject's profile, its time formula and its times by size
+
+    def profile_of(subject, parameter: str):
+        key = (subject.key(), parameter)
+        if key not in profiles:
+            try:
+                profile = symbolic_profile(subject.checked, scorer.options_for(subject),
+                                           scorer.params, [parameter])
+                profiles[key] = (profile, placement_time(profile, scorer.procs), {})
+            except NotRegular:
+                profiles[key] = None
+        return profiles[key]
+
+    def time_of(entry, parameter: str):
+        profile, _, times = entry
+
+        def at(n: int) -> float:
+            if n not in times:
+                numbers = profile.at({**scorer.params, parameter: n})
+                times[n] = (numbers["work"] if scorer.procs == 1
+                            else max(numbers["work"] / scorer.procs, numbers["span"]))
+            return times[n]
+        return at
+
     def solve(before, after, parameter: str):
+        entries = [profile_of(s, parameter) for s in (before, after)]
+        if None in entries:
+            return None
         try:
-            profiles = [symbolic_profile(s.checked, scorer.options_for(s), scorer.params,
-                                         [parameter]) for s in (before, after)]
-            times = [placement_time(p, scorer.procs) for p in profiles]
-
-            def time_of(profile: SymbolicProfile):
-                def at(n: int) -> float:
-                    numbers = profile.at({**scorer.params, parameter: n})
-                    if scorer.procs == 1:
-                        return numbers["work"]
-                    return max(numbers["work"] / scorer.procs, numbers["span"])
-                return at
-
-            found = crossings(time_of(profiles[0]), time_of(profiles[1]), parameter, times[0],
-                              times[1], upper, ("before", "after"))
-            pays_at_1 = time_of(profiles[1])(1) < time_of(profiles[0])(1)
+            first, second = (time_of(e, parameter) for e in entries)
+            found = crossings(first, second, parameter, entries[0][1], entries[1][1], upper,
+                              ("before", "after"))
+            pays_at_1 = second(1) < first(1)
         except NotRegular:
             return None
         method = "symbolic (max(work/P, span))" if scorer.procs > 1 else "symbolic (work)"
