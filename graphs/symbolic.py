@@ -956,8 +956,8 @@ def _structured_group(path: list, values: dict, threads: list[dict], model, p,
                 compiled = cache[key] = (_Affine(item.access.address, values),
                                          _Affine(item.access.offset, values),
                                          _Affine(item.words, values))
-        for start in range(0, len(threads), width):
-            accesses, others = [], []
+        def warp(start: int, item=item, compiled=compiled) -> tuple[tuple, object, int]:
+            accesses, others, written = [], [], 0
             for thread in threads[start:start + width]:
                 if compiled is None:
                     others.append(item.weight)
@@ -968,17 +968,48 @@ def _structured_group(path: list, values: dict, threads: list[dict], model, p,
                 space = Space.LOCAL if a.local and offset < p.local_words else Space.GLOBAL
                 accesses.append(MemoryAccess(a.kind, address(thread), space))
                 if space is Space.LOCAL and a.kind is AccessKind.WRITE:
-                    total.written_local += words(thread)
+                    written += words(thread)
             key = _step_key(accesses, others, p)
             step = cache.get(key)
             if step is None:
                 step = cache[key] = model.warp_step(accesses, others)
+            return key, step, written
+
+        starts = list(range(0, len(threads), width))
+        priced = None
+        if len(starts) >= 3 and _warps_alike(item, compiled, threads, p):
+            # Affine addresses: the middle warps step like the first (their addresses move by
+            # multiples of the banks); the last may be partial or read a carried element.
+            first, second = warp(starts[0]), warp(starts[1])
+            if first[0] == second[0]:
+                last = warp(starts[-1])
+                priced = [first] * (len(starts) - 1) + [last]
+        if priced is None:
+            priced = [warp(start) for start in starts]
+        for _, step, written in priced:
             warp_steps.append(step)
             total.conflicts += step.conflicts
             total.degree = max(total.degree, step.degree)
+            total.written_local += written
         total.time += model.group_step(warp_steps)
         total.steps += 1
     return total
+
+
+def _warps_alike(item, compiled, threads: list[dict], p) -> bool:
+    """Whether a step's warps differ only by a shift of their addresses (affine in the thread's
+    values), with a local region's words on one side of local memory's end for the whole group."""
+    if compiled is None:
+        return True
+    address, offset, _ = compiled
+    if address.coefficients is None:
+        return False
+    if item.access.local:
+        if offset.coefficients is None:
+            return False
+        ends = (offset(threads[0]) < p.local_words, offset(threads[-1]) < p.local_words)
+        return ends[0] == ends[1]
+    return True
 
 
 def _structured_loop(loop: TLoop, values: dict, threads: list[dict], model, p,

@@ -269,11 +269,14 @@ def test_long_thread_loops_priced_by_period_equal_explicit(name, monkeypatch):
     they equal the explicit device boxes."""
     monkeypatch.setattr(graphs.symbolic, "STRUCTURED_STEPS", 0)
     checked = load(name)
-    options = EvaluationOptions()
-    profile = symbolic_profile(checked, options)
-    for n in (1, 2, 5, 17, 33, 40, 64):
-        values = sizes_for(name, n)
-        assert_same(symbolic(profile, values), explicit(checked, values, options), f"n={n}")
+    # Warps of 8 threads: many warps per work group even at these sizes, so the warps priced
+    # once for all (their addresses move by multiples of the banks) are tested too.
+    for options in (EvaluationOptions(), EvaluationOptions(
+            profile=EvaluationOptions().profile.with_gpu(warp_width=8, work_group_size=32))):
+        profile = symbolic_profile(checked, options)
+        for n in (1, 2, 5, 17, 33, 40, 64):
+            values = sizes_for(name, n)
+            assert_same(symbolic(profile, values), explicit(checked, values, options), f"n={n}")
 
 
 def test_rows_larger_than_bsize_grow_the_region_as_explicit():
