@@ -17,6 +17,7 @@ back to the ladder.
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field, replace
 from typing import Any
@@ -26,6 +27,9 @@ from graphs.schedule import Policy
 from profiler.errors import HetprofError
 from profiler.evaluator import Evaluation, EvaluationOptions, evaluate
 from profiler.rewrite import Rewrite, Subject, offered
+
+LADDER_SECONDS = 3.0
+"""The ladder of explicit evaluations stops after a size whose two evaluations took this long."""
 
 TIME_TERMS = ("transfer", "kernel", "launch", "cpu")
 """The parts of the predicted time a rewrite can move (`Score`)."""
@@ -209,7 +213,8 @@ def break_even(scorer: Scorer, before: Subject, after: Subject, parameter: str,
     A `solver` is asked first (see the module docstring); otherwise the sizes 1, 2, 4, ...,
     ladder_max are evaluated, and the first change of sign of time(before) - time(after) is
     bisected to the exact integer (assuming one crossing between two rungs). Sizes at which a
-    program fails (an index out of range at a tiny size, say) are skipped."""
+    program fails (an index out of range at a tiny size, say) are skipped, and the ladder stops
+    at a size whose evaluations took more than LADDER_SECONDS (`largest` says where)."""
     if solver is not None:
         found = solver(before, after, parameter)
         if found is not None:
@@ -227,7 +232,14 @@ def break_even(scorer: Scorer, before: Subject, after: Subject, parameter: str,
         except HetprofError:
             return None
 
-    points = [(n, p) for n in ladder if (p := pays(n)) is not None]
+    points = []
+    for n in ladder:
+        started = time.perf_counter()
+        verdict = pays(n)
+        if verdict is not None:
+            points.append((n, verdict))
+        if time.perf_counter() - started > LADDER_SECONDS:
+            break  # the explicit programs have grown too big to evaluate quickly: stop here
     largest = points[-1][0] if points else ladder_max
     if not points:
         return BreakEven(parameter, "never", None, "numeric (no size evaluated)", largest)
