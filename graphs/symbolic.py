@@ -625,9 +625,9 @@ def _runs(template: SPhase, values: dict, p, count: int,
         offset = _Affine(access.offset, values)
         if offset.coefficients is None:
             return None
-        if any(v != template.var for v, _ in offset.coefficients):
-            return None  # an offset that moves within a thread's loop: price group by group
         slope = dict(offset.coefficients).get(template.var, 0)
+        if slope and any(v != template.var for v, _ in offset.coefficients):
+            return None  # an offset that moves with the thread and within its loop
         if slope > 0:
             first_global = -(-(p.local_words - offset.constant) // slope)
             if 0 < first_global < count:
@@ -1015,7 +1015,8 @@ def _warps_alike(item, compiled, threads: list[dict], p) -> bool:
 def _structured_loop(loop: TLoop, values: dict, threads: list[dict], model, p,
                      cache: dict) -> _GroupCost:
     count = int(_value(loop.count, {**values, **threads[0]}))
-    operands = _Operands(loop.reduce, {**values, **threads[0]}) if loop.reduce else None
+    # The operands' places depend on each thread's own values: they stay free here.
+    operands = _Operands(loop.reduce, values) if loop.reduce else None
 
     shared = loop.var.name.startswith("k")  # a reduction's level: the same in every thread
 
@@ -1034,17 +1035,43 @@ def _structured_loop(loop: TLoop, values: dict, threads: list[dict], model, p,
     total = _GroupCost()
     # A reduction level's last thread may read a carried element: priced on its own.
     regular_end = count - 1 if loop.reduce is not None else count
-    if period is None or regular_end <= 2 * period:
+    if period is None:
         for j in range(count):
             total.add(iteration(j))
         return total
-    once = _GroupCost()
-    for j in range(period):
-        once.add(iteration(j))
-    total.add(once, regular_end // period)
-    for j in range(regular_end - regular_end % period, count):
+    # Where a staged region's words stop fitting in local memory the steps change: the
+    # iterations on each side are periodic by themselves.
+    cuts = sorted({0, regular_end, *(c for c in _local_ends(loop, values, threads, p)
+                                      if 0 < c < regular_end)})
+    for start, end in zip(cuts, cuts[1:], strict=False):
+        if end - start <= 2 * period:
+            for j in range(start, end):
+                total.add(iteration(j))
+            continue
+        once = _GroupCost()
+        for j in range(start, start + period):
+            once.add(iteration(j))
+        total.add(once, (end - start) // period)
+        for j in range(end - (end - start) % period, end):
+            total.add(iteration(j))
+    for j in range(regular_end, count):
         total.add(iteration(j))
     return total
+
+
+def _local_ends(loop: TLoop, values: dict, threads: list[dict], p) -> list[int]:
+    """The iterations at which a local access of the loop body leaves local memory (its offset
+    reaches the local words), for offsets that move with the loop index alone."""
+    here = {k: v for k, v in {**values, **threads[0]}.items() if k != loop.var}
+    ends = []
+    for access in _accesses(list(loop.body)):
+        if not access.local:
+            continue
+        offset = _Affine(access.offset, here)
+        slope = dict(offset.coefficients or []).get(loop.var, 0)
+        if slope > 0:
+            ends.append(-(-(p.local_words - offset(here | {loop.var: 0})) // slope))
+    return ends
 
 
 def _period(loop: TLoop, values: dict, thread: dict, p) -> int | None:
@@ -1061,8 +1088,14 @@ def _period(loop: TLoop, values: dict, thread: dict, p) -> int | None:
             continue
         slope = dict(address.coefficients).get(loop.var, 0)
         if access.local:
-            offset = _Affine(access.offset, here)
-            if offset.coefficients is None or dict(offset.coefficients).get(loop.var, 0):
+            # An offset moving with the loop index alone leaves local memory at one iteration
+            # (`_local_ends`); one that moves with the threads too changes per thread.
+            shared = {k: v for k, v in values.items() if k != loop.var}
+            offset = _Affine(access.offset, shared)
+            if offset.coefficients is None:
+                return None
+            moves = dict(offset.coefficients)
+            if moves.get(loop.var, 0) and any(v != loop.var and v in thread for v in moves):
                 return None
         step = p.banks // math.gcd(slope, p.banks) if slope else 1
         period = period * step // math.gcd(period, step)

@@ -288,3 +288,16 @@ def test_rows_larger_than_bsize_grow_the_region_as_explicit():
         values = {"rows": rows, "cols": cols}
         assert_same(symbolic(profile, values), explicit(checked, values, EvaluationOptions()),
                     values)
+
+
+def test_a_staged_region_a_thread_loop_walks_out_of_local_memory_equals_explicit(monkeypatch):
+    """nbody with its region staged in local memory (the stage-local rewrite) and local memory
+    of 200 words: each thread's inner loop reads xs[j] from local memory until j passes its end,
+    then from global memory; the periodic pricing splits the loop there."""
+    monkeypatch.setattr(graphs.symbolic, "STRUCTURED_STEPS", 0)
+    staged = find(Subject(load("nbody")), "stage-local=r@11:1").after.checked
+    options = EvaluationOptions(profile=EvaluationOptions().profile.with_gpu(
+        local_words=200, warp_width=8, work_group_size=32))
+    profile = symbolic_profile(staged, options)
+    for n in (3, 20, 33, 50, 64):
+        assert_same(symbolic(profile, {"n": n}), explicit(staged, {"n": n}, options), f"n={n}")
