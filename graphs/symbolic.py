@@ -50,7 +50,7 @@ from profiler.symbolic import (
     size_symbol,
 )
 
-MAX_INSTANTIATED_EDGES = 4_000_000  # edges of representative work groups priced per kernel
+MAX_INSTANTIATED_EDGES = 4_000_000  # what `_path_length` says of a path it cannot count
 
 
 @dataclass(frozen=True, slots=True)
@@ -552,10 +552,7 @@ def _path_length(path: list, values: dict) -> int:
     for edge in path:
         if isinstance(edge, TLoop):
             count = sp.sympify(edge.count).subs(values)
-            if count.free_symbols:  # a bound that depends on an outer loop's index (a level)
-                if not edge.var.name.startswith("k") and not count.has(*(
-                        s for s in count.free_symbols if s.name.startswith("k"))):
-                    return MAX_INSTANTIATED_EDGES
+            if count.free_symbols:  # a bound set by an outer loop's index: count it as long
                 return MAX_INSTANTIATED_EDGES
             if edge.var.name.startswith("k"):
                 total += sum(_path_length(list(edge.body), {**values, edge.var: j})

@@ -666,12 +666,6 @@ class SymbolicEvaluator:
         w = self.gpu_op if weight is None else float(weight)
         return _path_append(before, TEdge(kind, w, None, ZERO, self.bookkeeping))
 
-    def _into(self, world: World, before, target, weight_kind: str):
-        """before ⊕ target with one edge (a read of the CPU, an op) ending at target's source."""
-        if world is World.CPU:
-            return into(before, target, self.read_w if weight_kind == "read" else self.op_w)
-        raise AssertionError("GPU paths use _path_concat")
-
     def _point(self, world: World):
         return POINT if world is World.CPU else [SPhase(False, [])]
 
@@ -801,7 +795,6 @@ class SymbolicEvaluator:
                     c = par(c1, c2, self.op_w)
                     c = step(c, self.merge_w)
                 else:
-                    c = [SPhase(True, [_path_flatten(c1), _path_flatten(c2)], sp.Integer(2))]
                     raise NotRegular("`||` on the GPU", span)
                 return self._alloc(c, world, regions, region, SPair(v1, v2), span)
             case VecLit(elements, region, span):
@@ -1055,17 +1048,30 @@ class SymbolicEvaluator:
             c_par = None
             result_vec = SVec(ZERO, items=items)
         else:
-            var, (value, c_thread), per_thread, largest = self._loop(count, world, thread, span)
-            self._grown(world, start, largest, span, count)
+            var, (value, c_thread), per_thread, traces = self._loop(count, world, thread, span)
+            self._grown(world, start, traces, span, count)
             c_par = self._par(world, c_thread, count, var)
             result_vec = SVec(count, var, value)
+        return self._gather(world, self._seq(world, c_f, c_v), vec, c_par, regions, region,
+                            result_vec, span)
+
+    @contextmanager
+    def _bookkeeping(self):
+        """Mark the edges built inside as a parallel form's own bookkeeping (evaluator's)."""
         saved, self.bookkeeping = self.bookkeeping, True
         try:
-            c = self._read_into(world, self._seq(world, c_f, c_v), vec, c_par, span)
-            c = self._op(world, c, EdgeKind.MERGE, self._merge_weight(world))
-            return self._alloc(c, world, regions, region, result_vec, span)
+            yield
         finally:
             self.bookkeeping = saved
+
+    def _gather(self, world: World, before, read: SValue, c_par, regions: dict, region: str,
+                result: SVec, span: Span):
+        """A parallel form's bookkeeping (the evaluator's `_parmap_rule` and `_iota`): read
+        `read` into the fork, merge the threads' tables, allocate the result vector."""
+        with self._bookkeeping():
+            c = self._read_into(world, before, read, c_par, span)
+            c = self._op(world, c, EdgeKind.MERGE, self._merge_weight(world))
+            return self._alloc(c, world, regions, region, result, span)
 
     def _merge_weight(self, world: World):
         return self.merge_w if world is World.CPU else self.gpu_op
@@ -1119,28 +1125,19 @@ class SymbolicEvaluator:
         if n == 0:
             c_par, vec = None, SVec(ZERO, items=())
         else:
-            var, (value, c_write), per_thread, largest = self._loop(n, world, thread, span)
-            self._grown(world, start, largest, span, n)
+            var, (value, c_write), per_thread, traces = self._loop(n, world, thread, span)
+            self._grown(world, start, traces, span, n)
             c_par = self._par(world, c_write, n, var)
             vec = SVec(n, var, value)
-        saved, self.bookkeeping = self.bookkeeping, True
-        try:
-            c = self._read_into(world, c, n_value, c_par, span)
-            c = self._op(world, c, EdgeKind.MERGE, self._merge_weight(world))
-            return self._alloc(c, world, regions, region, vec, span)
-        finally:
-            self.bookkeeping = saved
+        return self._gather(world, c, n_value, c_par, regions, region, vec, span)
 
     def _reduce(self, func: Expr, zero: Expr, vector: Expr, region: str | None, span: Span,
                 env: dict, regions: dict, world: World):
         closure, c_f = self._function(func, env, regions, world, span)
         z, c_z = self.eval(zero, env, regions, world)
         vec, c_v = self.eval(vector, env, regions, world)
-        saved, self.bookkeeping = self.bookkeeping, True
-        try:
+        with self._bookkeeping():
             cost = self._read(self._seq_all(world, [c_f, c_z, c_v]), world, vec, span)
-        finally:
-            self.bookkeeping = saved
         n = sp.sympify(vec.content.length)
         if n == 0:
             return z, cost
@@ -1150,7 +1147,7 @@ class SymbolicEvaluator:
         pairs = sp.floor(sp.ceiling(n / 2**level) / 2)
         levels = clog2(n)
         start = {rid: r.ap for rid, r in self.stacks[World.CPU].items()}
-        element = _unknown_like(vec.content, n, span)
+        element = _unknown_like(vec.content, span)
 
         def thread(var):
             pair, c_pair = self._alloc(None, world, regions, region, SPair(element, element),
@@ -1160,8 +1157,8 @@ class SymbolicEvaluator:
             return value, self._seq(world, c_pair, c_body)
 
         # All levels together run n - 1 combinations: one loop of n - 1 threads for the heap.
-        var, (value, branch), per_thread, largest = self._loop(n - 1, world, thread, span)
-        self._grown(world, start, largest, span, n - 1)
+        var, (value, branch), per_thread, traces = self._loop(n - 1, world, thread, span)
+        self._grown(world, start, traces, span, n - 1)
         assert branch is not None
         op = self.op_w
         total_pairs = n - 1
@@ -1173,7 +1170,7 @@ class SymbolicEvaluator:
         span_ = levels * (branch.span + self.merge_w + op) + 2 * op * depth
         nodes = total_pairs * branch.nodes + 2 * (total_pairs - levels) + levels
         edges = total_pairs * branch.edges + 4 * (total_pairs - levels) + 2 * levels
-        result = _unknown_like(vec.content, n, span) if n != 1 else vec.content.element(ZERO,
+        result = _unknown_like(vec.content, span) if n != 1 else vec.content.element(ZERO,
                                                                                           span)
         if n != 1 and isinstance(value, SValue):
             result = SValue(value.loc, _unknown_content(value.content))
@@ -1408,7 +1405,7 @@ def _unknown_content(content):
     return content
 
 
-def _unknown_like(vec: SVec, n: sp.Expr, span: Span):
+def _unknown_like(vec: SVec, span: Span):
     """An element of `vec` with its content forgotten (a reduction's operands)."""
     element = vec.element(ZERO, span)
     return SValue(element.loc, _unknown_content(element.content))
