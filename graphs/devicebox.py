@@ -49,6 +49,7 @@ class Phase:
     threads: list[Path]
     parallel: bool
     span: Span | None = None
+    staged: int = 0  # words the kernel copies into local memory first (`on local [ρ]`)
 
 
 GSub = list[Phase]
@@ -95,11 +96,13 @@ class PathBuilder:
             return first
         return _concat(first, second)
 
-    def par_all(self, branches: list[GSub | None], span: Span | None) -> GSub | None:
-        """⊗_i c_i on 𝔾: one kernel phase with a thread per branch (nested phases flattened)."""
+    def par_all(self, branches: list[GSub | None], span: Span | None,
+                staged: int = 0) -> GSub | None:
+        """⊗_i c_i on 𝔾: one kernel phase with a thread per branch (nested phases flattened),
+        which first stages `staged` words in local memory."""
         if not branches:
             return None
-        return [Phase([_flatten(b) for b in branches], True, span)]
+        return [Phase([_flatten(b) for b in branches], True, span, staged)]
 
 
 def _concat(first: GSub, second: GSub) -> GSub:
@@ -203,17 +206,16 @@ class DeviceBox:
         return sum(p.thread_work for p in self.phases)
 
 
-def build_device_box(body: GSub | None, model: GpuModel, parameters: GpuParameters,
-                     local_regions_words: int = 0) -> DeviceBox:
+def build_device_box(body: GSub | None, model: GpuModel, parameters: GpuParameters) -> DeviceBox:
     """[[e, 𝒯, ℓ]]_𝒟 (§6.4): the device box of an `on` body's cost paths.
 
-    `local_regions_words` is the size of the regions staged in local memory (`on local [...]`):
-    each work group loads them first and writes what it allocated there back at the end.
+    A kernel of an `on local [...]` body first loads what it stages (`Phase.staged`) into the
+    local memory of every work group.
     """
     box = DeviceBox(mode=model.name)
     phases = _lockstep_layout(body or [], parameters.warp_width)
     for phase in phases:
-        box.phases.append(_phase_cost(phase, model, parameters, local_regions_words))
+        box.phases.append(_phase_cost(phase, model, parameters))
     return box
 
 
@@ -257,11 +259,10 @@ def _lockstep_layout(phases: GSub, width: int) -> GSub:
                         edge.centres, edge.words, edge.bookkeeping)
 
     return [Phase([[moved(e) for e in thread] for thread in phase.threads], phase.parallel,
-                  phase.span) for phase in phases]
+                  phase.span, phase.staged) for phase in phases]
 
 
-def _phase_cost(phase: Phase, model: GpuModel, p: GpuParameters,
-                staged_words: int) -> PhaseCost:
+def _phase_cost(phase: Phase, model: GpuModel, p: GpuParameters) -> PhaseCost:
     threads = phase.threads
     width = p.warp_width
     group_threads = p.work_group_size if phase.parallel else width
@@ -278,8 +279,8 @@ def _phase_cost(phase: Phase, model: GpuModel, p: GpuParameters,
             record = []
             cost.lockstep.append(record)
         time, steps = _group_time(members, model, p, cost, cache, record)
-        if staged_words and phase.parallel:
-            time += _staging_time(members, model, p, staged_words)
+        if phase.staged and phase.parallel:
+            time += staging_time(len(members), model, p, phase.staged)
         group_times.append(time)
         cost.steps = max(cost.steps, steps)
     resident = max(1, p.threads_at_once // group_threads) if phase.parallel else 1
@@ -380,23 +381,19 @@ def _step_key(accesses: list[MemoryAccess], others: list[float], p: GpuParameter
     return (tuple((a.address - base, a.space) for a in accesses), tuple(others))
 
 
-def _staging_time(members: list[Path], model: GpuModel, p: GpuParameters,
-                  staged_words: int) -> float:
-    """Loading the staged regions into local memory and writing the group's local allocations back:
-    one coalesced global access per w·(warps) words, cooperatively (§7.1.2's l·k term)."""
-    written = sum(e.words for t in members for e in t
-                  if e.access is not None and e.access.space is Space.LOCAL)
-    return staging_time_of(written, len(members), model, p, staged_words)
-
-
-def staging_time_of(written: int, threads: int, model: GpuModel, p: GpuParameters,
-                    staged_words: int) -> float:
-    """`_staging_time` from its counts: the words the group wrote to local memory, its threads."""
-    per_step = max(1, threads)
-    steps = math.ceil(staged_words / per_step) + math.ceil(written / per_step)
+def staging_time(threads: int, model: GpuModel, p: GpuParameters, staged_words: int) -> float:
+    """A work group of `threads` threads loading `staged_words` words into local memory (§7.1.2's
+    local variant: the l·k term). The loop `for (w = id; w < words; w += threads) L[w] = heap[w]`
+    takes ⌈words / threads⌉ iterations; in one iteration every warp's load is one coalesced
+    request, pipelined with the other warps' (Nakano's UMM: k requests take k + l - 1), but the
+    store to local memory waits for its load, so the iterations do not overlap: each costs
+    warps + l - 1. (Measured on an H200, 2026-11-26: pipelining the iterations too, as hetprof
+    first did, made staging nearly free and predicted staging rewrites to pay where they lost.)
+    The paper's mode charges l per iteration, as §7.1.2 does."""
+    if not staged_words:
+        return 0.0
+    steps = math.ceil(staged_words / max(1, threads))
     if model.name == "paper":
         return steps * p.global_latency
-    # Nakano's UMM pipeline: the loads do not depend on each other, so k requests (each warp's
-    # share of a step is one address group) take k + l - 1 time units.
     warps = math.ceil(threads / p.warp_width)
-    return steps * warps + p.global_latency - 1 if steps else 0.0
+    return steps * (warps + p.global_latency - 1)

@@ -29,9 +29,8 @@ from graphs.devicebox import (
     PhaseCost,
     _group_time,
     _phase_cost,
-    _staging_time,
     _step_key,
-    staging_time_of,
+    staging_time,
 )
 from graphs.rewrite_score import BreakEven
 from models.base import AccessKind, MemoryAccess, Space
@@ -45,6 +44,7 @@ from profiler.symbolic import (
     SPhaseLoop,
     SymbolicEvaluation,
     SymbolicEvaluator,
+    TAccess,
     TEdge,
     TLoop,
     size_symbol,
@@ -122,12 +122,11 @@ class SymbolicProfile:
     # -- device boxes ---------------------------------------------------------------------------
     def kernel(self, box, subs: dict) -> KernelPrice:
         """The device box's time (graphs.devicebox.build_device_box) at concrete sizes."""
-        staged = int(sum(_value(w, subs) for _, w in box.staged))
         total = 0.0
         conflicts = threads = groups = rounds = 0
         degree = 1
         for phase in _phases(box.paths or [], subs):
-            cost = self._phase(phase, subs, staged)
+            cost = self._phase(phase, subs)
             total += cost.time
             conflicts += cost.conflicts
             threads = max(threads, cost.threads)
@@ -136,22 +135,22 @@ class SymbolicProfile:
             degree = max(degree, cost.conflict_degree_max)
         return KernelPrice(total, conflicts, threads, groups, rounds, degree)
 
-    def _phase(self, phase: tuple[SPhase, dict], subs: dict, staged: int) -> PhaseCost:
+    def _phase(self, phase: tuple[SPhase, dict], subs: dict) -> PhaseCost:
         """A kernel (or serial stretch) priced at concrete sizes; kept, since the formulas and
         the values at the same sizes price the same kernels."""
         template, local_subs = phase
         key = (id(template), tuple(sorted((str(k), v) for k, v in {**subs, **local_subs}.items()
-                                          if not isinstance(v, sp.Basic) or v.is_Number)),
-               staged)
+                                          if not isinstance(v, sp.Basic) or v.is_Number)))
         if key not in self._priced:
-            self._priced[key] = self._price(template, {**subs, **local_subs}, staged)
+            self._priced[key] = self._price(template, {**subs, **local_subs})
         return self._priced[key]
 
-    def _price(self, template: SPhase, values: dict, staged: int) -> PhaseCost:
+    def _price(self, template: SPhase, values: dict) -> PhaseCost:
         p = self.gpu
         if not template.parallel:
-            path = _compile(template.path, values, p.local_words)({})
-            return _phase_cost(Phase([path], False), self.model, p, staged)
+            path = _compile(template.path, values)({})
+            return _phase_cost(Phase([path], False), self.model, p)
+        staged = int(_value(template.staged, values))
         count = int(_value(template.count, values))
         width, size = p.warp_width, p.work_group_size
         groups = math.ceil(count / size)
@@ -181,7 +180,7 @@ class SymbolicProfile:
         for first, end in runs:
             time, local = group(first)
             times.append(time)
-            if first == 0 and count >= size and not staged:
+            if first == 0 and count >= size:
                 self._priced[self._full_key(template, values)] = time
             cost.conflicts += local.conflicts * (end - first)
             cost.conflict_degree_max = max(cost.conflict_degree_max, local.conflict_degree_max)
@@ -230,13 +229,12 @@ class SymbolicProfile:
         full work group's time, and the last group, with group times priced at `values`."""
         subs = {self.symbols[k]: v for k, v in values.items() if k in self.symbols}
         subs.update(self.evaluation.sizes.values(subs))
-        staged = int(sum(_value(w, subs) for _, w in box.staged))
         total = sp.Integer(0)
         p = self.gpu
         size = p.work_group_size
         resident = max(1, p.threads_at_once // size)
         for template, local_subs in _phases(box.paths or [], subs, symbolic=True):
-            cost = self._phase((template, local_subs), subs, staged)
+            cost = self._phase((template, local_subs), subs)
             count = sp.sympify(template.count).subs(local_subs)
             if not template.parallel or not count.free_symbols:
                 total += _tidy_number(cost.time)
@@ -250,7 +248,7 @@ class SymbolicProfile:
             else:
                 # Rounds of full groups, then the last round: priced at `values`' residue.
                 # With no full group at `values`, the one group stands for them.
-                full_round = (self._full_group_time(template, local_subs, subs, staged)
+                full_round = (self._full_group_time(template, local_subs, subs)
                               if concrete >= size else cost.time - p.launch)
                 last = cost.time - p.launch - (cost.rounds - 1) * full_round
                 total += ((rounds - 1) * _tidy_number(full_round) + _tidy_number(last)
@@ -274,15 +272,11 @@ class SymbolicProfile:
             summed = _structured_group(template.path, values, owns, self.model, p, {})
             time, local.steps = summed.time, summed.steps
             local.conflicts, local.conflict_degree_max = summed.conflicts, summed.degree
-            if staged:
-                time += staging_time_of(summed.written_local, len(ids), self.model, p, staged)
-            return time, local
-        thread = _threads(template, values, p.local_words)
+            return time + staging_time(len(ids), self.model, p, staged), local
+        thread = _threads(template, values)
         members = [thread(t) for t in ids]
         time, local.steps = _group_time(members, self.model, p, local, {})
-        if staged:
-            time += _staging_time(members, self.model, p, staged)
-        return time, local
+        return time + staging_time(len(ids), self.model, p, staged), local
 
     @staticmethod
     def _full_key(template: SPhase, values: dict) -> tuple:
@@ -290,13 +284,14 @@ class SymbolicProfile:
             (str(k), v) for k, v in values.items() if not isinstance(v, sp.Basic) or v.is_Number)))
 
     def _full_group_time(self, template: SPhase, local_subs: dict, subs: dict,
-                         staged: int) -> float:
+                         ) -> float:
         p = self.gpu
         values = {**subs, **local_subs}
         key = self._full_key(template, values)
         if key in self._priced:
             return self._priced[key]
-        time, _ = self._price_group(template, values, range(p.work_group_size), staged)
+        time, _ = self._price_group(template, values, range(p.work_group_size),
+                                    int(_value(template.staged, values)))
         self._priced[key] = time
         return time
 
@@ -374,10 +369,10 @@ def _own(template: SPhase, values: dict, t: int) -> dict:
     return {template.var: t, **operands.operands(level, t, values)}
 
 
-def _threads(template: SPhase, values: dict, local_words: int):
+def _threads(template: SPhase, values: dict):
     """thread(t): the concrete path of thread t of a kernel template (with a reduction level's
     operands)."""
-    build = _compile(template.path, values, local_words)
+    build = _compile(template.path, values)
     if template.reduce is None:
         return lambda t: build({template.var: t})
     operands = _Operands(template.reduce, values)
@@ -428,20 +423,25 @@ class _Affine:
         return total
 
 
-def _compile(path: list, fixed: dict, local_words: int):
+def _limit(access: TAccess, values: dict) -> int:
+    """How many words of the access's region the running kernel staged in local memory."""
+    return int(_value(access.limit, values))
+
+
+def _compile(path: list, fixed: dict):
     """The thread template `path` with the sizes `fixed`, as a function of the thread and loop
     indices that builds the concrete path quickly (integer arithmetic for affine addresses)."""
     parts = []
     for edge in path:
         if isinstance(edge, TLoop):
-            parts.append((edge, _Affine(edge.count, fixed), _LoopBody(edge, fixed, local_words)))
+            parts.append((edge, _Affine(edge.count, fixed), _LoopBody(edge, fixed)))
             continue
         access = edge.access
         if access is None:
             parts.append((edge, None, _Affine(edge.words, fixed)))
         else:
-            parts.append((edge, (_Affine(access.address, fixed), _Affine(access.offset, fixed)),
-                          _Affine(edge.words, fixed)))
+            parts.append((edge, (_Affine(access.address, fixed), _Affine(access.offset, fixed),
+                                 _Affine(access.limit, fixed)), _Affine(edge.words, fixed)))
 
     def build(values: dict) -> list[PathEdge]:
         out: list[PathEdge] = []
@@ -453,8 +453,8 @@ def _compile(path: list, fixed: dict, local_words: int):
             access = None
             if first is not None:
                 a = edge.access
-                address, offset = first
-                space = (Space.LOCAL if a.local and offset(values) < local_words
+                address, offset, limit = first
+                space = (Space.LOCAL if a.local and offset(values) < limit(values)
                          else Space.GLOBAL)
                 access = MemoryAccess(a.kind, address(values), space)
             out.append(PathEdge(edge.kind, edge.weight, access, None, (), second(values),
@@ -469,8 +469,8 @@ class _LoopBody:
     index enters non-affinely (a reduction's level k: ⌈n/2^k⌉); a reduction level's iterations
     also get their operands' addresses."""
 
-    def __init__(self, loop: TLoop, fixed: dict, local_words: int):
-        self.loop, self.fixed, self.local_words = loop, fixed, local_words
+    def __init__(self, loop: TLoop, fixed: dict):
+        self.loop, self.fixed = loop, fixed
         self.per_iteration = loop.var.name.startswith("k")
         self.compiled: dict[int | None, Any] = {}
         self.operands = (_Operands(loop.reduce, fixed) if loop.reduce is not None else None)
@@ -480,7 +480,7 @@ class _LoopBody:
         build = self.compiled.get(key)
         if build is None:
             fixed = {**self.fixed, self.loop.var: j} if self.per_iteration else self.fixed
-            build = self.compiled[key] = _compile(list(self.loop.body), fixed, self.local_words)
+            build = self.compiled[key] = _compile(list(self.loop.body), fixed)
         here = {**values, self.loop.var: j}
         if self.operands is not None:
             level = values[self.loop.reduce.level]
@@ -626,7 +626,7 @@ def _runs(template: SPhase, values: dict, p, count: int,
         if slope and any(v != template.var for v, _ in offset.coefficients):
             return None  # an offset that moves with the thread and within its loop
         if slope > 0:
-            first_global = -(-(p.local_words - offset.constant) // slope)
+            first_global = -(-(_limit(access, values) - offset.constant) // slope)
             if 0 < first_global < count:
                 cuts.update({first_global // size, first_global // size + 1})
     edges = sorted(c for c in cuts if 0 <= c <= groups)
@@ -920,14 +920,12 @@ class _GroupCost:
     steps: int = 0
     conflicts: int = 0
     degree: int = 1
-    written_local: int = 0
 
     def add(self, other: _GroupCost, times: int = 1) -> None:
         self.time += other.time * times
         self.steps += other.steps * times
         self.conflicts += other.conflicts * times
         self.degree = max(self.degree, other.degree)
-        self.written_local += other.written_local * times
 
 
 def _structured_group(path: list, values: dict, threads: list[dict], model, p,
@@ -952,25 +950,24 @@ def _structured_group(path: list, values: dict, threads: list[dict], model, p,
             if compiled is None:
                 compiled = cache[key] = (_Affine(item.access.address, values),
                                          _Affine(item.access.offset, values),
-                                         _Affine(item.words, values))
+                                         _Affine(item.words, values),
+                                         _limit(item.access, values))
         def warp(start: int, item=item, compiled=compiled) -> tuple[tuple, object, int]:
-            accesses, others, written = [], [], 0
+            accesses, others = [], []
             for thread in threads[start:start + width]:
                 if compiled is None:
                     others.append(item.weight)
                     continue
                 a = item.access
-                address, offset_of, words = compiled
+                address, offset_of, _, limit = compiled
                 offset = offset_of(thread) if a.local else 0
-                space = Space.LOCAL if a.local and offset < p.local_words else Space.GLOBAL
+                space = Space.LOCAL if a.local and offset < limit else Space.GLOBAL
                 accesses.append(MemoryAccess(a.kind, address(thread), space))
-                if space is Space.LOCAL and a.kind is AccessKind.WRITE:
-                    written += words(thread)
             key = _step_key(accesses, others, p)
             step = cache.get(key)
             if step is None:
                 step = cache[key] = model.warp_step(accesses, others)
-            return key, step, written
+            return key, step
 
         starts = list(range(0, len(threads), width))
         priced = None
@@ -983,11 +980,10 @@ def _structured_group(path: list, values: dict, threads: list[dict], model, p,
                 priced = [first] * (len(starts) - 1) + [last]
         if priced is None:
             priced = [warp(start) for start in starts]
-        for _, step, written in priced:
+        for _, step in priced:
             warp_steps.append(step)
             total.conflicts += step.conflicts
             total.degree = max(total.degree, step.degree)
-            total.written_local += written
         total.time += model.group_step(warp_steps)
         total.steps += 1
     return total
@@ -998,13 +994,13 @@ def _warps_alike(item, compiled, threads: list[dict], p) -> bool:
     values), with a local region's words on one side of local memory's end for the whole group."""
     if compiled is None:
         return True
-    address, offset, _ = compiled
+    address, offset, _, limit = compiled
     if address.coefficients is None:
         return False
     if item.access.local:
         if offset.coefficients is None:
             return False
-        ends = (offset(threads[0]) < p.local_words, offset(threads[-1]) < p.local_words)
+        ends = (offset(threads[0]) < limit, offset(threads[-1]) < limit)
         return ends[0] == ends[1]
     return True
 
@@ -1067,7 +1063,7 @@ def _local_ends(loop: TLoop, values: dict, threads: list[dict], p) -> list[int]:
         offset = _Affine(access.offset, here)
         slope = dict(offset.coefficients or []).get(loop.var, 0)
         if slope > 0:
-            ends.append(-(-(p.local_words - offset(here | {loop.var: 0})) // slope))
+            ends.append(-(-(_limit(access, here) - offset(here | {loop.var: 0})) // slope))
     return ends
 
 

@@ -9,6 +9,7 @@ repeated; medians and spreads are kept).
 
 from __future__ import annotations
 
+import hashlib
 import statistics
 from dataclasses import dataclass, field
 from typing import Any
@@ -199,6 +200,12 @@ class Timing:
         return statistics.median(self.samples) if self.samples else 0.0
 
     @property
+    def best(self) -> float:
+        """The fastest run: noise only ever adds time (Chen and Revels, "Robust benchmarking in
+        noisy environments", 2016), so this is the steadiest figure for comparing two programs."""
+        return min(self.samples) if self.samples else 0.0
+
+    @property
     def spread(self) -> float:
         """Relative spread: (max - min) / median."""
         if len(self.samples) < 2 or not self.median:
@@ -229,6 +236,14 @@ class OffloadRun:
     @property
     def total(self) -> float:
         return self.transfer_in.median + self.kernel_total + self.transfer_out.median
+
+    @property
+    def kernel_best(self) -> float:
+        return sum(t.best for t in self.kernels.values())
+
+    @property
+    def total_best(self) -> float:
+        return self.transfer_in.best + self.kernel_best + self.transfer_out.best
 
 
 # ---------------------------------------------------------------------------------------------------
@@ -367,11 +382,30 @@ def plan_offload(offload: Offload, types: dict, params: dict[str, int],
     return compile_offload(offload.body, types, params, names, free, local, local_words), names
 
 
+def _plan(session: DeviceSession, offload: Offload, types: dict,
+          params: dict[str, int]) -> tuple[Plan, list[str]]:
+    return plan_offload(offload, types, params, max(64, session.info.local_memory // 8 - 256))
+
+
+def offload_key(session: DeviceSession, offload: Offload, types: dict,
+                params: dict[str, int]) -> str:
+    """A digest of everything a run of the offload on this device depends on: the device, the
+    generated kernels, the input regions' words, the free variables and how far the regions
+    grow. Two offloads with one key run the same kernels on the same data."""
+    plan, _ = _plan(session, offload, types, params)
+    digest = hashlib.sha256()
+    for part in (session.info.describe(), plan.source, sorted(params.items()),
+                 sorted(offload.env.items(), key=lambda item: item[0]),
+                 sorted((rid, r.ap, sorted(r.values.items())) for rid, r in offload.inputs.items()),
+                 sorted((rid, r.ap) for rid, r in offload.heap.items())):
+        digest.update(repr(part).encode())
+    return digest.hexdigest()
+
+
 def run_offload(session: DeviceSession, offload: Offload, types: dict, params: dict[str, int],
                 repeats: int = 5, warmup: int = 1, where: str = "") -> OffloadRun:
     """Run an offload on the device `repeats` times after `warmup` runs; compare its value."""
-    plan, names = plan_offload(offload, types, params,
-                               max(64, session.info.local_memory // 8 - 256))
+    plan, names = _plan(session, offload, types, params)
     rids = []
     for name in names:
         rid = offload.regions.get(name)

@@ -199,7 +199,7 @@ def _kernel_seconds(offload: Offload, profile: DeviceProfile) -> float:
     from models.gpu import gpu_model
 
     record = offload.on
-    box = build_device_box(record.paths, gpu_model(profile), profile.gpu, record.staged_words)
+    box = build_device_box(record.paths, gpu_model(profile), profile.gpu)
     return box.time * (profile.gpu.seconds_per_unit or 1.0)
 
 

@@ -164,7 +164,6 @@ class OnRecord:
     grown: dict[str, int]
     centres: tuple[str, ...]
     paths: GSub | None = None  # the body's GPU cost paths, to price them under other models
-    staged_words: int = 0
 
 
 @dataclass(slots=True)
@@ -271,6 +270,11 @@ class Evaluator:
         self.gpu_growth: dict[int, int] = {}
         self.bsize = self.profile.region.bsize
         self.parmap_depth = 0
+        # Local staging (`on local [ρ]`): each kernel copies the staged regions' words as they are
+        # when it starts, up to its share of local memory (`stage_limit`, region -> words).
+        self.kernel_depth = 0
+        self.local_share = 0
+        self.stage_limit: dict[int, int] = {}
         self.bookkeeping = False  # building a parmap's own read, merge and result vector
         self.has_on = has_on(checked.body)
         self.max_steps, self.max_depth = options.max_steps, options.max_depth
@@ -310,9 +314,9 @@ class Evaluator:
             return self.graph.step(before, self.cpu.write(), EdgeKind.WRITE, NodeKind.WRITE,
                                    span, self.centres, space)
         address = (region.name << 32) + offset
-        # A region staged in local memory is there up to what local memory holds; the rest of
-        # it is read from global memory (as the generated kernels do).
-        local = region.local and offset < self.profile.gpu.local_words
+        # A region staged in local memory is there as far as the running kernel copied it (see
+        # `_kernel`); the rest of it, and what the kernel allocates, is in global memory.
+        local = region.local and offset < self.stage_limit.get(region.name, 0)
         space_kind = Space.LOCAL if local else Space.GLOBAL
         edge = self.paths.edge(EdgeKind.READ if kind is AccessKind.READ else EdgeKind.WRITE, 0.0,
                                MemoryAccess(kind, address, space_kind), span, self.centres,
@@ -353,10 +357,32 @@ class Evaluator:
         self.graph.edge(start.sink, after.source, self.cpu.op(), EdgeKind.OP, span, self.centres)
         return Sub(start.source, after.sink)
 
-    def _par(self, world: World, branches: list, span: Span):
+    def _par(self, world: World, branches: list, span: Span, staged: int = 0):
         if world is World.CPU:
             return self.graph.par_all(branches, self.cpu.op(), span, self.centres)
-        return self.paths.par_all(branches, span)
+        return self.paths.par_all(branches, span, staged)
+
+    @contextmanager
+    def _kernel(self, world: World, stages: bool = True):
+        """The threads of a parallel form; on 𝔾 at the top of an `on` body, a kernel. A kernel
+        that `stages` (a parmap, a reduction level) first copies each region staged in local
+        memory as it is then, up to its share of local memory, cooperatively in every work group
+        (§7.1.2's local variant, as models.opencl_codegen's kernels do); its reads of those words
+        are local, all others global. Yields the words it staged."""
+        if world is World.CPU or self.kernel_depth:
+            self.kernel_depth += world is World.GPU
+            try:
+                yield 0
+            finally:
+                self.kernel_depth -= world is World.GPU
+            return
+        limits = ({rid: min(r.ap, self.local_share) for rid, r in self.stacks[World.GPU].items()
+                   if r.local} if stages else {})
+        self.kernel_depth, self.stage_limit = 1, limits
+        try:
+            yield sum(limits.values())
+        finally:
+            self.kernel_depth, self.stage_limit = 0, {}
 
     def _point(self, world: World, span: Span):
         if world is World.CPU:
@@ -673,12 +699,13 @@ class Evaluator:
         _, vec = self._peek(world, vec_loc, span)
         assert isinstance(vec, VecV)
         items, threads = [], []
-        for item in vec.items:
-            v, c = self.eval(closure.body, {**closure.env, closure.param: item}, closure.regions,
-                             world)
-            items.append(v)
-            threads.append(c)
-        c_par = self._par(world, threads, span)
+        with self._kernel(world) as staged:
+            for item in vec.items:
+                v, c = self.eval(closure.body, {**closure.env, closure.param: item},
+                                 closure.regions, world)
+                items.append(v)
+                threads.append(c)
+        c_par = self._par(world, threads, span, staged)
         with self._bookkeeping():
             c = self._read_into(world, self._seq(world, c_f, c_v, span), vec_loc, c_par, span)
             c = self._op(world, c, span, EdgeKind.MERGE, self._merge_cost(world))
@@ -727,11 +754,12 @@ class Evaluator:
                                   f"({self.options.max_steps}); raise --max-steps", span,
                                   "step limit")
         items, writes = [], []
-        for i in range(number.value):
-            self._tick(span)
-            loc, w = self._alloc(None, world, regions, region, IntV(i), span)
-            items.append(loc)
-            writes.append(w)
+        with self._kernel(world, stages=False):
+            for i in range(number.value):
+                self._tick(span)
+                loc, w = self._alloc(None, world, regions, region, IntV(i), span)
+                items.append(loc)
+                writes.append(w)
         c_par = self._par(world, writes, span)
         with self._bookkeeping():
             c = self._read_into(world, c, count_loc, c_par, span)
@@ -755,18 +783,19 @@ class Evaluator:
         items = list(vec.items)
         while len(items) > 1:
             combined, branches = [], []
-            for i in range(0, len(items) - 1, 2):
-                pair, c_pair = self._alloc(None, world, regions, region,
-                                           PairV(items[i], items[i + 1]), span)
-                value, c_body = self.eval(closure.body, {**closure.env, closure.param: pair},
-                                          closure.regions, world)
-                combined.append(value)
-                branches.append(self._seq(world, c_pair, c_body, span))
+            with self._kernel(world) as staged:
+                for i in range(0, len(items) - 1, 2):
+                    pair, c_pair = self._alloc(None, world, regions, region,
+                                               PairV(items[i], items[i + 1]), span)
+                    value, c_body = self.eval(closure.body, {**closure.env, closure.param: pair},
+                                              closure.regions, world)
+                    combined.append(value)
+                    branches.append(self._seq(world, c_pair, c_body, span))
             if len(items) % 2:
                 combined.append(items[-1])
             with self._bookkeeping():
-                level = self._op(world, self._par(world, branches, span), span, EdgeKind.MERGE,
-                                 self._merge_cost(world))
+                level = self._op(world, self._par(world, branches, span, staged), span,
+                                 EdgeKind.MERGE, self._merge_cost(world))
             cost = self._seq(world, cost, level, span)
             items = combined
         return items[0], cost
@@ -790,14 +819,14 @@ class Evaluator:
                     if self.options.observer is not None else {})
         saved_growth = self.gpu_growth
         self.gpu_growth = {}
+        self.local_share = (self.profile.gpu.local_words
+                            // max(1, sum(1 for r in pushed if r.local)))
         try:
             value, body_paths = self.eval(e.body, env, regions, World.GPU)
         finally:
             growth, self.gpu_growth = self.gpu_growth, saved_growth
             gpu_copies = {r.name: self.stacks[World.GPU].pop(r.name) for r in pushed}
-        local_share = self.profile.gpu.local_words // max(1, sum(1 for r in pushed if r.local))
-        staged = sum(min(start_ap[r.name], local_share) for r in pushed if r.local)
-        box = build_device_box(body_paths, self.gpu, self.profile.gpu, staged)
+        box = build_device_box(body_paths, self.gpu, self.profile.gpu)
         pushed_words = sum(start_ap.values())
         transfer_in = sum(self.providers.host_to_device(start_ap[r.name]) for r in pushed)
         transfer_out = 0.0
@@ -825,7 +854,7 @@ class Evaluator:
             space_after=((World.GPU, -(pushed_words + gpu_words)),),
         )
         record = OnRecord(span, info, box, pushed_words, gpu_words, grown_labels, self.centres,
-                          body_paths if self.options.observer is not None else None, staged)
+                          body_paths if self.options.observer is not None else None)
         self.ons.append(record)
         if self.options.observer is not None:
             self.options.observer.offloaded(Offload(

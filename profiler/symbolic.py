@@ -192,7 +192,8 @@ class TAccess:
     region: int
     offset: sp.Expr
     address: sp.Expr
-    local: bool
+    local: bool  # in a region the running kernel staged in local memory
+    limit: sp.Expr = ZERO  # how many of the region's words the kernel staged (offsets below)
 
 
 @dataclass(frozen=True, slots=True)
@@ -230,6 +231,7 @@ class SPhase:
     fresh_base: sp.Expr = ZERO  # where this kernel's first allocation lands (devicebox.FRESH + ...)
     writes: sp.Expr = ZERO
     reduce: ReduceOperands | None = None  # a reduction level: where its operands are
+    staged: sp.Expr = ZERO  # words the kernel first copies into local memory (devicebox.Phase)
 
 
 @dataclass(slots=True)
@@ -452,7 +454,6 @@ class BoxRecord:
     pushed: list[tuple[str, sp.Expr]]  # (region label, words pushed)
     returned: list[tuple[str, sp.Expr]]  # (region label, words the GPU added, copied back)
     growth: list[tuple[str, sp.Expr]]  # (region label, words grown before the push)
-    staged: list[tuple[str, sp.Expr]]  # (region label, words of a local region)
     parts: dict = field(default_factory=dict)  # grow, transfer_in, transfer_out, merge
 
 
@@ -578,6 +579,8 @@ class SymbolicEvaluator:
         self.next_region = 1
         self.loops = 0  # CPU or GPU loops we are inside (a parmap's thread template)
         self.gpu_loops = 0  # GPU loops: 0 at the top of an `on` body
+        self.local_share: int = 0  # each local region's share of local memory in this `on`
+        self.stage_limit: dict[int, sp.Expr] = {}  # what the running kernel staged (evaluator's)
         self.bookkeeping = False
         self.box: int | None = None
         self.fresh: sp.Expr = FRESH  # the next lock-step address of the current device box
@@ -640,8 +643,9 @@ class SymbolicEvaluator:
             address = loc.address
         else:
             address = sp.Integer(loc.region << 32) + loc.offset
+        limit = self.stage_limit.get(region.name, ZERO) if region.local else ZERO
         edge = TEdge(EdgeKind.READ if kind is AccessKind.READ else EdgeKind.WRITE, 0.0,
-                     TAccess(kind, loc.region, loc.offset, address, region.local), words,
+                     TAccess(kind, loc.region, loc.offset, address, limit != ZERO, limit), words,
                      self.bookkeeping)
         return _path_append(before, edge)
 
@@ -1037,9 +1041,11 @@ class SymbolicEvaluator:
         count = sp.sympify(vec.content.length)
         start = {rid: r.ap for rid, r in self.stacks[World.CPU].items()}
 
+        limits = self._limits(world)
+
         def thread(var):
             item = vec.content.element(var, span)
-            with self._gpu_thread(world, var, count):
+            with self._gpu_thread(world, var, count, limits=limits):
                 return self.eval(closure.body, {**closure.env, closure.param: item},
                                  closure.regions, world)
 
@@ -1050,7 +1056,7 @@ class SymbolicEvaluator:
         else:
             var, (value, c_thread), per_thread, traces = self._loop(count, world, thread, span)
             self._grown(world, start, traces, span, count)
-            c_par = self._par(world, c_thread, count, var)
+            c_par = self._par(world, c_thread, count, var, sum(limits.values(), ZERO))
             result_vec = SVec(count, var, value)
         return self._gather(world, self._seq(world, c_f, c_v), vec, c_par, regions, region,
                             result_vec, span)
@@ -1076,18 +1082,29 @@ class SymbolicEvaluator:
     def _merge_weight(self, world: World):
         return self.merge_w if world is World.CPU else self.gpu_op
 
+    def _limits(self, world: World) -> dict[int, sp.Expr]:
+        """What a kernel starting now stages of each local region (the evaluator's `_kernel`):
+        its words so far, up to the region's share of local memory; {} inside a thread."""
+        if world is not World.GPU or self.gpu_loops:
+            return {}
+        return {rid: sp.Min(r.ap, self.local_share) for rid, r in self.stacks[World.GPU].items()
+                if r.local}
+
     @contextmanager
-    def _gpu_thread(self, world: World, var, count, base=None):
+    def _gpu_thread(self, world: World, var, count, base=None, limits=None):
         """Inside one thread of a loop. At the top of an `on` body the loop is a kernel, and its
-        threads' allocations take the kernel's lock-step layout (graphs.devicebox)."""
+        threads' allocations take the kernel's lock-step layout (graphs.devicebox), and their
+        reads of the words it staged (`limits`) are local."""
         if world is not World.GPU:
             yield
             return
-        saved = (self.thread_var, self.thread_count, self.thread_base, self.gpu_writes)
+        saved = (self.thread_var, self.thread_count, self.thread_base, self.gpu_writes,
+                 self.stage_limit)
         if self.gpu_loops == 0:
             self.thread_var, self.thread_count = var, count
             self.thread_base = self.fresh if base is None else base
             self.gpu_writes = 0
+            self.stage_limit = limits or {}
         self.gpu_loops += 1
         try:
             yield
@@ -1095,12 +1112,13 @@ class SymbolicEvaluator:
             self.gpu_loops -= 1
             if self.gpu_loops == 0:
                 self.last_writes = self.gpu_writes
-                self.thread_var, self.thread_count, self.thread_base, self.gpu_writes = saved
+                (self.thread_var, self.thread_count, self.thread_base, self.gpu_writes,
+                 self.stage_limit) = saved
 
-    def _par(self, world: World, thread, count: sp.Expr, var):
+    def _par(self, world: World, thread, count: sp.Expr, var, staged: sp.Expr = ZERO):
         if world is World.CPU:
             return par_many(thread, count, self.op_w)
-        phase = SPhase(True, _path_flatten(thread), count, var)
+        phase = SPhase(True, _path_flatten(thread), count, var, staged=staged)
         if self.gpu_loops == 0:
             # A kernel: its allocations take lock-step addresses from the box's fresh pointer.
             width = self.profile.gpu.warp_width
@@ -1189,13 +1207,20 @@ class SymbolicEvaluator:
         if not isinstance(first, SValue):
             raise NotRegular("a reduction over values that are not boxed", span)
         top = self.gpu_loops == 0
+        m = sp.ceiling(n / 2**level)
+        staged = [ZERO]
 
         def operand(address, offset) -> SValue:
             return SValue(SLoc(first.loc.region, offset, address, self.box),
                           _unknown_content(first.content))
 
         def thread(combination):
-            with self._gpu_thread(World.GPU, local, count, base):
+            # Level k's kernel starts with its first combination, n - m_k: what it stages is
+            # the local regions as they are then.
+            limits = {rid: limit.subs(combination, n - m)
+                      for rid, limit in self._limits(World.GPU).items()}
+            staged[0] = sum(limits.values(), ZERO)
+            with self._gpu_thread(World.GPU, local, count, base, limits):
                 pair, c_pair = self._alloc(None, World.GPU, regions, region,
                                            SPair(operand(operands[0], operands[2]),
                                                  operand(operands[1], operands[3])), span)
@@ -1209,7 +1234,6 @@ class SymbolicEvaluator:
         if not isinstance(value, SValue) or value.loc.address is None:
             raise NotRegular("a reduction whose function returns a value it did not allocate "
                              "(one of its operands, say)", span)
-        m = sp.ceiling(n / 2**level)
         pairs = sp.floor(m / 2)
         # Thread `local` of level k is combination n - m_k + local of the whole reduction.
         shift = {combination: n - m + local}
@@ -1226,7 +1250,7 @@ class SymbolicEvaluator:
         levels = clog2(n)
         seq_edge = SPhase(False, [TEdge(EdgeKind.SEQ, self.gpu_op)])
         merge_edge = SPhase(False, [TEdge(EdgeKind.MERGE, self.gpu_op, None, ZERO, True)])
-        kernel = SPhase(True, path, pairs, local, ZERO, sp.sympify(writes), resolver)
+        kernel = SPhase(True, path, pairs, local, ZERO, sp.sympify(writes), resolver, staged[0])
         loop = SPhaseLoop(levels, level, [seq_edge, kernel, merge_edge], resolver)
         if top:
             self.fresh = fresh + writes * width * sp.Sum(
@@ -1265,6 +1289,8 @@ class SymbolicEvaluator:
                       for r in pushed}
         index = len(self.boxes)
         self.box, self.fresh = index, FRESH
+        self.local_share = (self.profile.gpu.local_words
+                            // max(1, sum(1 for r in pushed if r.local)))
         try:
             value, body_paths = self.eval(e.body, env, regions, World.GPU)
         finally:
@@ -1277,14 +1303,11 @@ class SymbolicEvaluator:
             cpu_region.ap = sp.Max(cpu_region.ap, gpu_copy.ap)
             cpu_region.log.append(("merge", gpu_copy.ap))
         labels = {r.name: r.label for r in pushed}
-        local_count = max(1, sum(1 for r in pushed if r.local))
-        local_share = self.profile.gpu.local_words // local_count
         record = BoxRecord(
             span, index, body_paths,
             [(labels[rid], start_ap[rid]) for rid in start_ap],
             [(labels[rid], returned[rid]) for rid in returned],
-            [(labels[rid], growth[rid]) for rid in growth],
-            [(labels[r.name], sp.Min(start_ap[r.name], local_share)) for r in pushed if r.local])
+            [(labels[rid], growth[rid]) for rid in growth])
         self.boxes.append(record)
         kernel = sp.Symbol(f"K{index}", nonnegative=True)
         self.box_symbols.append(kernel)
@@ -1360,7 +1383,8 @@ def _subs_path(path: list, mapping: dict) -> list:
         access = edge.access
         if access is not None:
             access = TAccess(access.kind, access.region, sp.sympify(access.offset).subs(mapping),
-                             sp.sympify(access.address).subs(mapping), access.local)
+                             sp.sympify(access.address).subs(mapping), access.local,
+                             sp.sympify(access.limit).subs(mapping))
         out.append(TEdge(edge.kind, edge.weight, access, sp.sympify(edge.words).subs(mapping),
                          edge.bookkeeping))
     return out

@@ -301,3 +301,25 @@ def test_a_staged_region_a_thread_loop_walks_out_of_local_memory_equals_explicit
     profile = symbolic_profile(staged, options)
     for n in (3, 20, 33, 50, 64):
         assert_same(symbolic(profile, {"n": n}), explicit(staged, {"n": n}, options), f"n={n}")
+
+
+@pytest.mark.parametrize("name, key", [("dot", None), ("strided", "widen-on@12:1")])
+def test_staging_per_kernel_equals_explicit(name, key):
+    """A kernel stages the local regions as they are when it starts: dot with its region staged
+    stages more at each reduction level (the pairs of the levels before), and strided with its
+    `on` widened over the table's iota stages nothing in the iota's kernel and the whole table
+    in the parmap's. Small local memory, so some levels overflow it."""
+    if key is None:
+        text = (EXAMPLES / f"{name}.lg").read_text()
+        assert text.count("on (") == 1
+        checked = check_program(parse(text.replace("on (", "on local [r] ("), f"{name}.lg"))
+    else:
+        checked = find(Subject(load(name)), key).after.checked
+    options = EvaluationOptions(profile=EvaluationOptions().profile.with_gpu(
+        local_words=300, warp_width=8, work_group_size=32))
+    profile = symbolic_profile(checked, options)
+    for n in (1, 2, 7, 33, 64, 100):
+        values = sizes_for(name, n)
+        got, want = symbolic(profile, values), explicit(checked, values, options)
+        assert_same(got, want, f"n={n}")
+        assert want["on"][0]["kernel"] > 0

@@ -24,6 +24,7 @@ from models.validate_rewrites import (
 from profiler.checker import check_program
 from profiler.evaluator import bind_parameters, evaluate
 from profiler.parser import parse
+from profiler.rewrite import find, start
 from profiler.syntax import Profile
 from profiler.transform import walk_paths
 
@@ -83,6 +84,26 @@ def test_measure_runs_every_part_and_matches_the_interpreter(pocl):
     assert parts.value == evaluate(program, params).render_value(10**6)
     assert parts.measured_gpu > 0 and parts.measured_cpu > 0
     assert parts.predicted_gpu > 0 and parts.predicted_cpu > 0
+
+
+def test_a_part_the_rewrite_leaves_is_timed_once(pocl):
+    """dot's redomap rewrite changes only the `on`: its two CPU parmaps are the
+    same kernels on the same words before and after, so their time is shared (one run), while
+    the `on` (other kernels) is run again."""
+    program = checked("dot")
+    params = bind_parameters(program, {"n": 24})
+    subject = start(program, {})
+    after = find(subject, "redomap@11:5").after.checked
+    memo: dict = {}
+    profile = load_profile(PROFILE)
+    before = measure(pocl, pocl, profile, program, params, repeats=2, memo=memo)
+    assert len(memo) == 3  # two CPU parts and the `on`
+    shared = measure(pocl, pocl, profile, after, params, repeats=2, memo=memo)
+    assert len(memo) == 4  # only the rewritten `on` ran
+    assert shared.measured_cpu == before.measured_cpu
+    assert shared.measured_gpu != before.measured_gpu
+    again = measure(pocl, pocl, profile, program, params, repeats=2, memo=memo)
+    assert len(memo) == 4 and again.measured == before.measured
 
 
 def test_report_cases(report):
