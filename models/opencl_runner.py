@@ -389,15 +389,15 @@ def _plan(session: DeviceSession, offload: Offload, types: dict,
 
 def offload_key(session: DeviceSession, offload: Offload, types: dict,
                 params: dict[str, int]) -> str:
-    """A digest of everything a run of the offload on this device depends on: the device, the
-    generated kernels, the input regions' words, the free variables and how far the regions
-    grow. Two offloads with one key run the same kernels on the same data."""
+    """A digest of what a run of the offload on this device computes: the device, the generated
+    kernels, the input regions' words and the free variables. Two offloads with one key run the
+    same kernels on the same data. (What the program allocates after the offload is left out:
+    it only sizes the spare room of the device's heap.)"""
     plan, _ = _plan(session, offload, types, params)
     digest = hashlib.sha256()
     for part in (session.info.describe(), plan.source, sorted(params.items()),
                  sorted(offload.env.items(), key=lambda item: item[0]),
-                 sorted((rid, r.ap, sorted(r.values.items())) for rid, r in offload.inputs.items()),
-                 sorted((rid, r.ap) for rid, r in offload.heap.items())):
+                 sorted((rid, r.ap, sorted(r.values.items())) for rid, r in offload.inputs.items())):
         digest.update(repr(part).encode())
     return digest.hexdigest()
 

@@ -104,6 +104,11 @@ def test_a_part_the_rewrite_leaves_is_timed_once(pocl):
     assert shared.measured_gpu != before.measured_gpu
     again = measure(pocl, pocl, profile, program, params, repeats=2, memo=memo)
     assert len(memo) == 4 and again.measured == before.measured
+    # Hoisting the iota's count out of the `on` allocates one more word on the CPU after the
+    # two CPU parmaps ran: they are still the same work; only the rewritten `on` runs.
+    hoisted = find(subject, "hoist-allocation@10:75").after.checked
+    measure(pocl, pocl, profile, hoisted, params, repeats=2, memo=memo)
+    assert len(memo) == 5
 
 
 def test_report_cases(report):
