@@ -337,7 +337,9 @@ def merge(reports: list[dict]) -> dict:
     """Several reports (e.g. one per program, run one at a time) as one."""
     merged = dict(reports[0])
     merged["cases"] = [c for r in reports for c in r["cases"]]
-    merged["skipped"] = [s for r in reports for s in r.get("skipped", [])]
+    skipped = [s for r in reports for s in r.get("skipped", [])]
+    # a rule left out of a program is reported by each size's run: once is enough
+    merged["skipped"] = [s for i, s in enumerate(skipped) if s not in skipped[:i]]
     merged["sizes"] = sorted({n for r in reports for n in r.get("sizes", [])})
     return summarise(merged)
 

@@ -165,6 +165,9 @@ def test_merge_recomputes_the_figures(report):
     assert merged["case_count"] == 4
     assert merged["direction_accuracy"] == report["direction_accuracy"]
     assert merged["speedup_median_abs_pct_error"] == report["speedup_median_abs_pct_error"]
+    # what two runs both skipped (a rule the runner cannot run) is listed once
+    twice = merge([json.loads(json.dumps(report)), json.loads(json.dumps(report))])
+    assert twice["skipped"] == report["skipped"] and twice["case_count"] == 8
 
 
 def test_cli_json_and_markdown(tmp_path):
