@@ -14,7 +14,7 @@ calibrated device profile and its device work is run through the OpenCL backend:
   CPU placement).
 A program's predicted time is the sum of its parts' predictions and its measured time the sum of
 the parts' fastest runs, so the two stand for the same work. Two choices keep noise out of the
-measured speedups (on an H200 host, 2026-11-26, PoCL's CPU parts varied by up to 40% between
+measured speedups (on an H200 host, 2026-11-26, PoCL's CPU parts varied by up to 43% between
 two runs of the same kernels, more than many rewrites change):
 - a part is timed by its fastest run (`Timing.best`): noise only adds time;
 - a part that the rewrite leaves as it was (the same kernels on the same input words: one
