@@ -385,15 +385,18 @@ def staging_time(threads: int, model: GpuModel, p: GpuParameters, staged_words: 
     """A work group of `threads` threads loading `staged_words` words into local memory (§7.1.2's
     local variant: the l·k term). The loop `for (w = id; w < words; w += threads) L[w] = heap[w]`
     takes ⌈words / threads⌉ iterations; in one iteration every warp's load is one coalesced
-    request, pipelined with the other warps' (Nakano's UMM: k requests take k + l - 1), but the
-    store to local memory waits for its load, so the iterations do not overlap: each costs
-    warps + l - 1. (Measured on an H200, 2026-11-26: pipelining the iterations too, as hetprof
-    first did, made staging nearly free and predicted staging rewrites to pay where they lost.)
-    The paper's mode charges l per iteration, as §7.1.2 does."""
+    request, pipelined with the other warps' (Nakano's UMM: k requests take k + l - 1). A store
+    to local memory waits for its load, so only the u = `staging_overlap` iterations a compiler
+    unrolls have their loads in flight together: a batch of u iterations costs
+    u·warps + l - 1. u is calibrated (`hetprof calibrate` times this very loop). (Measured on an
+    H200, 2026-11-26: pipelining every iteration, as hetprof first did, made staging nearly free
+    and predicted staging rewrites to pay where they lost.) The paper's mode charges l per
+    iteration, as §7.1.2 does."""
     if not staged_words:
         return 0.0
     steps = math.ceil(staged_words / max(1, threads))
     if model.name == "paper":
         return steps * p.global_latency
     warps = math.ceil(threads / p.warp_width)
-    return steps * (warps + p.global_latency - 1)
+    overlap = max(1, p.staging_overlap)
+    return math.ceil(steps / overlap) * (overlap * warps + p.global_latency - 1)

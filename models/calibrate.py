@@ -84,6 +84,17 @@ __kernel void arithmetic(__global long* out, const int reps) {
 
 EMPTY = "__kernel void empty(__global long* out) { }\n"
 
+STAGE = """\
+__kernel void stage(__global const long* heap, __global long* out, const int words) {
+    __local long L[LOCAL_WORDS];
+    for (int w = get_local_id(0); w < words; w += get_local_size(0)) L[w] = heap[w];
+    barrier(CLK_LOCAL_MEM_FENCE);
+    out[get_global_id(0)] = L[get_local_id(0) % words];
+}
+"""
+"""The staging loop of models.opencl_codegen's kernels (`on local`), alone."""
+STAGING_OVERLAPS = (1, 2, 4, 8, 16)
+
 ALLOCATE = """\
 __kernel void allocate(__global long* heap, __global int* ap, const int reps, const int size) {
     long acc = get_global_id(0);
@@ -209,6 +220,55 @@ def predicted_units(gpu: GpuParameters, mode: str, group: list[list[PathEdge]],
     groups = math.ceil(total_threads / gpu.work_group_size)
     resident = max(1, gpu.threads_at_once // gpu.work_group_size)
     return box.time * math.ceil(groups / resident)
+
+
+def time_staging(session, group: int, repeats: int) -> list[tuple[int, float]]:
+    """The staging loop (`STAGE`) on one work group per compute unit, loading k·group words for
+    k = 1, 2, 4, ... up to what local memory holds: (k, seconds) per k, each checked."""
+    from models.opencl_runner import time_kernel
+
+    info = session.info
+    local_words = max(64, info.local_memory // 8 - 256)
+    source = STAGE.replace("LOCAL_WORDS", str(local_words))
+    most = max(1, local_words // group)
+    iterations = sorted({k for k in (1, 2, 4, 8, 16, 32, 64) if k <= most} | {most})
+    threads = group * max(1, info.compute_units)
+    heap = np.arange(local_words, dtype=np.int64) * 3 + 1
+    runs = []
+    for k in iterations:
+        words = k * group
+        timing, (_, out) = time_kernel(session, source, "stage", threads, group,
+                                       [heap, np.zeros(threads, np.int64)], [np.int32(words)],
+                                       repeats)
+        i = threads - 1
+        if int(out[i]) != int(heap[(i % group) % words]):
+            raise RuntimeError("the staging microbenchmark read back a wrong word")
+        runs.append((k, timing.median))
+    return runs
+
+
+def fit_staging(gpu: GpuParameters, group: int, runs: list[tuple[int, float]]) -> tuple[int, Fit]:
+    """The staging overlap u (graphs.devicebox.staging_time) that fits best what each further
+    iteration of the staging loop adds to the kernel's time, with `gpu`'s seconds per unit; the
+    run with the fewest iterations stands for the rest of the kernel (launch, barrier, a read)."""
+    from graphs.devicebox import staging_time
+
+    model = gpu_model(DeviceProfile(gpu=replace(gpu, mode="dmm")))
+    spu = gpu.seconds_per_unit or 1.0
+    first_k, first_t = runs[0]
+    best: tuple[float, int, list] | None = None
+    for overlap in STAGING_OVERLAPS:
+        trial = replace(gpu, staging_overlap=overlap)
+        base = staging_time(group, model, trial, first_k * group)
+        points = [(k, t, first_t + spu * (staging_time(group, model, trial, k * group) - base))
+                  for k, t in runs]
+        error = _mean_rel([t for _, t, _ in points], [f for _, _, f in points])
+        if best is None or error < best[0]:
+            best = (error, overlap, points)
+    assert best is not None
+    _, overlap, points = best
+    return overlap, Fit("local staging loop, seconds vs iterations",
+                        {"staging_overlap": overlap}, points)
 
 
 def calibrate(session, cpu_session=None, quick: bool = False,
@@ -372,6 +432,10 @@ def calibrate(session, cpu_session=None, quick: bool = False,
     gpu = replace(gpu, banks=best_banks[1])
     fits.append(Fit(f"local memory ({gpu.mode}), slowdown vs stride 1",
                     {"banks": best_banks[1]}, best_banks[2]))
+    step("local staging", 0.87)
+    overlap, staging_fit = fit_staging(gpu, group, time_staging(session, group, repeats))
+    gpu = replace(gpu, staging_overlap=overlap)
+    fits.append(staging_fit)
     fits.append(Fit("arithmetic", {"seconds_per_op": arith_t.median / 256},
                     [(256, arith_t.median, arith_t.median)]))
     # -- the CPU world -------------------------------------------------------------------------------
@@ -415,6 +479,6 @@ def calibrate(session, cpu_session=None, quick: bool = False,
                    f"{m} {100 * e:.1f}%" for m, e in sorted(mode_errors.items()))),
     )
     per_mode = {m: replace(profile, gpu=replace(
-        g, banks=gpu.banks, atomic=atomic_units * gpu.seconds_per_unit
+        g, banks=gpu.banks, staging_overlap=overlap, atomic=atomic_units * gpu.seconds_per_unit
         / (g.seconds_per_unit or 1.0))) for m, g in mode_best.items()}
     return Calibration(profile, fits, mode_errors, per_mode)

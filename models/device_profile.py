@@ -13,7 +13,8 @@ Schema (all numbers non-negative; see docs/device-profile.md):
       "gpu": {"warp_width": w, "work_group_size": threads per work group, "global_latency": l,
               "local_latency": 1, "conflict_cost": 2 (paper mode), "banks": 32,
               "threads_at_once": H, "op": 1, "launch": cost of one kernel launch,
-              "mode": "paper" | "dmm", "seconds_per_unit": null|float},
+              "mode": "paper" | "dmm", "seconds_per_unit": null|float,
+              "staging_overlap": u, iterations of a local-staging loop in flight at once (1)},
       "allocation": {"latency": Δa(0), "per_word": slope of Δa(n)},
       "transfer": {"host_to_device": {"latency": .., "words_per_unit": .., "pieces": [..]},
                    "device_to_host": {...}},
@@ -61,6 +62,7 @@ class GpuParameters:
     local_words: int = 12288
     mode: str = "dmm"
     seconds_per_unit: float | None = None
+    staging_overlap: int = 1  # iterations of a staging loop whose loads are in flight at once
 
 
 @dataclass(frozen=True, slots=True)
@@ -137,7 +139,7 @@ def profile_from_json(data: Any, where: str = "profile") -> DeviceProfile:
     if gpu.mode not in GPU_MODES:
         raise ProfileError(f"{where}: field 'gpu.mode' must be one of {', '.join(GPU_MODES)}, "
                            f"not {gpu.mode!r}")
-    for name_ in ("warp_width", "work_group_size", "banks", "threads_at_once"):
+    for name_ in ("warp_width", "work_group_size", "banks", "threads_at_once", "staging_overlap"):
         if getattr(gpu, name_) < 1:
             raise ProfileError(f"{where}: field 'gpu.{name_}' must be at least 1")
     if gpu.work_group_size % gpu.warp_width:

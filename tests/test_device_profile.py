@@ -26,6 +26,7 @@ def test_profile_round_trips_through_json():
     ({"cpu": {"read": -1}}, "cpu.read"),
     ({"gpu": {"banks": 0}}, "gpu.banks"),
     ({"gpu": {"warp_width": 2.5}}, "gpu.warp_width"),
+    ({"gpu": {"staging_overlap": 0}}, "gpu.staging_overlap"),
     ({"region": {"bsize": 0}}, "region.bsize"),
     ({"transfer": {"host_to_device": {"words_per_unit": 0}}}, "words_per_unit"),
     ({"transfer": {"sideways": {}}}, "transfer.sideways"),

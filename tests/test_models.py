@@ -63,6 +63,19 @@ def test_dmm_work_group_pipelines_its_warps():
         == GPU.global_latency
 
 
+@pytest.mark.parametrize("overlap, expected", [(1, 10 * (8 + 31)), (4, 3 * (4 * 8 + 31)),
+                                               (16, 1 * (16 * 8 + 31))])
+def test_staging_loop_overlaps_u_iterations(overlap, expected):
+    """256 threads (8 warps of 32) staging 2560 words: 10 iterations of the loop, in batches
+    of u whose loads are in flight together, u·warps + l - 1 each (l = 32); the paper's l each."""
+    from graphs.devicebox import staging_time
+
+    p = GpuParameters(warp_width=32, global_latency=32.0, staging_overlap=overlap)
+    assert staging_time(256, DmmGpu(p), p, 2560) == expected
+    assert staging_time(256, PaperGpu(p), p, 2560) == 10 * 32
+    assert staging_time(256, DmmGpu(p), p, 0) == 0
+
+
 def test_conflict_degree_counts_distinct_addresses():
     assert conflict_degree([0, 32, 64, 0], 32) == 3
     assert conflict_degree([], 32) == 0

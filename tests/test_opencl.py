@@ -108,7 +108,12 @@ def test_quick_calibration_and_validation_on_pocl(pocl, tmp_path):
     assert set(result.mode_errors) == {"paper", "dmm"}
     assert profile.gpu.mode == min(result.mode_errors, key=result.mode_errors.get)
     names = {fit.name for fit in result.fits}
-    assert {"host to device", "device to host", "kernel launch"} <= names
+    assert {"host to device", "device to host", "kernel launch",
+            "local staging loop, seconds vs iterations"} <= names
+    staging = next(f for f in result.fits if f.name.startswith("local staging"))
+    assert profile.gpu.staging_overlap == staging.parameters["staging_overlap"] >= 1
+    assert staging.points[0][1] == staging.points[0][2]  # the shortest loop is the base
+    assert [k for k, _, _ in staging.points][:3] == [1, 2, 4]
     save_profile(profile, tmp_path / "pocl.json")
     assert load_profile(tmp_path / "pocl.json") == profile
     report = validate(pocl, pocl, profile, [str(ROOT / "examples" / "map_map.lg")], [64],
