@@ -1,7 +1,8 @@
 """Calibrate only the local-staging overlap (`gpu.staging_overlap`) of existing device profiles:
 time the backend's staging loop on a device and fit u (models.calibrate.fit_staging) with the
-profile's own seconds per unit; write each profile back with u set and a note. `hetprof
-calibrate` measures the same as part of a whole calibration.
+profile's own seconds per unit; write each profile back with u set and a note (a profile in the
+paper's mode, which does not read u, is left as it is). `hetprof calibrate` measures the same as
+part of a whole calibration.
 
     python benchmarks/calibrate_staging.py DEVICE PROFILE.json [PROFILE.json ...]
 """
@@ -26,6 +27,9 @@ if __name__ == "__main__":
     group = profiles[0][1].gpu.work_group_size
     runs = time_staging(session, group, repeats=15)
     for path, profile in profiles:
+        if profile.gpu.mode == "paper":
+            print(f"{path}: left as it is (the paper's mode charges l per staging iteration)")
+            continue
         overlap, fit = fit_staging(profile.gpu, group, runs)
         note = (f"staging_overlap {overlap} fitted on {date.today().isoformat()} by "
                 f"benchmarks/calibrate_staging.py on {session.info.describe()}: mean error "
