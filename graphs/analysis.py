@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import asdict, dataclass, field
+from itertools import compress, count
 from typing import Any
 
 from graphs.costgraph import EdgeKind, NodeKind, cyclic_gc_paused, longest_path_of_edges
@@ -135,7 +136,10 @@ def analyse(evaluation: Evaluation, procs: int = 2, policy: Policy | str = Polic
     # Millions of small objects live through the analysis (see cyclic_gc_paused).
     with cyclic_gc_paused():
         graph = evaluation.graph
-        result: ScheduleResult = schedule(graph, procs, policy)
+        # The schedule's steps and intervals are read by the timeline and by cost centres' times
+        # only.
+        result: ScheduleResult = schedule(graph, procs, policy,
+                                          record=pictures or any(graph.edge_centres))
         work = graph.work()
         span = graph.span()
         ons = [_on_cost(record) for record in evaluation.ons]
@@ -238,7 +242,8 @@ def _centres(evaluation: Evaluation, result: ScheduleResult) -> list[CentreCost]
     graph = evaluation.graph
     edge_centres = graph.edge_centres
     # Edges in networkx's adjacency order, as the sums below ran before (floating point).
-    marked = [e for e in graph.adjacency().order if edge_centres[e]]
+    order = graph.adjacency().order
+    marked = list(compress(order, map(edge_centres.__getitem__, order)))
     names: list[str] = []
     for e in marked:
         for name in edge_centres[e]:
@@ -250,8 +255,8 @@ def _centres(evaluation: Evaluation, result: ScheduleResult) -> list[CentreCost]
             for name in phase.centres:
                 if name not in record.centres:
                     device_only[name] = device_only.get(name, 0.0) + phase.time
-    times = centre_times(evaluation, result)
-    marked_nodes = [u for u, centres in enumerate(graph.node_centres) if centres]
+    times = centre_times(evaluation, result) if names else {}
+    marked_nodes = list(compress(count(), graph.node_centres))
     sources, targets, weights = graph.edge_source, graph.edge_target, graph.edge_weight
     costs = []
     for name in names:
@@ -299,17 +304,19 @@ def _span_tree(evaluation: Evaluation, body: Expr, source: str) -> list[SpanCost
     sub-expressions too), lexically, like a profiler's tree by line."""
     graph = evaluation.graph
     order = graph.adjacency().order
-    exclusive: dict[tuple, float] = {}
-    keys: dict[int, tuple] = {}  # by id(span): the evaluator shares one span per expression
+    totals: dict[tuple, list[float]] = {}  # by source position: [the sum of its edges' weights]
+    by_span: dict[int, list[float]] = {}  # by id(span): the evaluator shares one per expression
     # In networkx's adjacency order, as the sums ran before (floating point).
     for span, weight in zip(map(graph.edge_span.__getitem__, order),
                             map(graph.edge_weight.__getitem__, order), strict=True):
         if span is None:
             continue
-        key = keys.get(id(span))
-        if key is None:
-            key = keys[id(span)] = (span.line, span.column, span.end_line, span.end_column)
-        exclusive[key] = exclusive.get(key, 0.0) + weight
+        total = by_span.get(id(span))
+        if total is None:
+            key = (span.line, span.column, span.end_line, span.end_column)
+            total = by_span[id(span)] = totals.setdefault(key, [0.0])
+        total[0] += weight
+    exclusive = {key: total[0] for key, total in totals.items()}
 
     def build(e: Expr) -> SpanCost | None:
         kids = [k for k in (build(c) for c in children(e)) if k is not None]

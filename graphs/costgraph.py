@@ -23,6 +23,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from enum import Enum
+from functools import partial
 from typing import Any, NamedTuple
 
 import networkx as nx
@@ -58,6 +59,11 @@ class EdgeKind(Enum):
 
 MEMORY_EDGES = frozenset({EdgeKind.READ, EdgeKind.WRITE, EdgeKind.EXPAND})
 
+# The members the builders use once or more per node, as globals: Python 3.11 looks up an Enum
+# member as a class attribute (`NodeKind.FORK`) about ten times slower than a global name.
+_POINT, _FORK_NODE, _JOIN_NODE = NodeKind.POINT, NodeKind.FORK, NodeKind.JOIN
+_FORK_EDGE, _JOIN_EDGE = EdgeKind.FORK, EdgeKind.JOIN
+
 
 class Sub(NamedTuple):
     """A sub-graph of the cost graph: its source and sink vertices (Fig. 4, G = (v1, v2, V, E)).
@@ -69,19 +75,30 @@ class Sub(NamedTuple):
     sink: int
 
 
+# Sub(u, v) runs the named tuple's Python-level __new__; _new_sub((u, v)) makes the same Sub in
+# C, in about half the time, for the builders that run once per node.
+_new_sub = partial(tuple.__new__, Sub)
+
+
 @contextmanager
 def cyclic_gc_paused() -> Iterator[None]:
     """Pause Python's cyclic garbage collector inside the block.
 
     Building and analysing a cost graph allocates millions of small objects that live until the
     end, and each allocation burst makes the collector walk all of them again: about a quarter
-    of the time. They form no reference cycles, so reference counting alone frees what dies."""
+    of the time. They form no reference cycles, so reference counting alone frees what dies.
+    When the block ends, every object the collector tracks, the block's survivors among them,
+    moves to the oldest generation (frozen and unfrozen at once, unless something else holds
+    frozen objects), so that the first young collection after it does not walk them all either."""
     enabled = gc.isenabled()
     gc.disable()
     try:
         yield
     finally:
         if enabled:
+            if not gc.get_freeze_count():
+                gc.freeze()
+                gc.unfreeze()
             gc.enable()
 
 
@@ -122,10 +139,12 @@ class CostGraph:
     Nodes are the integers 0, 1, 2, ... in the order they are made, and their attributes sit in
     flat lists indexed by node (`node_kind`, `node_span`, ...); edges are numbered in the order
     they are made, with their attributes in lists indexed by edge (`edge_source`, `edge_weight`,
-    ...). Attributes only a few nodes or edges have (a fork's join, a device box) sit in
-    `node_extra` / `edge_extra`. A networkx DiGraph per node and edge costs about a kilobyte and
-    several dict operations each, which at 10^6 nodes is most of an evaluation's time and memory;
-    the lists cost a pointer each. `graph` builds the networkx view for the passes that want one.
+    ...). Attributes only a few nodes or edges have (the region of a pop, a device box) sit in
+    `node_extra` / `edge_extra`; a fork's join is the node after it (`par` makes the two
+    together), so `node_data` gives each its partner without storing it. A networkx DiGraph per
+    node and edge costs about a kilobyte and several dict operations each, which at 10^6 nodes is
+    most of an evaluation's time and memory; the lists cost a pointer each. `graph` builds the
+    networkx view for the passes that want one.
     """
 
     def __init__(self) -> None:
@@ -184,8 +203,16 @@ class CostGraph:
             return second
         if second is None:
             return first
-        self.edge(first.sink, second.source, weight, kind, span, centres)
-        return Sub(first.source, second.sink)
+        if weight < 0:
+            raise ValueError(f"negative edge weight {weight}")
+        # Once per sequenced pair of sub-graphs, so edge() is inlined here.
+        self.edge_source.append(first.sink)
+        self.edge_target.append(second.source)
+        self.edge_weight.append(weight)
+        self.edge_kind.append(kind)
+        self.edge_span.append(span)
+        self.edge_centres.append(centres)
+        return _new_sub((first.source, second.sink))
 
     def seq_all(self, parts: list[Sub | None], weight: float = 1, span: Span | None = None,
                 centres: tuple[str, ...] = ()) -> Sub | None:
@@ -202,19 +229,19 @@ class CostGraph:
         # The shape of every memory operation, so node() and edge() are inlined here.
         if weight < 0:
             raise ValueError(f"negative edge weight {weight}")
-        node_kind_list = self.node_kind
+        node_kind_list, node_span, node_centres = self.node_kind, self.node_span, self.node_centres
         if before is None:
             start = len(node_kind_list)
-            node_kind_list.append(NodeKind.POINT)
-            self.node_span.append(span)
-            self.node_centres.append(centres)
+            node_kind_list.append(_POINT)
+            node_span.append(span)
+            node_centres.append(centres)
             self.node_space.append(())
         else:
             start = before.source
         after = len(node_kind_list)
         node_kind_list.append(node_kind)
-        self.node_span.append(span)
-        self.node_centres.append(centres)
+        node_span.append(span)
+        node_centres.append(centres)
         self.node_space.append(space)
         if edge_extra:
             self.edge_extra[len(self.edge_source)] = edge_extra
@@ -224,31 +251,29 @@ class CostGraph:
         self.edge_kind.append(edge_kind)
         self.edge_span.append(span)
         self.edge_centres.append(centres)
-        return Sub(start, after)
+        return _new_sub((start, after))
 
     def par(self, left: Sub | None, right: Sub | None, weight: float = 1,
             span: Span | None = None, centres: tuple[str, ...] = ()) -> Sub:
         """left ⊗_δ right: fork and join vertices around both (Fig. 4)."""
-        left = left if left is not None else self.node(NodeKind.POINT, span, centres)
-        right = right if right is not None else self.node(NodeKind.POINT, span, centres)
+        left = left if left is not None else self.node(_POINT, span, centres)
+        right = right if right is not None else self.node(_POINT, span, centres)
         if weight < 0:
             raise ValueError(f"negative edge weight {weight}")
         # A parmap of n elements makes n - 1 of these, so node() and edge() are inlined here.
         fork = len(self.node_kind)
         join = fork + 1
-        self.node_kind += (NodeKind.FORK, NodeKind.JOIN)
+        self.node_kind += (_FORK_NODE, _JOIN_NODE)
         self.node_span += (span, span)
         self.node_centres += (centres, centres)
         self.node_space += ((), ())
-        self.node_extra[fork] = {"join": join}
-        self.node_extra[join] = {"fork": fork}
         self.edge_source += (fork, left.sink, fork, right.sink)
         self.edge_target += (left.source, join, right.source, join)
         self.edge_weight += (weight, weight, weight, weight)
-        self.edge_kind += (EdgeKind.FORK, EdgeKind.JOIN, EdgeKind.FORK, EdgeKind.JOIN)
+        self.edge_kind += (_FORK_EDGE, _JOIN_EDGE, _FORK_EDGE, _JOIN_EDGE)
         self.edge_span += (span, span, span, span)
         self.edge_centres += (centres, centres, centres, centres)
-        return Sub(fork, join)
+        return _new_sub((fork, join))
 
     def par_all(self, branches: list[Sub | None], weight: float = 1, span: Span | None = None,
                 centres: tuple[str, ...] = ()) -> Sub | None:
@@ -292,8 +317,13 @@ class CostGraph:
 
     def node_data(self, u: int) -> dict[str, Any]:
         """Node u's attributes, as the networkx view has them."""
-        data = {"kind": self.node_kind[u], "span": self.node_span[u],
-                "centres": self.node_centres[u], "space": self.node_space[u]}
+        kind = self.node_kind[u]
+        data = {"kind": kind, "span": self.node_span[u], "centres": self.node_centres[u],
+                "space": self.node_space[u]}
+        if kind is _FORK_NODE:
+            data["join"] = u + 1
+        elif kind is _JOIN_NODE:
+            data["fork"] = u - 1
         data.update(self.node_extra.get(u, ()))
         return data
 

@@ -33,6 +33,7 @@ from graphs.costgraph import CostGraph, EdgeKind, cyclic_gc_paused
 from profiler.syntax import World
 
 SpaceChanges = tuple[tuple[World, int], ...]
+_CPU = World.CPU  # a global: Python 3.11 looks up `World.CPU` ten times slower
 
 
 class Policy(Enum):
@@ -100,7 +101,8 @@ class ScheduleResult:
     does something, which includes each step; an instant that is not a step (a device-box edge
     starting right after an edge into a join that is not yet reached) can raise the peak above
     the largest `Step.space`. `intervals` holds (processor, start, end, u, v) for each edge of
-    positive weight, sorted by processor and start.
+    positive weight, sorted by processor and start. A schedule made with `record=False` leaves
+    `steps` and `intervals` empty.
     """
 
     policy: Policy
@@ -117,14 +119,18 @@ class ScheduleResult:
         return [(start, end, u, v) for p, start, end, u, v in self.intervals if p == processor]
 
 
-def schedule(graph: CostGraph, procs: int, policy: Policy | str) -> ScheduleResult:
-    """Schedule `graph` greedily on `procs` processors under `policy` (§6.3, eqs. 3-5, 8-9)."""
+def schedule(graph: CostGraph, procs: int, policy: Policy | str,
+             record: bool = True) -> ScheduleResult:
+    """Schedule `graph` greedily on `procs` processors under `policy` (§6.3, eqs. 3-5, 8-9).
+
+    Without `record`, only the time and the space peaks are kept: not the steps and the tasks'
+    intervals, a tuple each per node and per edge, which only timelines and cost centres read."""
     if procs < 1:
         raise ValueError(f"a schedule needs at least one processor, not {procs}")
     policy = Policy(policy)
     with cyclic_gc_paused():
         index = _GraphIndex(graph)
-        return _Simulation(index, procs, policy, _depth_first_numbers(index)).run()
+        return _Simulation(index, procs, policy, *_depth_first(index), record).run()
 
 
 def depth_first_order(graph: CostGraph) -> tuple[tuple[int, int], ...]:
@@ -134,7 +140,7 @@ def depth_first_order(graph: CostGraph) -> tuple[tuple[int, int], ...]:
     edge is done, and its first outgoing edge (in insertion order) is run next.
     """
     index = _GraphIndex(graph)
-    order = sorted(range(len(index.target)), key=_depth_first_numbers(index).__getitem__)
+    _, order = _depth_first(index)
     return tuple((index.source_of[e], index.target[e]) for e in order)
 
 
@@ -177,50 +183,63 @@ def _by_world(changes: SpaceChanges) -> tuple[int, int] | None:
     """Sum a node's or edge's space changes into (CPU words, GPU words); None for no change."""
     cpu = gpu = 0
     for world, words in changes:
-        if world is World.CPU:
+        if world is _CPU:
             cpu += words
         else:
             gpu += words
     return (cpu, gpu) if cpu or gpu else None
 
 
-def _depth_first_numbers(index: _GraphIndex) -> list[int]:
-    """Each edge's position in the sequential depth-first order (the 1DF priority, §6.3)."""
+def _depth_first(index: _GraphIndex) -> tuple[list[int], list[int]]:
+    """Each edge's position in the sequential depth-first order (the 1DF priority, §6.3), and the
+    edges in that order."""
     remaining = list(index.in_degree)
     numbers = [-1] * len(index.target)
+    in_order: list[int] = []
     order, start, targets = index.order, index.start, index.target
     stack = index.out_edges(index.source)
     stack.reverse()
     count = 0
     while stack:
         edge = stack.pop()
-        numbers[edge] = count
-        count += 1
-        target = targets[edge]
-        remaining[target] -= 1
-        if remaining[target] == 0:
-            stack.extend(reversed(order[start[target]:start[target + 1]]))
-    unreached = [
-        n
-        for n in range(index.count)
-        if remaining[n] or (index.in_degree[n] == 0 and n != index.source)
-    ]
-    if count != len(numbers) or unreached:
+        while True:
+            numbers[edge] = count
+            in_order.append(edge)
+            count += 1
+            target = targets[edge]
+            remaining[target] -= 1
+            if remaining[target]:
+                break
+            first, last = start[target], start[target + 1]
+            if last - first != 1:
+                stack.extend(reversed(order[first:last]))
+                break
+            # A node of one out-edge (most are) goes on to it at once, as the stack would.
+            edge = order[first]
+    # Every node was reached if none still waits for an edge and only the source has none; the
+    # nodes that fail this are listed only for the message.
+    sources = 1 if index.in_degree[index.source] == 0 else 0
+    if count != len(numbers) or any(remaining) or index.in_degree.count(0) != sources:
+        unreached = [
+            n
+            for n in range(index.count)
+            if remaining[n] or (index.in_degree[n] == 0 and n != index.source)
+        ]
         raise ValueError(f"the cost graph has nodes its source does not reach: {unreached[:5]}")
-    return numbers
+    return numbers, in_order
 
 
 class _Simulation:
     """Greedy list scheduling of the edges of one cost graph, event by event."""
 
-    def __init__(self, index: _GraphIndex, procs: int, policy: Policy, numbers: list[int]) -> None:
+    def __init__(self, index: _GraphIndex, procs: int, policy: Policy, numbers: list[int],
+                 by_number: list[int], record: bool) -> None:
         self.index = index
         self.procs = procs
         self.policy = policy
+        self.record = record  # keep the steps and intervals
         self.numbers = numbers
-        self.by_number = [0] * len(numbers)
-        for edge, number in enumerate(numbers):
-            self.by_number[number] = edge
+        self.by_number = by_number
         self.remaining = list(index.in_degree)
         # 1df and bf keep one priority queue of integer keys that decode to a 1DF number;
         # bf's key puts the instant the task became ready first, so it is FIFO by instant.
@@ -231,12 +250,12 @@ class _Simulation:
         self.idle = set(range(procs))  # ws
         self.instant = 0  # how many distinct event times have passed (bf's FIFO clock)
         self.events: list[tuple[float, int, int]] = []  # (end, processor, edge)
-        self.busy = 0
         self.space_cpu = 0
         self.space_gpu = 0
         self.peak_cpu = self.peak_gpu = self.peak_total = 0
         self.step_nodes: list[int] = []
         self.steps: list[Step] = []
+        self.stepped_at: float = 0  # the time of the latest step
         # Per processor, in the order they start: ScheduleResult.intervals, sorted by processor,
         # is their concatenation (without sorting millions of them).
         self.intervals: list[list[tuple[int, float, float, int, int]]] = [
@@ -245,28 +264,33 @@ class _Simulation:
     def run(self) -> ScheduleResult:
         # The loop runs once per edge of a graph of up to millions of edges, so the per-edge work
         # (completing an edge, making its target's edges ready, starting the next ones: what
-        # `make_ready`, `dispatch` and `close_instant` do) is written out here with local names.
+        # `reach`, `make_ready`, `dispatch` and `close_instant` do) is written out here with local
+        # names.
         index = self.index
         weight, sources, target = index.weight, index.source_of, index.target
-        edge_space = index.edge_space
+        order, start, node_space, edge_space = (index.order, index.start, index.node_space,
+                                                index.edge_space)
         remaining, events, free, ready = self.remaining, self.events, self.free, self.ready
         numbers, by_number, count = self.numbers, self.by_number, len(self.numbers)
-        intervals, steps = self.intervals, self.steps
+        intervals, steps, step_nodes = self.intervals, self.steps, self.step_nodes
+        record = self.record
         stealing = self.policy is Policy.WORK_STEALING
         breadth_first = self.policy is Policy.BREADTH_FIRST
         heappush, heappop = heapq.heappush, heapq.heappop
         time: float = 0
         self.make_ready(self.reach(index.source), 0)
-        self.dispatch(time)
-        self.close_instant(time)
+        busy = self.dispatch(time)
+        self.close_instant(time, busy)
         while events:
             time = events[0][0]
             self.instant += 1
+            # A ready task's key: its 1DF number, after the instant it became ready under bf.
+            base = self.instant * count if breadth_first else 0
             # The heap breaks ties by processor, so completions are handled in processor order.
             # Handling one only starts tasks once all are handled, so each is handled as popped.
             while events and events[0][0] == time:
                 _, processor, edge = heappop(events)
-                self.busy -= 1
+                busy -= 1
                 if stealing:
                     self.idle.add(processor)
                 else:
@@ -277,20 +301,22 @@ class _Simulation:
                 remaining[node] -= 1
                 if remaining[node]:
                     continue
-                enabled = self.reach(node)
-                if not enabled:
+                first = start[node]
+                if (start[node + 1] - first == 1 and not stealing and weight[order[first]] > 0
+                        and node_space[node] is None):
+                    # What `reach` and `make_ready` do for most nodes: one out-edge, of positive
+                    # weight, and no space change.
+                    step_nodes.append(node)
+                    heappush(ready, base + numbers[order[first]])
                     continue
+                enabled = self.reach(node)
                 if stealing:
                     self.make_ready(enabled, processor)
-                elif breadth_first:
-                    base = self.instant * count
-                    for edge in enabled:
-                        heappush(ready, base + numbers[edge])
                 else:
                     for edge in enabled:
-                        heappush(ready, numbers[edge])
+                        heappush(ready, base + numbers[edge])
             if stealing:
-                self.dispatch_work_stealing(time)
+                busy += self.dispatch_work_stealing(time)
             else:
                 while ready and free:
                     processor = heappop(free)
@@ -299,9 +325,10 @@ class _Simulation:
                     if edge in edge_space:
                         self.change_space(edge, 0)
                     heappush(events, (end, processor, edge))
-                    self.busy += 1
-                    intervals[processor].append(
-                        (processor, time, end, sources[edge], target[edge]))
+                    busy += 1
+                    if record:
+                        intervals[processor].append(
+                            (processor, time, end, sources[edge], target[edge]))
             cpu, gpu = self.space_cpu, self.space_gpu
             if cpu > self.peak_cpu:
                 self.peak_cpu = cpu
@@ -309,14 +336,16 @@ class _Simulation:
                 self.peak_gpu = gpu
             if cpu + gpu > self.peak_total:
                 self.peak_total = cpu + gpu
-            if self.step_nodes:
-                steps.append(_new_step(time, time - steps[-1].time, tuple(self.step_nodes), cpu,
-                                       gpu, self.busy))
-                self.step_nodes = []
+            if step_nodes:
+                if record:
+                    steps.append(_new_step(time, time - self.stepped_at, tuple(step_nodes), cpu,
+                                           gpu, busy))
+                self.stepped_at = time
+                step_nodes.clear()
         return ScheduleResult(
             policy=self.policy,
             procs=self.procs,
-            time=self.steps[-1].time,
+            time=self.stepped_at,
             steps=tuple(self.steps),
             peak_space_cpu=self.peak_cpu,
             peak_space_gpu=self.peak_gpu,
@@ -414,37 +443,33 @@ class _Simulation:
             self.deques[processor].extend(reversed(enabled))
             self.queued += len(enabled)
 
-    def dispatch(self, time: float) -> None:
-        """Give every free processor a ready task, while there are any (greedy)."""
+    def dispatch(self, time: float) -> int:
+        """Give every free processor a ready task, while there are any (greedy); how many
+        started."""
         if self.policy is Policy.WORK_STEALING:
-            self.dispatch_work_stealing(time)
-            return
-        ready, free, count, by_number = self.ready, self.free, len(self.numbers), self.by_number
-        weight, sources, targets = self.index.weight, self.index.source_of, self.index.target
-        edge_space, events, intervals = self.index.edge_space, self.events, self.intervals
-        heappush, heappop = heapq.heappush, heapq.heappop
-        while ready and free:
-            processor = heappop(free)
-            edge = by_number[heappop(ready) % count]
-            # start(processor, edge, time), written out: it runs once per edge
-            end = time + weight[edge]
-            if edge in edge_space:
-                self.change_space(edge, 0)
-            heappush(events, (end, processor, edge))
-            self.busy += 1
-            intervals[processor].append((processor, time, end, sources[edge], targets[edge]))
+            return self.dispatch_work_stealing(time)
+        started = 0
+        while self.ready and self.free:
+            processor = heapq.heappop(self.free)
+            self.start(processor, self.by_number[heapq.heappop(self.ready) % len(self.numbers)],
+                       time)
+            started += 1
+        return started
 
-    def dispatch_work_stealing(self, time: float) -> None:
+    def dispatch_work_stealing(self, time: float) -> int:
+        """`dispatch` under work stealing."""
         if not self.queued or not self.idle:
-            return
+            return 0
         deques = self.deques
         thieves = []
+        started = 0
         for processor in sorted(self.idle):
             own = deques[processor]
             if own:
                 self.idle.discard(processor)
                 self.queued -= 1
                 self.start(processor, own.pop(), time)
+                started += 1
             else:
                 thieves.append(processor)
         for processor in thieves:
@@ -456,30 +481,27 @@ class _Simulation:
                     self.idle.discard(processor)
                     self.queued -= 1
                     self.start(processor, victim.popleft(), time)
+                    started += 1
                     break
+        return started
 
     def start(self, processor: int, edge: int, time: float) -> None:
         end = time + self.index.weight[edge]
         self.change_space(edge, 0)
         heapq.heappush(self.events, (end, processor, edge))
-        self.busy += 1
-        index = self.index
-        self.intervals[processor].append(
-            (
-                processor,
-                time,
-                end,
-                index.source_of[edge],
-                index.target[edge],
-            )
-        )
+        if self.record:
+            index = self.index
+            self.intervals[processor].append(
+                (processor, time, end, index.source_of[edge], index.target[edge]))
 
     # -- steps --------------------------------------------------------------------------------------
-    def close_instant(self, time: float) -> None:
-        """Sample space (eq. 9's max) and, if some node was reached, record the step (eq. 3)."""
+    def close_instant(self, time: float, busy: int) -> None:
+        """Sample space (eq. 9's max) and, if some node was reached, record the step (eq. 3),
+        with `busy` processors running a task."""
         self.sample_peak()
         if self.step_nodes:
-            previous = self.steps[-1].time if self.steps else time
-            self.steps.append(Step(time, time - previous, tuple(self.step_nodes), self.space_cpu,
-                                   self.space_gpu, self.busy))
-            self.step_nodes = []
+            if self.record:
+                self.steps.append(Step(time, time - self.stepped_at, tuple(self.step_nodes),
+                                       self.space_cpu, self.space_gpu, busy))
+            self.stepped_at = time
+            self.step_nodes.clear()

@@ -34,6 +34,7 @@ The graph each rule builds, in the paper's notation (δr, δw: read and write co
 
 from __future__ import annotations
 
+import operator
 from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 
@@ -104,6 +105,22 @@ from profiler.transform import has_on
 DEFAULT_MAX_STEPS = 5_000_000
 OFFLOAD_CENTRE = "__offload"  # cost centres of this prefix mark work to run on an OpenCL device
 DEFAULT_MAX_DEPTH = 20_000
+
+# Enum members the rules use once or more per cost-graph node, as globals: Python 3.11 looks up an
+# Enum member as a class attribute (`World.CPU`) about ten times slower than a global name.
+_CPU, _GPU = World.CPU, World.GPU
+_READ, _WRITE = AccessKind.READ, AccessKind.WRITE
+_READ_EDGE, _WRITE_EDGE, _SEQ_EDGE = EdgeKind.READ, EdgeKind.WRITE, EdgeKind.SEQ
+_READ_NODE, _WRITE_NODE, _POINT = NodeKind.READ, NodeKind.WRITE, NodeKind.POINT
+_LOCAL, _GLOBAL = Space.LOCAL, Space.GLOBAL
+
+# The operators other than division, by a dict lookup rather than a `match` over ten dotted names
+# (which `_binop` would test one after another, each an Enum lookup as above).
+_COMPARISONS = {BinaryOperator.LT: operator.lt, BinaryOperator.LE: operator.le,
+                BinaryOperator.GT: operator.gt, BinaryOperator.GE: operator.ge,
+                BinaryOperator.EQ: operator.eq, BinaryOperator.NE: operator.ne}
+_ARITHMETIC = {BinaryOperator.ADD: operator.add, BinaryOperator.SUB: operator.sub,
+               BinaryOperator.MUL: operator.mul}
 
 
 @dataclass(frozen=True, slots=True)
@@ -253,6 +270,10 @@ class Evaluator:
         self.cpu = Pram(replace(cpu, read=cpu.read * self.cpu_scale,
                                 write=cpu.write * self.cpu_scale, op=cpu.op * self.cpu_scale,
                                 merge=cpu.merge * self.cpu_scale))
+        # PRAM prices every read, write and step alike: asked once here, not once per node.
+        self.cpu_read, self.cpu_write = self.cpu.read(), self.cpu.write()
+        self.cpu_op = self.cpu.op()
+        self.cpu_space: dict[int, tuple[tuple[World, int], ...]] = {}  # words -> a write's space
         self.gpu: GpuModel = gpu_model(self.profile, options.gpu_mode)
         self.providers: CostProviders = providers_for(self.profile)
         self.graph = CostGraph()
@@ -293,7 +314,7 @@ class Evaluator:
     # -- building blocks ----------------------------------------------------------------------------
     def _region(self, regions: dict, name: str, world: World, span: Span) -> Region:
         rid = regions[name]
-        region = (self.cpu_stack if world is World.CPU else self.gpu_stack).get(rid)
+        region = (self.cpu_stack if world is _CPU else self.gpu_stack).get(rid)
         if region is None:  # the type system rules this out (Theorem 4.2)
             raise EvaluationError(f"region {name} is not on the {world} region stack", span,
                                   "Theorem 4.2")
@@ -302,32 +323,33 @@ class Evaluator:
     def _mem(self, before, world: World, kind: AccessKind, region: Region, offset: int,
              span: Span, words: int = 0, expanded: int = 0):
         """before ⊕δ [u] for one memory operation, priced on `world` (Fig. 9)."""
-        if world is World.CPU:
-            if kind is AccessKind.READ:
-                return self.graph.step(before, self.cpu.read(), EdgeKind.READ, NodeKind.READ,
-                                       span, self.centres)
-            space = ((World.CPU, words),) if words else ()
+        if world is _CPU:
+            if kind is _READ:
+                return self.graph.step(before, self.cpu_read, _READ_EDGE, _READ_NODE, span,
+                                       self.centres)
+            space = self.cpu_space.get(words) if words else ()
+            if space is None:  # one tuple per size, shared by every write of that size
+                space = self.cpu_space[words] = ((_CPU, words),)
             if expanded:
                 return self.graph.step(before, self.providers.allocation(expanded),
-                                       EdgeKind.EXPAND, NodeKind.WRITE, span, self.centres, space,
+                                       EdgeKind.EXPAND, _WRITE_NODE, span, self.centres, space,
                                        expanded=expanded)
-            return self.graph.step(before, self.cpu.write(), EdgeKind.WRITE, NodeKind.WRITE,
-                                   span, self.centres, space)
+            return self.graph.step(before, self.cpu_write, _WRITE_EDGE, _WRITE_NODE, span,
+                                   self.centres, space)
         address = (region.name << 32) + offset
         # A region staged in local memory is there as far as the running kernel copied it (see
         # `_kernel`); the rest of it, and what the kernel allocates, is in global memory.
         local = region.local and offset < self.stage_limit.get(region.name, 0)
-        space_kind = Space.LOCAL if local else Space.GLOBAL
-        edge = self.paths.edge(EdgeKind.READ if kind is AccessKind.READ else EdgeKind.WRITE, 0.0,
-                               MemoryAccess(kind, address, space_kind), span, self.centres,
-                               words, self.bookkeeping)
+        edge = self.paths.edge(_READ_EDGE if kind is _READ else _WRITE_EDGE, 0.0,
+                               MemoryAccess(kind, address, _LOCAL if local else _GLOBAL), span,
+                               self.centres, words, self.bookkeeping)
         return self.paths.append(before, edge)
 
     def _seq(self, world: World, first, second, span: Span):
         """first ⊕ second: a unit edge (one PRAM step, or one GPU step)."""
-        if world is World.CPU:
-            return self.graph.seq(first, second, self.cpu.op(), EdgeKind.SEQ, span, self.centres)
-        return self.paths.seq(first, second, self.paths.edge(EdgeKind.SEQ, self.profile.gpu.op,
+        if world is _CPU:
+            return self.graph.seq(first, second, self.cpu_op, _SEQ_EDGE, span, self.centres)
+        return self.paths.seq(first, second, self.paths.edge(_SEQ_EDGE, self.profile.gpu.op,
                                                              None, span, self.centres))
 
     def _seq_all(self, world: World, parts: list, span: Span):
@@ -339,9 +361,9 @@ class Evaluator:
     def _op(self, world: World, before, span: Span, kind: EdgeKind = EdgeKind.OP,
             weight: float | None = None):
         """before ⊕op [u]: one PRAM step (a branch, a table merge)."""
-        if world is World.CPU:
-            w = self.cpu.op() if weight is None else weight
-            return self.graph.step(before, w, kind, NodeKind.POINT, span, self.centres)
+        if world is _CPU:
+            w = self.cpu_op if weight is None else weight
+            return self.graph.step(before, w, kind, _POINT, span, self.centres)
         w = self.profile.gpu.op if weight is None else weight
         return self.paths.append(before, self.paths.edge(kind, w, None, span, self.centres,
                                                          bookkeeping=self.bookkeeping))
@@ -350,16 +372,15 @@ class Evaluator:
         """before ⊕op after: one PRAM step between them, kept even when either side is ∅."""
         if after is None:
             return self._op(world, before, span)
-        if world is World.GPU:
+        if world is _GPU:
             return self.paths.then(self._op(world, before, span), after)
-        start = before if before is not None else self.graph.node(NodeKind.POINT, span,
-                                                                  self.centres)
-        self.graph.edge(start.sink, after.source, self.cpu.op(), EdgeKind.OP, span, self.centres)
+        start = before if before is not None else self.graph.node(_POINT, span, self.centres)
+        self.graph.edge(start.sink, after.source, self.cpu_op, EdgeKind.OP, span, self.centres)
         return Sub(start.source, after.sink)
 
     def _par(self, world: World, branches: list, span: Span, staged: int = 0):
-        if world is World.CPU:
-            return self.graph.par_all(branches, self.cpu.op(), span, self.centres)
+        if world is _CPU:
+            return self.graph.par_all(branches, self.cpu_op, span, self.centres)
         return self.paths.par_all(branches, span, staged)
 
     @contextmanager
@@ -369,14 +390,14 @@ class Evaluator:
         memory as it is then, up to its share of local memory, cooperatively in every work group
         (§7.1.2's local variant, as models.opencl_codegen's kernels do); its reads of those words
         are local, all others global. Yields the words it staged."""
-        if world is World.CPU or self.kernel_depth:
-            self.kernel_depth += world is World.GPU
+        if world is _CPU or self.kernel_depth:
+            self.kernel_depth += world is _GPU
             try:
                 yield 0
             finally:
-                self.kernel_depth -= world is World.GPU
+                self.kernel_depth -= world is _GPU
             return
-        limits = ({rid: min(r.ap, self.local_share) for rid, r in self.stacks[World.GPU].items()
+        limits = ({rid: min(r.ap, self.local_share) for rid, r in self.gpu_stack.items()
                    if r.local} if stages else {})
         self.kernel_depth, self.stage_limit = 1, limits
         try:
@@ -385,31 +406,29 @@ class Evaluator:
             self.kernel_depth, self.stage_limit = 0, {}
 
     def _point(self, world: World, span: Span):
-        if world is World.CPU:
-            return self.graph.node(NodeKind.POINT, span, self.centres)
+        if world is _CPU:
+            return self.graph.node(_POINT, span, self.centres)
         return self.paths.node()
 
     def _alloc(self, before, world: World, regions: dict, region_name: str, value: HeapValue,
                span: Span) -> tuple[Loc, object]:
         region = self._region(regions, region_name, world, span)
         expanded_before = region.size
-        allocation = allocate(region, value, self.bsize if world is World.CPU else 0)
-        expanded = allocation.expanded_by
-        if world is World.GPU and expanded:
+        location, words, expanded = allocate(region, value, self.bsize if world is _CPU else 0)
+        if expanded and world is _GPU:
             if not self.options.grow_gpu_regions:
                 raise EvaluationError(
                     f"region {region.label} is full on the GPU ({expanded_before} words) and "
                     "regions cannot grow there", span, "Fig. 9, NoExpandWE")
             self.gpu_growth[region.name] = self.gpu_growth.get(region.name, 0) + expanded
             expanded = 0
-        cost = self._mem(before, world, AccessKind.WRITE, region, allocation.location.offset,
-                         span, allocation.words, expanded)
-        return allocation.location, cost
+        return location, self._mem(before, world, _WRITE, region, location.offset, span, words,
+                                   expanded)
 
     def _read(self, before, world: World, location: Loc, span: Span) -> tuple[HeapValue, object]:
         """before ⊕δr [u]: 𝒮; σ; ℓ ↑δ v; σ' (Fig. 9)."""
         region, value = self._peek(world, location, span)
-        return value, self._mem(before, world, AccessKind.READ, region, location.offset, span)
+        return value, self._mem(before, world, _READ, region, location.offset, span)
 
     def _tick(self, span: Span) -> None:
         self.steps += 1
@@ -434,191 +453,178 @@ class Evaluator:
                 "end, or a very deeply nested expression); raise the limit with --max-depth",
                 e.span, "depth limit")
         try:
-            return self._eval(e, env, regions, world, outermost)
+            # The commonest rules come first, as a `match` tries its cases in order, and read
+            # their fields as attributes: a positional class pattern (`Var(name, span)`) looks
+            # each field up through __match_args__, which costs more than the rule's own work.
+            match e:
+                case Var():
+                    return env[e.name], None
+
+                case IntLit():
+                    value = e.value
+                    number = self.params[value] if isinstance(value, str) else value
+                    return self._alloc(None, world, regions, e.region, IntV(number), e.span)
+
+                case BinOp():
+                    return self._binop(e, env, regions, world)
+
+                case App():
+                    span = e.span
+                    f_loc, c1 = self.eval(e.func, env, regions, world)
+                    _, closure = self._peek(world, f_loc, span)
+                    a_loc, c2 = self.eval(e.arg, env, regions, world)
+                    assert isinstance(closure, Closure)
+                    value, c3 = self.eval(closure.body, {**closure.env, closure.param: a_loc},
+                                          closure.regions, world)
+                    c = self._read_into(world, c1, f_loc, c2, span)
+                    return value, self._seq(world, c, c3, span)
+
+                case Fst() | Snd():
+                    loc, c1 = self.eval(e.expr, env, regions, world)
+                    pair, c = self._read(c1, world, loc, e.span)
+                    assert isinstance(pair, PairV)
+                    return (pair.first if isinstance(e, Fst) else pair.second), c
+
+                case Pair():
+                    span = e.span
+                    v1, c1 = self.eval(e.first, env, regions, world)
+                    v2, c2 = self.eval(e.second, env, regions, world)
+                    return self._alloc(self._seq(world, c1, c2, span), world, regions, e.region,
+                                       PairV(v1, v2), span)
+
+                case Let():
+                    v1, c1 = self.eval(e.bound, env, regions, world)
+                    v2, c2 = self.eval(e.body, {**env, e.name: v1}, regions, world, outermost)
+                    return v2, self._seq(world, c1, c2, e.span)
+
+                case If():
+                    test, c1 = self.eval(e.cond, env, regions, world)
+                    value, c2 = self.eval(e.then if test else e.orelse, env, regions, world)
+                    return value, self._op_into(world, c1, c2, e.span)
+
+                case FloatLit(value, region, span):
+                    return self._alloc(None, world, regions, region, FloatV(value), span)
+
+                case BoolLit(value, span):
+                    return value, self._point(world, span)
+
+                case Lambda(param, _, _, body, region, span):
+                    return self._alloc(None, world, regions, region,
+                                       Closure(param, body, env, regions), span)
+
+                case LetRegion(name, body, span):
+                    return self._letregion(name, body, span, env, regions, world, outermost)
+
+                case Fix(name, _, body, span):
+                    return self._fix(name, body, span, env, regions, world)
+
+                case Par(left, right, region, span):
+                    v1, c1 = self.eval(left, env, regions, world)
+                    v2, c2 = self.eval(right, env, regions, world)
+                    c = self._par(world, [c1, c2], span)
+                    c = self._op(world, c, span, EdgeKind.MERGE, self._merge_cost(world))
+                    return self._alloc(c, world, regions, region, PairV(v1, v2), span)
+
+                case VecLit(elements, region, span):
+                    items, costs = [], []
+                    for element in elements:
+                        v, c = self.eval(element, env, regions, world)
+                        items.append(v)
+                        costs.append(c)
+                    c = self._seq_all(world, costs, span)
+                    return self._alloc(c, world, regions, region, VecV(tuple(items)), span)
+
+                case ParMap(func, vector, region, span):
+                    return self._parmap(e, func, vector, region, span, env, regions, world)
+
+                case On():
+                    return self._on(e, env, regions, world)
+
+                case RegionLambda(param, _, _, body, region, span):
+                    return self._alloc(None, world, regions, region,
+                                       RegionClosure(param, body, env, regions), span)
+
+                case RegionApp(inner, region, span):
+                    loc, c1 = self.eval(inner, env, regions, world)
+                    closure, c1 = self._read(c1, world, loc, span)
+                    assert isinstance(closure, RegionClosure)
+                    inner_regions = {**closure.regions, closure.param: regions[region]}
+                    value, c2 = self.eval(closure.body, closure.env, inner_regions, world)
+                    return value, self._seq(world, c1, c2, span)
+
+                case Index(vector, index, span):
+                    vec_loc, c1 = self.eval(vector, env, regions, world)
+                    idx_loc, c2 = self.eval(index, env, regions, world)
+                    idx, c = self._read(self._seq(world, c1, c2, span), world, idx_loc, span)
+                    vec, c = self._read(c, world, vec_loc, span)
+                    assert isinstance(idx, IntV) and isinstance(vec, VecV)
+                    if not 0 <= idx.value < len(vec.items):
+                        raise EvaluationError(f"index {idx.value} is out of bounds for a vector of "
+                                              f"{len(vec.items)} elements", span, "indexing")
+                    return vec.items[idx.value], c
+
+                case Length(inner, region, span):
+                    loc, c1 = self.eval(inner, env, regions, world)
+                    vec, c = self._read(c1, world, loc, span)
+                    assert isinstance(vec, VecV)
+                    return self._alloc(c, world, regions, region, IntV(len(vec.items)), span)
+
+                case Iota(count, region, span):
+                    return self._iota(count, region, span, env, regions, world)
+
+                case Reduce(func, zero, vector, region, span):
+                    return self._reduce(func, zero, vector, region, span, env, regions, world)
+
+                case Profile(name, inner, span):
+                    observed = (self.options.observer is not None
+                                and name.startswith(OFFLOAD_CENTRE) and world is World.CPU)
+                    snapshot = ({rid: r.copy_to(World.CPU)
+                                 for rid, r in self.stacks[World.CPU].items()} if observed else {})
+                    saved = self.centres
+                    self.centres = saved + (name,)
+                    try:
+                        value, cost = self.eval(inner, env, regions, world)
+                    finally:
+                        self.centres = saved
+                    if observed:
+                        self.options.observer.offloaded(Offload(
+                            e, inner, env, regions, snapshot, value, dict(self.all_regions), None,
+                            None))
+                    return value, cost
+            raise AssertionError(f"unknown node {e!r}")
         finally:
             self.depth -= 1
 
-    def _eval(self, e: Expr, env: dict, regions: dict, world: World,
-              outermost: bool) -> tuple[Value, object]:
-        match e:
-            case IntLit(value, region, span):
-                number = self.params[value] if isinstance(value, str) else value
-                return self._alloc(None, world, regions, region, IntV(number), span)
-
-            case FloatLit(value, region, span):
-                return self._alloc(None, world, regions, region, FloatV(value), span)
-
-            case BoolLit(value, span):
-                return value, self._point(world, span)
-
-            case Var(name, span):
-                return env[name], None
-
-            case BinOp(op, left, right, region, span):
-                return self._binop(op, left, right, region, span, env, regions, world)
-
-            case If(cond, then, orelse, span):
-                test, c1 = self.eval(cond, env, regions, world)
-                value, c2 = self.eval(then if test else orelse, env, regions, world)
-                return value, self._op_into(world, c1, c2, span)
-
-            case Lambda(param, _, _, body, region, span):
-                return self._alloc(None, world, regions, region,
-                                   Closure(param, body, env, regions), span)
-
-            case App(func, arg, span):
-                f_loc, c1 = self.eval(func, env, regions, world)
-                _, closure = self._peek(world, f_loc, span)
-                a_loc, c2 = self.eval(arg, env, regions, world)
-                assert isinstance(closure, Closure)
-                value, c3 = self.eval(closure.body, {**closure.env, closure.param: a_loc},
-                                      closure.regions, world)
-                c = self._read_into(world, c1, f_loc, c2, span)
-                return value, self._seq(world, c, c3, span)
-
-            case Pair(first, second, region, span):
-                v1, c1 = self.eval(first, env, regions, world)
-                v2, c2 = self.eval(second, env, regions, world)
-                loc, c3 = self._alloc(self._seq(world, c1, c2, span), world, regions, region,
-                                      PairV(v1, v2), span)
-                return loc, c3
-
-            case Fst(inner, span) | Snd(inner, span):
-                loc, c1 = self.eval(inner, env, regions, world)
-                pair, c = self._read(c1, world, loc, span)
-                assert isinstance(pair, PairV)
-                return (pair.first if isinstance(e, Fst) else pair.second), c
-
-            case LetRegion(name, body, span):
-                return self._letregion(name, body, span, env, regions, world, outermost)
-
-            case Fix(name, _, body, span):
-                return self._fix(name, body, span, env, regions, world)
-
-            case Par(left, right, region, span):
-                v1, c1 = self.eval(left, env, regions, world)
-                v2, c2 = self.eval(right, env, regions, world)
-                c = self._par(world, [c1, c2], span)
-                c = self._op(world, c, span, EdgeKind.MERGE, self._merge_cost(world))
-                return self._alloc(c, world, regions, region, PairV(v1, v2), span)
-
-            case VecLit(elements, region, span):
-                items, costs = [], []
-                for element in elements:
-                    v, c = self.eval(element, env, regions, world)
-                    items.append(v)
-                    costs.append(c)
-                c = self._seq_all(world, costs, span)
-                return self._alloc(c, world, regions, region, VecV(tuple(items)), span)
-
-            case ParMap(func, vector, region, span):
-                return self._parmap(e, func, vector, region, span, env, regions, world)
-
-            case On():
-                return self._on(e, env, regions, world)
-
-            case RegionLambda(param, _, _, body, region, span):
-                return self._alloc(None, world, regions, region,
-                                   RegionClosure(param, body, env, regions), span)
-
-            case RegionApp(inner, region, span):
-                loc, c1 = self.eval(inner, env, regions, world)
-                closure, c1 = self._read(c1, world, loc, span)
-                assert isinstance(closure, RegionClosure)
-                inner_regions = {**closure.regions, closure.param: regions[region]}
-                value, c2 = self.eval(closure.body, closure.env, inner_regions, world)
-                return value, self._seq(world, c1, c2, span)
-
-            case Let(name, bound, body, span):
-                v1, c1 = self.eval(bound, env, regions, world)
-                v2, c2 = self.eval(body, {**env, name: v1}, regions, world, outermost)
-                return v2, self._seq(world, c1, c2, span)
-
-            case Index(vector, index, span):
-                vec_loc, c1 = self.eval(vector, env, regions, world)
-                idx_loc, c2 = self.eval(index, env, regions, world)
-                idx, c = self._read(self._seq(world, c1, c2, span), world, idx_loc, span)
-                vec, c = self._read(c, world, vec_loc, span)
-                assert isinstance(idx, IntV) and isinstance(vec, VecV)
-                if not 0 <= idx.value < len(vec.items):
-                    raise EvaluationError(f"index {idx.value} is out of bounds for a vector of "
-                                          f"{len(vec.items)} elements", span, "indexing")
-                return vec.items[idx.value], c
-
-            case Length(inner, region, span):
-                loc, c1 = self.eval(inner, env, regions, world)
-                vec, c = self._read(c1, world, loc, span)
-                assert isinstance(vec, VecV)
-                return self._alloc(c, world, regions, region, IntV(len(vec.items)), span)
-
-            case Iota(count, region, span):
-                return self._iota(count, region, span, env, regions, world)
-
-            case Reduce(func, zero, vector, region, span):
-                return self._reduce(func, zero, vector, region, span, env, regions, world)
-
-            case Profile(name, inner, span):
-                observed = (self.options.observer is not None
-                            and name.startswith(OFFLOAD_CENTRE) and world is World.CPU)
-                snapshot = ({rid: r.copy_to(World.CPU)
-                             for rid, r in self.stacks[World.CPU].items()} if observed else {})
-                saved = self.centres
-                self.centres = saved + (name,)
-                try:
-                    value, cost = self.eval(inner, env, regions, world)
-                finally:
-                    self.centres = saved
-                if observed:
-                    self.options.observer.offloaded(Offload(
-                        e, inner, env, regions, snapshot, value, dict(self.all_regions), None,
-                        None))
-                return value, cost
-
-        raise AssertionError(f"unknown node {e!r}")
-
     # -- rules with more to them ------------------------------------------------------------------
-    def _binop(self, op: BinaryOperator, left: Expr, right: Expr, region: str | None, span: Span,
-               env: dict, regions: dict, world: World) -> tuple[Value, object]:
-        l_loc, c1 = self.eval(left, env, regions, world)
-        r_loc, c2 = self.eval(right, env, regions, world)
+    def _binop(self, e: BinOp, env: dict, regions: dict, world: World) -> tuple[Value, object]:
+        span = e.span
+        l_loc, c1 = self.eval(e.left, env, regions, world)
+        r_loc, c2 = self.eval(e.right, env, regions, world)
         a, c = self._read(self._seq(world, c1, c2, span), world, l_loc, span)
         b, c = self._read(c, world, r_loc, span)
         assert isinstance(a, (IntV, FloatV)) and isinstance(b, (IntV, FloatV))
         x, y = a.value, b.value
-        match op:
-            case BinaryOperator.LT:
-                return x < y, c
-            case BinaryOperator.LE:
-                return x <= y, c
-            case BinaryOperator.GT:
-                return x > y, c
-            case BinaryOperator.GE:
-                return x >= y, c
-            case BinaryOperator.EQ:
-                return x == y, c
-            case BinaryOperator.NE:
-                return x != y, c
-            case BinaryOperator.ADD:
-                result = x + y
-            case BinaryOperator.SUB:
-                result = x - y
-            case BinaryOperator.MUL:
-                result = x * y
-            case BinaryOperator.DIV:
-                if y == 0:
-                    raise EvaluationError("division by zero", span, "arithmetic")
-                if isinstance(a, IntV):
-                    # C's division, as OpenCL computes it: integers truncate toward zero.
-                    result = abs(x) // abs(y)
-                    result = result if (x >= 0) == (y >= 0) else -result
-                else:
-                    result = x / y
+        op = e.op
+        comparison = _COMPARISONS.get(op)
+        if comparison is not None:
+            return comparison(x, y), c
+        if op is BinaryOperator.DIV:
+            if y == 0:
+                raise EvaluationError("division by zero", span, "arithmetic")
+            if isinstance(a, IntV):
+                # C's division, as OpenCL computes it: integers truncate toward zero.
+                result = abs(x) // abs(y)
+                result = result if (x >= 0) == (y >= 0) else -result
+            else:
+                result = x / y
+        else:
+            result = _ARITHMETIC[op](x, y)
         value = IntV(result) if isinstance(a, IntV) else FloatV(float(result))
         if isinstance(value, IntV) and not -(2**63) <= value.value < 2**63:
             raise EvaluationError(f"integer overflow: {value.value} does not fit in 64 bits", span,
                                   "arithmetic")
-        assert region is not None
-        return self._alloc(c, world, regions, region, value, span)
+        assert e.region is not None
+        return self._alloc(c, world, regions, e.region, value, span)
 
     def _merge_cost(self, world: World) -> float:
         return self.cpu.parameters.merge if world is World.CPU else self.profile.gpu.op
@@ -638,7 +644,7 @@ class Evaluator:
         final = self.stacks[World.CPU].pop(rid)
         pop = self.graph.node(NodeKind.POP, span, self.centres, ((World.CPU, -final.ap),),
                               region=name)
-        op = self.cpu.op()
+        op = self.cpu_op
         whole = self.graph.seq(self.graph.seq(pushed, c, op, span=span, centres=self.centres),
                                pop, op, span=span, centres=self.centres)
         if outermost:
@@ -722,7 +728,7 @@ class Evaluator:
             self.bookkeeping = saved
 
     def _peek(self, world: World, location: Loc, span: Span) -> tuple[Region, HeapValue]:
-        region = (self.cpu_stack if world is World.CPU else self.gpu_stack).get(location.region)
+        region = (self.cpu_stack if world is _CPU else self.gpu_stack).get(location.region)
         if region is None:
             raise EvaluationError("read of a location whose region is not on the "
                                   f"{world} region stack", span, "Theorem 4.2")
@@ -738,7 +744,7 @@ class Evaluator:
             return self.paths.then(read_only, target)
         start = before if before is not None else self.graph.node(NodeKind.POINT, span,
                                                                   self.centres)
-        self.graph.edge(start.sink, target.source, self.cpu.read(), EdgeKind.READ, span,
+        self.graph.edge(start.sink, target.source, self.cpu_read, EdgeKind.READ, span,
                         self.centres)
         return Sub(start.source, target.sink)
 
@@ -836,7 +842,7 @@ class Evaluator:
             result = merge(self.stacks[World.CPU][rid], copy, span)
             self._replace_region(rid, result.region)
             transfer_out += self.providers.device_to_host(result.new_words)
-            merge_cost += self.cpu.op()  # updating ap and s of the CPU region (Def. 4.3)
+            merge_cost += self.cpu_op  # updating ap and s of the CPU region (Def. 4.3)
             gpu_words += result.new_words
         # Harlan's retry: a region that filled up on the GPU is grown on the CPU before the push.
         grow_cost = sum(self.providers.allocation(words) for words in growth.values())
