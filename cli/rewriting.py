@@ -23,7 +23,6 @@ from profiler.evaluator import (
     EvaluationOptions,
     bind_parameters,
 )
-from profiler.printer import pretty
 from profiler.rewrite import Subject, find, offered, parse_key, start
 
 
@@ -172,7 +171,7 @@ def _apply(args: argparse.Namespace, scorer: Scorer, subject: Subject) -> int:
             message = error.args[0] if error.args else str(error)
             raise UsageError(f"--apply {message}") from None
     before, after = scorer.score(subject), scorer.score(current)
-    text = pretty(current.program)
+    text = current.text(subject.checked.program)
     note = _settings_note(subject, current)
     if args.format == "json":
         data = {"file": args.file, "applied": list(args.apply), "program": text,
@@ -206,7 +205,7 @@ def _settings_note(before: Subject, after: Subject) -> str:
 
 def _search(args: argparse.Namespace, scorer: Scorer, subject: Subject) -> int:
     result: SearchResult = search(scorer, subject, args.beam, args.depth)
-    text = pretty(result.best.program)
+    text = result.best.text(subject.checked.program)
     if args.format == "json":
         data = {"file": args.file, **result.to_json(), "program": text}
         write_output(json.dumps(data, indent=2) + "\n", None)

@@ -120,6 +120,30 @@ class Subject:
         """Equal for subjects that are the same program with the same settings."""
         return pretty(self.program), self.settings
 
+    def text(self, original: Program | None = None) -> str:
+        """The program as one would write it: each `at ρ` the checker would infer anyway (the
+        ambient region, `profiler.checker`) is left out, one at a time, where the text without it
+        still checks to the same elaborated body; the rest stay explicit. With the `original`
+        program as parsed, the annotations its author wrote are kept (a node of the same kind at
+        the same source position)."""
+        program, checked = self.checked.program, self.checked
+        written = ({(node.span, type(node)) for _, node in walk_paths(original.body)
+                    if getattr(node, "region", None) is not None} if original else set())
+        body = checked.body
+        for path, node in walk_paths(checked.body):
+            if (getattr(node, "region", None) is None or not _elidable(node)
+                    or (node.span, type(node)) in written):
+                continue
+            candidate = replace_at(body, path, replace(node_at(body, path), region=None))
+            try:
+                text = pretty(with_body(program, candidate))
+                again = check_program(parse(text, program.file))
+            except (HetprofError, ValueError):
+                continue
+            if again.body == checked.body and again.type == checked.type:
+                body = candidate
+        return pretty(with_body(program, body))
+
 
 @dataclass(frozen=True, slots=True)
 class Site:
@@ -275,6 +299,18 @@ def recheck(subject: Subject, body: Expr) -> Subject:
     if _may_nest_on(checked.body):
         raise NotApplicable("an `on` may call a function that runs an `on`")
     return Subject(checked, subject.settings)
+
+
+def _elidable(node: Expr) -> bool:
+    """Whether `node`'s `at ρ` may be left out in the syntax (its region field is optional)."""
+    kind = type(node)
+    if kind not in _OPTIONAL_REGION:
+        _OPTIONAL_REGION[kind] = kind.__dataclass_fields__["region"].type in (
+            "str | None", str | None)
+    return _OPTIONAL_REGION[kind]
+
+
+_OPTIONAL_REGION: dict[type, bool] = {}
 
 
 def _may_nest_on(body: Expr) -> bool:

@@ -64,10 +64,13 @@ def small_params(subject: Subject) -> dict[str, int]:
 
 
 def assert_preserved(rewrite: Rewrite, params: dict[str, int]) -> None:
-    """The rewritten program checks from its printed text and has the original's value."""
+    """The rewritten program checks from its printed text (every region explicit, and as the
+    CLI writes it, inferred regions left out) and has the original's value."""
     text = pretty(rewrite.after.program)
     again = check_program(parse(text, "rewritten.lg"))
     assert again.body == rewrite.after.checked.body
+    readable = rewrite.after.text(rewrite.before.checked.program)
+    assert check_program(parse(readable, "readable.lg")).body == rewrite.after.checked.body
     before = evaluate(rewrite.before.checked, params).render_value(ALL_ELEMENTS)
     after = evaluate(rewrite.after.checked, params).render_value(ALL_ELEMENTS)
     assert after == before, (rewrite.key, text)
@@ -75,6 +78,22 @@ def assert_preserved(rewrite: Rewrite, params: dict[str, int]) -> None:
 
 # --------------------------------------------------------------------------------------------------
 # Every rule, every example
+
+
+def test_written_text_keeps_the_authors_annotations_and_adds_none(root):
+    """Hoisting dot's iota count out of its `on` changes two lines of the file, the new `let`
+    and the iota that reads it, and the printer writes the `on` body without the source's
+    parentheses; every other line is as the author wrote it."""
+    subject = example(root, "dot.lg")
+    rewrite = find(subject, "hoist-allocation@10:75")
+    written = rewrite.after.text(subject.checked.program).splitlines()
+    source = (root / "examples" / "dot.lg").read_text().splitlines()
+    source = [line for line in source if line and not line.startswith("#")]
+    assert [line for line in written if line and line not in source] == [
+        "let h = n in",
+        "on let products = parmap (lambda i: int r [r]. xs[i] * ys[i] at r) (iota h at r) at r in",
+        "   reduce (lambda p: ((int r, int r), r) [r]. fst p + snd p at r) (0 at r) products at r"]
+    assert " at r at r" not in "\n".join(written)
 
 
 def test_rules_have_unique_names_and_cited_docstrings():
