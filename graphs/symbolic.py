@@ -761,8 +761,20 @@ def crossings(cost_a, cost_b, parameter: str, formula_a: sp.Expr | None = None,
     roots = _sympy_roots(formula_a, formula_b, parameter, upper)
     points = sorted({*_ladder(upper), *roots})
     # The formulas, compiled, sort the ladder quickly; the exact costs then check every bracket
-    # and both ends, and bisect.
-    guess = _fast_verdict(formula_a, formula_b, parameter, names) or cheaper
+    # and both ends, and bisect. Where the formulas misled (a kernel formula holds for its
+    # reference sizes' residue class), the changes found do not lead from the exact verdict at
+    # the first size to the one at the last: then every size of the ladder is priced exactly.
+    fast = _fast_verdict(formula_a, formula_b, parameter, names)
+    if fast is not None:
+        found = _scan(points, fast, cheaper, roots)
+        last = found[-1].cheaper if found else cheaper(points[0])
+        if last == cheaper(points[-1]):
+            return found
+    return _scan(points, cheaper, cheaper, roots)
+
+
+def _scan(points: list[int], guess, cheaper, roots: list[int]) -> list[Crossing]:
+    """`crossings` over the sizes `points`, sorted by `guess`, confirmed by `cheaper`."""
     verdicts = [(n, guess(n)) for n in points]
     for i in (0, len(verdicts) - 1):
         verdicts[i] = (verdicts[i][0], cheaper(verdicts[i][0]))

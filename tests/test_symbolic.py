@@ -230,6 +230,17 @@ def test_crossings_are_exact_integers():
     assert [(c.n, c.cheaper) for c in found] == [(206, "b")]
 
 
+def test_crossings_are_found_where_the_formulas_mislead():
+    """Formulas only sort the sizes: here they say the costs tie everywhere, while b is exactly
+    cheaper from n = 769 on (a kernel formula holds only at its reference sizes' residue class,
+    as with strided's work-group size). The exact costs at the ends disagree with the formulas'
+    story, so every size is priced exactly."""
+    n = sp.Symbol("n")
+    found = crossings(lambda k: 10 * k, lambda k: 10 * k - (k > 768), "n", 10 * n, 10 * n,
+                      10**12)
+    assert [(c.n, c.cheaper) for c in found] == [(769, "b")]
+
+
 @settings(max_examples=40, deadline=None,
           suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
 @given(well_typed_programs())
