@@ -17,7 +17,12 @@ within that thread.
 from __future__ import annotations
 
 import math
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
+from functools import partial
+from itertools import chain, zip_longest
+from operator import attrgetter
+from typing import NamedTuple
 
 from graphs.costgraph import EdgeKind
 from models.base import AccessKind, GpuModel, MemoryAccess, Space, StepCost
@@ -25,10 +30,12 @@ from models.device_profile import GpuParameters
 from profiler.syntax import Span
 
 
-@dataclass(frozen=True, slots=True)
-class PathEdge:
+class PathEdge(NamedTuple):
     """One edge of a GPU cost path. Memory edges carry their access and are priced per warp step;
-    other edges carry their weight."""
+    other edges carry their weight.
+
+    A named tuple rather than a frozen dataclass (like `graphs.costgraph.Sub`): the evaluator
+    makes one for every edge of every GPU thread, and a tuple is made several times faster."""
 
     kind: EdgeKind
     weight: float
@@ -38,6 +45,12 @@ class PathEdge:
     words: int = 0  # words allocated by this edge (GPU space)
     bookkeeping: bool = False  # a parmap's own read, merge or result vector (no kernel of its own)
 
+
+# PathEdge(...) runs the named tuple's Python-level __new__; _new_edge((...)) makes the same edge
+# in C, for the builder, which runs once per edge.
+_new_edge = partial(tuple.__new__, PathEdge)
+_SEQ_EDGE = EdgeKind.SEQ  # a global: Python 3.11 looks up `EdgeKind.SEQ` ten times slower
+_WRITE, _LOCAL, _GLOBAL = AccessKind.WRITE, Space.LOCAL, Space.GLOBAL
 
 Path = list[PathEdge]
 
@@ -65,12 +78,12 @@ class PathBuilder:
     def node(self, *args, **kwargs) -> GSub:
         return [Phase([[]], False)]
 
-    def edge(self, kind: EdgeKind, weight: float, access: MemoryAccess | None, span: Span | None,
-             centres: tuple[str, ...], words: int = 0, bookkeeping: bool = False) -> PathEdge:
-        return PathEdge(kind, weight, access, span, centres, words, bookkeeping)
-
-    def append(self, before: GSub | None, edge: PathEdge) -> GSub:
-        """before ⊕ edge."""
+    def step(self, before: GSub | None, weight: float, kind: EdgeKind, span: Span | None,
+             centres: tuple[str, ...], access: MemoryAccess | None = None, words: int = 0,
+             bookkeeping: bool = False) -> GSub:
+        """before ⊕ edge, the edge of `kind` with its `weight` (or memory `access`), the `words`
+        it allocates and whether it is a parallel form's `bookkeeping`."""
+        edge = _new_edge((kind, weight, access, span, centres, words, bookkeeping))
         if not before:
             return [Phase([[edge]], False)]
         last = before[-1]
@@ -80,13 +93,14 @@ class PathBuilder:
             last.threads[0].append(edge)
         return before
 
-    def seq(self, first: GSub | None, second: GSub | None, edge: PathEdge) -> GSub | None:
-        """first ⊕_δ second, δ the weight of `edge`; ∅ is the unit of ⊕."""
+    def seq(self, first: GSub | None, second: GSub | None, weight: float, span: Span | None,
+            centres: tuple[str, ...]) -> GSub | None:
+        """first ⊕_δ second, δ = `weight`; ∅ is the unit of ⊕."""
         if first is None:
             return second
         if second is None:
             return first
-        return _concat(self.append(first, edge), second)
+        return _concat(self.step(first, weight, _SEQ_EDGE, span, centres), second)
 
     def then(self, first: GSub | None, second: GSub | None) -> GSub | None:
         """first followed directly by second (the edge joining them is already in first)."""
@@ -213,56 +227,50 @@ def build_device_box(body: GSub | None, model: GpuModel, parameters: GpuParamete
     local memory of every work group.
     """
     box = DeviceBox(mode=model.name)
-    phases = _lockstep_layout(body or [], parameters.warp_width)
+    phases = body or []
+    moved = _lockstep_layout(phases, parameters.warp_width)
     for phase in phases:
-        box.phases.append(_phase_cost(phase, model, parameters))
+        box.phases.append(_phase_cost(phase, model, parameters, moved))
     return box
 
 
 FRESH = 1 << 60  # device addresses of words allocated inside a kernel
 
+_access_of, _address_of, _space_of, _centres_of = (
+    attrgetter("access"), attrgetter("address"), attrgetter("space"), attrgetter("centres"))
 
-def _lockstep_layout(phases: GSub, width: int) -> GSub:
+
+def _lockstep_layout(phases: GSub, width: int) -> dict[int, int]:
     """Where a kernel's allocations land on a real GPU.
 
     The evaluator allocates thread after thread, so thread i's words follow thread i-1's. On the
     GPU the threads of a kernel allocate in lock-step from one bump pointer: the k-th allocations
-    of all threads come before anyone's (k+1)-th, in thread order. This re-addresses every word
-    allocated in a parallel phase that way (reads of those words follow them), so that bank
-    conflicts and address groups see the layout the hardware would produce.
+    of all threads come before anyone's (k+1)-th, in thread order. This gives the device address
+    of every word allocated in a parallel phase that way (old address -> new address); pricing
+    moves those words' writes and reads there, so that bank conflicts and address groups see the
+    layout the hardware would produce. The paths themselves are left as they are.
     """
-    remap: dict[int, int] = {}
+    moved: dict[int, int] = {}
     next_address = FRESH
     for phase in phases:
         if not phase.parallel:
             continue
-        writes = [[e.access for e in thread if e.access is not None
-                   and e.access.kind is AccessKind.WRITE] for thread in phase.threads]
-        depth = max((len(w) for w in writes), default=0)
-        for k in range(depth):
-            for thread_writes in writes:
-                if k < len(thread_writes):
-                    access = thread_writes[k]
-                    if access.address not in remap:
-                        remap[access.address] = next_address
-                        next_address += 1
+        writes = [[a.address for a in map(_access_of, thread)
+                   if a is not None and a.kind is _WRITE] for thread in phase.threads]
+        # The k-th column holds every thread's k-th write (None for a thread with fewer).
+        for column in zip_longest(*writes):
+            for address in column:
+                if address is not None and address not in moved:
+                    moved[address] = next_address
+                    next_address += 1
             next_address += width - next_address % width if next_address % width else 0
-    if not remap:
-        return phases
-
-    def moved(edge: PathEdge) -> PathEdge:
-        access = edge.access
-        if access is None or access.address not in remap:
-            return edge
-        return PathEdge(edge.kind, edge.weight,
-                        MemoryAccess(access.kind, remap[access.address], access.space), edge.span,
-                        edge.centres, edge.words, edge.bookkeeping)
-
-    return [Phase([[moved(e) for e in thread] for thread in phase.threads], phase.parallel,
-                  phase.span, phase.staged) for phase in phases]
+    return moved
 
 
-def _phase_cost(phase: Phase, model: GpuModel, p: GpuParameters) -> PhaseCost:
+def _phase_cost(phase: Phase, model: GpuModel, p: GpuParameters,
+                moved: dict[int, int] | None = None) -> PhaseCost:
+    """What one phase costs, its memory words at the addresses `moved` gives them (see
+    `_lockstep_layout`)."""
     threads = phase.threads
     width = p.warp_width
     group_threads = p.work_group_size if phase.parallel else width
@@ -271,14 +279,14 @@ def _phase_cost(phase: Phase, model: GpuModel, p: GpuParameters) -> PhaseCost:
     cost = PhaseCost(len(threads), warps, groups, 0, 0, 0.0, 0.0, parallel=phase.parallel,
                      span=phase.span)
     group_times: list[float] = []
-    cache: dict[tuple, tuple[float, int, StepCost]] = {}
+    cache: dict[tuple, StepCost] = {}
     for g in range(groups):
         members = threads[g * group_threads:(g + 1) * group_threads]
         record: list[LockStep] | None = None
         if g < RECORDED_GROUPS:
             record = []
             cost.lockstep.append(record)
-        time, steps = _group_time(members, model, p, cost, cache, record)
+        time, steps = _group_time(members, model, p, cost, cache, record, moved)
         if phase.staged and phase.parallel:
             time += staging_time(len(members), model, p, phase.staged)
         group_times.append(time)
@@ -296,18 +304,17 @@ def _phase_cost(phase: Phase, model: GpuModel, p: GpuParameters) -> PhaseCost:
     if p.atomic:
         # Every write allocates (λG's regions are immutable) with an atomic bump of the region's
         # allocation pointer; atomics on one address serialize over the whole device.
-        total += p.atomic * sum(1 for t in threads for e in t
-                                if e.access is not None and e.access.kind is AccessKind.WRITE)
+        total += p.atomic * sum(1 for e in chain.from_iterable(threads)
+                                if e.access is not None and e.access.kind is _WRITE)
         cost.launch = p.launch
     cost.group_times = group_times[:RECORDED_GROUP_TIMES]
     cost.time = total
     cost.group_time_max = max(group_times, default=0.0)
-    cost.thread_work = sum(e.weight for t in threads for e in t if e.access is None)
-    common: set[str] | None = None
-    for thread in threads:
-        for edge in thread:
-            common = set(edge.centres) if common is None else common & set(edge.centres)
-    cost.centres = tuple(sorted(common or ()))
+    cost.thread_work = sum(e.weight for e in chain.from_iterable(threads) if e.access is None)
+    # The edges share a few centre stacks: intersect each distinct one once.
+    stacks = set(map(_centres_of, chain.from_iterable(threads)))
+    common = set.intersection(*map(set, stacks)) if stacks else set()
+    cost.centres = tuple(sorted(common))
     return cost
 
 
@@ -319,48 +326,51 @@ def _launches(phase: Phase) -> bool:
         return False
     if phase.parallel:
         return True
-    return any(e.kind is not EdgeKind.SEQ and not e.bookkeeping for e in phase.threads[0])
+    return any(e.kind is not _SEQ_EDGE and not e.bookkeeping for e in phase.threads[0])
 
 
 def _group_time(members: list[Path], model: GpuModel, p: GpuParameters, cost: PhaseCost,
-                cache: dict, record: list[LockStep] | None = None) -> tuple[float, int]:
-    """Step a work group's warps in lock-step (Fig. 8) and add up the warp-box step weights.
+                cache: dict, record: list[LockStep] | None = None,
+                moved: dict[int, int] | None = None) -> tuple[float, int]:
+    """Step a work group's warps in lock-step (Fig. 8) and add up the warp-box step weights,
+    with memory words at the addresses `moved` gives them (see `_lockstep_layout`).
 
     With `record`, each step's `LockStep` is appended to it (up to `RECORDED_STEPS`)."""
     width = p.warp_width
-    warps = [members[i:i + width] for i in range(0, len(members), width)]
-    length = max((len(t) for t in members), default=0)
+    warps = [list(_columns(members[i:i + width])) for i in range(0, len(members), width)]
+    length = max(map(len, members), default=0)
     time = 0.0
+    conflicts = broadcasts = multicasts = 0
+    degree = cost.conflict_degree_max
     for j in range(length):
         warp_steps: list[StepCost] = []
         spaces: set[Space] = set()
         keep = record is not None and j < RECORDED_STEPS
-        for warp in warps:
-            accesses: list[MemoryAccess] = []
-            others: list[float] = []
-            for thread in warp:
-                if j < len(thread):
-                    edge = thread[j]
-                    if edge.access is not None:
-                        accesses.append(edge.access)
-                    else:
-                        others.append(edge.weight)
-            if not accesses and not others:
+        for columns in warps:
+            column = columns[j] if j < len(columns) else None
+            if not column:
                 continue  # every thread of this warp is dead (Fig. 8, footnote 11)
+            accesses = list(map(_access_of, column))
+            if None in accesses:
+                others = [e.weight for e in column if e.access is None]
+                accesses = [a for a in accesses if a is not None]
+            else:
+                others = []
             if keep:
                 spaces.update(a.space for a in accesses)
-            key = _step_key(accesses, others, p)
-            hit = cache.get(key)
-            if hit is None:
-                step = model.warp_step(accesses, others)
-                cache[key] = (step.cost, step.conflicts, step)
-            else:
-                step = hit[2]
+            key = _step_key(accesses, others, p, moved)
+            step = cache.get(key)
+            if step is None:
+                if moved:
+                    accesses = [MemoryAccess(a.kind, moved.get(a.address, a.address), a.space)
+                                for a in accesses]
+                step = cache[key] = model.warp_step(accesses, others)
             warp_steps.append(step)
-            cost.conflicts += step.conflicts
-            cost.conflict_degree_max = max(cost.conflict_degree_max, step.degree)
-            cost.broadcasts += step.broadcasts
-            cost.multicasts += step.multicasts
+            conflicts += step.conflicts
+            if step.degree > degree:
+                degree = step.degree
+            broadcasts += step.broadcasts
+            multicasts += step.multicasts
         weight = model.group_step(warp_steps)
         time += weight
         if keep:
@@ -369,16 +379,36 @@ def _group_time(members: list[Path], model: GpuModel, p: GpuParameters, cost: Ph
                 weight, sum(s.conflicts for s in warp_steps),
                 max((s.degree for s in warp_steps), default=1),
                 "+".join(sorted(space.value for space in spaces))))
+    cost.conflicts += conflicts
+    cost.conflict_degree_max = degree
+    cost.broadcasts += broadcasts
+    cost.multicasts += multicasts
     return time, length
 
 
-def _step_key(accesses: list[MemoryAccess], others: list[float], p: GpuParameters) -> tuple:
+def _columns(warp: list[Path]) -> Iterable[Sequence[PathEdge]]:
+    """The edges a warp's running threads take at each lock-step step, step after step."""
+    if len(set(map(len, warp))) == 1:
+        return zip(*warp, strict=True)
+    return ([e for e in column if e is not None] for column in zip_longest(*warp))
+
+
+def _step_key(accesses: list[MemoryAccess], others: list[float], p: GpuParameters,
+              moved: dict[int, int] | None = None) -> tuple:
     """Warp steps with the same access pattern relative to their first address cost the same:
-    bank conflicts depend on addresses mod the banks, address groups on their differences."""
+    bank conflicts depend on addresses mod the banks, address groups on their differences.
+    The key holds the addresses (moved as `moved` says) relative to the first one's bank row,
+    which accesses go to local memory (None when none do) and the other edges' weights."""
     if not accesses:
-        return ((), tuple(others))
-    base = accesses[0].address - accesses[0].address % p.banks
-    return (tuple((a.address - base, a.space) for a in accesses), tuple(others))
+        return ((), None, tuple(others))
+    addresses = list(map(_address_of, accesses))
+    if moved:
+        addresses = list(map(moved.get, addresses, addresses))
+    spaces = list(map(_space_of, accesses))
+    base = addresses[0] - addresses[0] % p.banks
+    # Comparing members one by one, not hashing them: an Enum hashes in Python.
+    local = None if spaces.count(_GLOBAL) == len(spaces) else tuple(s is _LOCAL for s in spaces)
+    return (tuple([a - base for a in addresses]), local, tuple(others))
 
 
 def staging_time(threads: int, model: GpuModel, p: GpuParameters, staged_words: int) -> float:

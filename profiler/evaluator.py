@@ -37,6 +37,7 @@ from __future__ import annotations
 import operator
 from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
+from functools import partial
 
 from graphs.costgraph import (
     CostGraph,
@@ -113,6 +114,9 @@ _READ, _WRITE = AccessKind.READ, AccessKind.WRITE
 _READ_EDGE, _WRITE_EDGE, _SEQ_EDGE = EdgeKind.READ, EdgeKind.WRITE, EdgeKind.SEQ
 _READ_NODE, _WRITE_NODE, _POINT = NodeKind.READ, NodeKind.WRITE, NodeKind.POINT
 _LOCAL, _GLOBAL = Space.LOCAL, Space.GLOBAL
+# MemoryAccess(...) runs the named tuple's Python-level __new__; _new_access((...)) makes the same
+# access in C, once per memory edge on the GPU.
+_new_access = partial(tuple.__new__, MemoryAccess)
 
 # The operators other than division, by a dict lookup rather than a `match` over ten dotted names
 # (which `_binop` would test one after another, each an Enum lookup as above).
@@ -275,6 +279,7 @@ class Evaluator:
         self.cpu_op = self.cpu.op()
         self.cpu_space: dict[int, tuple[tuple[World, int], ...]] = {}  # words -> a write's space
         self.gpu: GpuModel = gpu_model(self.profile, options.gpu_mode)
+        self.gpu_op = self.profile.gpu.op  # the weight of a GPU step, once per GPU edge
         self.providers: CostProviders = providers_for(self.profile)
         self.graph = CostGraph()
         self.paths = PathBuilder()
@@ -340,17 +345,16 @@ class Evaluator:
         # A region staged in local memory is there as far as the running kernel copied it (see
         # `_kernel`); the rest of it, and what the kernel allocates, is in global memory.
         local = region.local and offset < self.stage_limit.get(region.name, 0)
-        edge = self.paths.edge(_READ_EDGE if kind is _READ else _WRITE_EDGE, 0.0,
-                               MemoryAccess(kind, address, _LOCAL if local else _GLOBAL), span,
-                               self.centres, words, self.bookkeeping)
-        return self.paths.append(before, edge)
+        return self.paths.step(before, 0.0, _READ_EDGE if kind is _READ else _WRITE_EDGE, span,
+                               self.centres, _new_access((kind, address,
+                                                          _LOCAL if local else _GLOBAL)),
+                               words, self.bookkeeping)
 
     def _seq(self, world: World, first, second, span: Span):
         """first ⊕ second: a unit edge (one PRAM step, or one GPU step)."""
         if world is _CPU:
             return self.graph.seq(first, second, self.cpu_op, _SEQ_EDGE, span, self.centres)
-        return self.paths.seq(first, second, self.paths.edge(_SEQ_EDGE, self.profile.gpu.op,
-                                                             None, span, self.centres))
+        return self.paths.seq(first, second, self.gpu_op, span, self.centres)
 
     def _seq_all(self, world: World, parts: list, span: Span):
         result = None
@@ -364,9 +368,8 @@ class Evaluator:
         if world is _CPU:
             w = self.cpu_op if weight is None else weight
             return self.graph.step(before, w, kind, _POINT, span, self.centres)
-        w = self.profile.gpu.op if weight is None else weight
-        return self.paths.append(before, self.paths.edge(kind, w, None, span, self.centres,
-                                                         bookkeeping=self.bookkeeping))
+        w = self.gpu_op if weight is None else weight
+        return self.paths.step(before, w, kind, span, self.centres, bookkeeping=self.bookkeeping)
 
     def _op_into(self, world: World, before, after, span: Span):
         """before ⊕op after: one PRAM step between them, kept even when either side is ∅."""
@@ -738,9 +741,9 @@ class Evaluator:
         """before ⊕δr target: a read whose edge ends at target's source (the ⊗'s fork)."""
         region, _ = self._peek(world, location, span)
         if target is None:
-            return self._mem(before, world, AccessKind.READ, region, location.offset, span)
-        if world is World.GPU:
-            read_only = self._mem(before, world, AccessKind.READ, region, location.offset, span)
+            return self._mem(before, world, _READ, region, location.offset, span)
+        if world is _GPU:
+            read_only = self._mem(before, world, _READ, region, location.offset, span)
             return self.paths.then(read_only, target)
         start = before if before is not None else self.graph.node(NodeKind.POINT, span,
                                                                   self.centres)
