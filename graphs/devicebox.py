@@ -288,7 +288,9 @@ def _phase_cost(phase: Phase, model: GpuModel, p: GpuParameters,
             cost.lockstep.append(record)
         time, steps = _group_time(members, model, p, cost, cache, record, moved)
         if phase.staged and phase.parallel:
-            time += staging_time(len(members), model, p, phase.staged)
+            # A kernel is launched in whole work groups (the backend rounds its size up), and
+            # every work item of the last one helps stage before the idle ones return.
+            time += staging_time(group_threads, model, p, phase.staged)
         group_times.append(time)
         cost.steps = max(cost.steps, steps)
     resident = max(1, p.threads_at_once // group_threads) if phase.parallel else 1

@@ -272,11 +272,11 @@ class SymbolicProfile:
             summed = _structured_group(template.path, values, owns, self.model, p, {})
             time, local.steps = summed.time, summed.steps
             local.conflicts, local.conflict_degree_max = summed.conflicts, summed.degree
-            return time + staging_time(len(ids), self.model, p, staged), local
+            return time + staging_time(p.work_group_size, self.model, p, staged), local
         thread = _threads(template, values)
         members = [thread(t) for t in ids]
         time, local.steps = _group_time(members, self.model, p, local, {})
-        return time + staging_time(len(ids), self.model, p, staged), local
+        return time + staging_time(p.work_group_size, self.model, p, staged), local
 
     @staticmethod
     def _full_key(template: SPhase, values: dict) -> tuple:
