@@ -299,7 +299,9 @@ def _path_flatten(sub: list | None) -> list:
             path.append(TLoop(phase.count, phase.var, tuple(_path_flatten(phase.phases))))
         elif phase.parallel:
             if phase.count == 1 and phase.reduce is None:
-                path.extend(phase.path)
+                # one thread: its index is 0
+                path.extend(_subs_path(phase.path, {phase.var: ZERO}) if phase.var is not None
+                            else phase.path)
             else:
                 path.append(TLoop(phase.count, phase.var, tuple(phase.path), phase.reduce))
         else:

@@ -334,3 +334,19 @@ def test_staging_per_kernel_equals_explicit(name, key):
         got, want = symbolic(profile, values), explicit(checked, values, options)
         assert_same(got, want, f"n={n}")
         assert want["on"][0]["kernel"] > 0
+
+
+def test_a_one_thread_loop_inside_a_kernel_thread_equals_explicit():
+    """A parmap over a one-element vector inside a GPU thread is inlined into the thread's path
+    with its index 0 (found by the generated-program test)."""
+    source = """letregion r0 in
+(on parmap (lambda a1: int r0 [r0].
+   parmap (lambda a2: int r0 [r0]. 0.5 at r0) ([0 at r0] at r0) at r0)
+  ([0 at r0] at r0) at r0
+ at r0)[0 at r0]
+"""
+    checked = check_program(parse(source, "one.lg"))
+    options = EvaluationOptions()
+    got = symbolic(symbolic_profile(checked, options), {})
+    assert_same(got, explicit(checked, {}, options), "one-thread loop")
+    assert got["on"][0]["kernel"] > 0
