@@ -1,10 +1,14 @@
 """Re-predict a committed rewrite-validation report after a GPU-model change, against its
-measurements (which no model enters): each case's predicted GPU parts change by what the device
-boxes' kernel times change between the report's profile and the new one (transfers and CPU parts
-are priced as before); speedups, directions and errors are recomputed. Writes JSON + markdown.
+measurements (which no model enters). Each case's predicted GPU parts change by what the device
+boxes' kernel times change between the model that made the report and the model now
+(transfers and CPU parts are priced as before); speedups, directions and errors are recomputed.
 
-    python benchmarks/repredict_rewrites.py REPORT.json OLD_PROFILE.json NEW_PROFILE.json \
+    python benchmarks/repredict_rewrites.py kernels REPORT.json PROFILE.json OUT.json
+        the kernel times of every case's programs, before and after, under PROFILE and the code
+        this script runs with (run it in a checkout of the report's commit for the old side)
+    python benchmarks/repredict_rewrites.py apply REPORT.json OLD.json NEW.json PROFILE.json \
         OUT.json OUT.md
+        the report with its predictions moved from the OLD kernel times to the NEW ones
 """
 
 from __future__ import annotations
@@ -53,32 +57,45 @@ class _Parts:
         return self.side
 
 
-def main(report_path: str, old_path: str, new_path: str, out_json: str, out_md: str) -> None:
+def kernel_times(report_path: str, profile_path: str, out_path: str) -> None:
+    """Write [before, after] kernel times for every case of the report."""
     report = json.loads(Path(report_path).read_text())
-    old, new = load_profile(old_path), load_profile(new_path)
+    profile = load_profile(profile_path)
     programs: dict[str, tuple[CheckedProgram, dict]] = {}
-    before_delta: dict[tuple[str, int], float] = {}
-    cases = []
+    before: dict[tuple[str, int], float] = {}
+    times = []
     for case in report["cases"]:
         name, params = case["program"], case["params"]
         if name not in programs:
             path = EXAMPLES / f"{name}.lg"
             checked = check_program(parse(path.read_text(), str(path)))
-            chosen, _ = rewrites_of(checked, new, RULES)
+            chosen, _ = rewrites_of(checked, profile, RULES)
             programs[name] = (checked, {r.key: r.after.checked for r in chosen})
         checked, after = programs[name]
-        key = (name, case["n"])
-        if key not in before_delta:
-            before_delta[key] = kernels(checked, params, new) - kernels(checked, params, old)
-        after_delta = (kernels(after[case["rewrite"]], params, new)
-                       - kernels(after[case["rewrite"]], params, old))
+        if (name, case["n"]) not in before:
+            before[name, case["n"]] = kernels(checked, params, profile)
+        times.append([before[name, case["n"]], kernels(after[case["rewrite"]], params, profile)])
+    Path(out_path).write_text(json.dumps(times) + "\n")
+
+
+def apply(report_path: str, old_path: str, new_path: str, profile_path: str, out_json: str,
+          out_md: str) -> None:
+    """The report with each case's predicted GPU time moved by (new - old) kernel time."""
+    report = json.loads(Path(report_path).read_text())
+    old, new = json.loads(Path(old_path).read_text()), json.loads(Path(new_path).read_text())
+    cases = []
+    for case, (old_before, old_after), (new_before, new_after) in zip(
+            report["cases"], old, new, strict=True):
         same = case["values_match"]
-        cases.append(case_json(name, case["rewrite"], case["n"], params,
-                               _Parts(case["before"], before_delta[key], same),
-                               _Parts(case["after"], after_delta, same), case["same_value"]))
-    out = summarise({**report, "cases": cases, "profile": new.name,
-                     "repredicted": f"predictions re-made with {Path(new_path).name} against "
-                                    f"the measurements of {Path(report_path).name}"})
+        cases.append(case_json(
+            case["program"], case["rewrite"], case["n"], case["params"],
+            _Parts(case["before"], new_before - old_before, same),
+            _Parts(case["after"], new_after - old_after, same), case["same_value"]))
+    profile = load_profile(profile_path)
+    out = summarise({**report, "cases": cases, "profile": profile.name,
+                     "repredicted": f"predictions re-made with {Path(profile_path).name} and "
+                                    f"the model now, against the measurements of "
+                                    f"{Path(report_path).name}"})
     Path(out_json).write_text(json.dumps(out, indent=2) + "\n")
     Path(out_md).write_text(render_markdown(out))
     print(f"{out['case_count']} cases; direction right {100 * out['direction_accuracy']:.1f}%; "
@@ -86,4 +103,5 @@ def main(report_path: str, old_path: str, new_path: str, out_json: str, out_md: 
 
 
 if __name__ == "__main__":
-    main(*sys.argv[1:6])
+    command, *arguments = sys.argv[1:]
+    {"kernels": kernel_times, "apply": apply}[command](*arguments)
