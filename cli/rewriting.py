@@ -14,7 +14,7 @@ import sys
 
 from cli.commands import device_profile, load_checked, write_output
 from cli.main import EXIT_OK, SourceHolder, UsageError, parse_params
-from graphs.rewrite_score import Assessment, Score, Scorer, SearchResult, search
+from graphs.rewrite_score import DISAGREES, Assessment, Score, Scorer, SearchResult, search
 from graphs.symbolic import symbolic_solver
 from profiler.errors import ParameterError
 from profiler.evaluator import (
@@ -141,15 +141,23 @@ def _list(args: argparse.Namespace, scorer: Scorer, subject: Subject,
 def _table(assessments: list[Assessment]) -> list[str]:
     rows = [("rewrite", "time before -> after", "speedup", "space before -> after", "moved",
              "pays when")]
+    flagged = False
     for a in assessments:
         delta = a.after.term(a.moved) - a.before.term(a.moved) if a.moved != "nothing" else 0
         moved = a.moved if a.moved == "nothing" else f"{a.moved} {_signed(delta)}"
+        pays = a.break_even.describe() if a.break_even else "-"
+        if a.break_even and DISAGREES in a.break_even.method:
+            pays += " *"
+            flagged = True
         rows.append((a.key, f"{_number(a.before.time)} -> {_number(a.after.time)}",
-                     f"{a.speedup:.3f}x", f"{a.before.space} -> {a.after.space}", moved,
-                     a.break_even.describe() if a.break_even else "-"))
+                     f"{a.speedup:.3f}x", f"{a.before.space} -> {a.after.space}", moved, pays))
     widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
-    return ["  ".join(cell.ljust(width) for cell, width in zip(row, widths, strict=True)).rstrip()
-            for row in rows]
+    lines = ["  ".join(cell.ljust(width) for cell, width in zip(row, widths, strict=True)).rstrip()
+             for row in rows]
+    if flagged:
+        lines += ["", "* found symbolically on max(work/P, span); the schedule's time at this size "
+                      "says otherwise (near a break-even the two can differ)"]
+    return lines
 
 
 def _number(value: float) -> str:

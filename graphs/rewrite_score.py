@@ -88,6 +88,22 @@ class BreakEven:
                 return f"every {name} <= {largest}"
         return f"no {name} <= {largest}"
 
+    def pays_at(self, n: int) -> bool:
+        """Whether this says the rewrite pays at size n."""
+        match self.direction:
+            case "from":
+                return n >= (self.n or 0)
+            case "below":
+                return n < (self.n or 0)
+            case "always":
+                return True
+        return False
+
+
+DISAGREES = "the schedule's times at the profiled size disagree"
+"""Marks a symbolic break-even (on max(work/P, span)) that the 1DF or BF schedule time at the
+profiled size contradicts: near a break-even the two measures of time can differ."""
+
 
 Solver = Callable[[Subject, Subject, str], BreakEven | None]
 """A break-even solver (e.g. symbolic): before, after, parameter -> BreakEven, or None."""
@@ -159,6 +175,11 @@ class Scorer:
         if parameter is not None:
             found = break_even(self, rewrite.before, rewrite.after, parameter, ladder_max,
                                solver)
+            size = self.params.get(parameter)
+            if (size is not None and found.method.startswith("symbolic")
+                    and found.pays_at(size) != (after.time < before.time)):
+                found = replace(found, method=f"{found.method}; {DISAGREES} ({parameter} = "
+                                              f"{size})")
         return Assessment(rewrite.key, rewrite.site.rule, rewrite.site.where, rewrite.site.detail,
                           before, after, speedup(before, after), moved_term(before, after), found)
 
