@@ -23,6 +23,7 @@ from models.device_profile import DeviceProfile, load_profile  # noqa: E402
 from models.validate import EXAMPLES  # noqa: E402
 from models.validate_rewrites import (  # noqa: E402
     RULES,
+    Parts,
     case_json,
     mark_cpu_work,
     render_markdown,
@@ -36,7 +37,8 @@ from profiler.transform import with_body  # noqa: E402
 
 
 def kernels(checked: CheckedProgram, params: dict, profile: DeviceProfile) -> float:
-    """Σ of the kernel times of the program's `on`s, as `validate_rewrites.measure` prices them."""
+    """Σ of the kernel times of the program's `on`s, as `validate_rewrites.measure` prices them
+    (written out here, with what older checkouts have too, so that `kernels` runs in them)."""
     marked = check_program(with_body(checked.program, mark_cpu_work(checked.body)))
     collector = OffloadCollector()
     evaluate(marked, params, EvaluationOptions(profile=profile, gpu_mode=profile.gpu.mode,
@@ -44,17 +46,10 @@ def kernels(checked: CheckedProgram, params: dict, profile: DeviceProfile) -> fl
     return sum(o.on.info.kernel for o in collector.offloads if o.on is not None)
 
 
-class _Parts:
-    """A case's side as `case_json` reads it, its predicted GPU time moved by `delta`."""
-
-    def __init__(self, side: dict, delta: float, matches: bool):
-        self.side = {**side, "predicted_gpu_s": side["predicted_gpu_s"] + delta}
-        self.predicted = self.side["predicted_gpu_s"] + side["predicted_cpu_s"]
-        self.measured = side["measured_gpu_s"] + side["measured_cpu_s"]
-        self.matches = matches
-
-    def to_json(self) -> dict:
-        return self.side
+def moved(side: dict, delta: float, matches: bool) -> Parts:
+    """A case's side (`Parts.to_json`) as `Parts`, its predicted GPU time moved by `delta`."""
+    return Parts(side["predicted_gpu_s"] + delta, side["predicted_cpu_s"], side["measured_gpu_s"],
+                 side["measured_cpu_s"], side["gpu_parts"], side["cpu_parts"], matches, "")
 
 
 def kernel_times(report_path: str, profile_path: str, out_path: str) -> None:
@@ -89,8 +84,8 @@ def apply(report_path: str, old_path: str, new_path: str, profile_path: str, out
         same = case["values_match"]
         cases.append(case_json(
             case["program"], case["rewrite"], case["n"], case["params"],
-            _Parts(case["before"], new_before - old_before, same),
-            _Parts(case["after"], new_after - old_after, same), case["same_value"]))
+            moved(case["before"], new_before - old_before, same),
+            moved(case["after"], new_after - old_after, same), case["same_value"]))
     profile = load_profile(profile_path)
     out = summarise({**report, "cases": cases, "profile": profile.name,
                      "repredicted": f"predictions re-made with {Path(profile_path).name} and "

@@ -228,7 +228,7 @@ def time_staging(session, group: int, repeats: int) -> list[tuple[int, float]]:
     from models.opencl_runner import time_kernel
 
     info = session.info
-    local_words = max(64, info.local_memory // 8 - 256)
+    local_words = info.local_words
     source = STAGE.replace("LOCAL_WORDS", str(local_words))
     most = max(1, local_words // group)
     iterations = sorted({k for k in (1, 2, 4, 8, 16, 32, 64) if k <= most} | {most})
@@ -367,7 +367,7 @@ def calibrate(session, cpu_session=None, quick: bool = False,
                              [np.zeros(threads, np.int64)], [np.int32(256)], repeats)
     # -- fit the GPU model, per mode -----------------------------------------------------------
     base = GpuParameters(warp_width=warp, work_group_size=group, threads_at_once=resident,
-                         banks=32, local_words=max(64, info.local_memory // 8 - 256))
+                         banks=32, local_words=info.local_words)
     mode_errors: dict[str, float] = {}
     mode_best: dict[str, GpuParameters] = {}
     best: tuple[float, GpuParameters, Fit] | None = None

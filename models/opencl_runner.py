@@ -65,6 +65,11 @@ class DeviceInfo:
     def describe(self) -> str:
         return f"{self.platform} / {self.name}"
 
+    @property
+    def local_words(self) -> int:
+        """The 8-byte words of local memory a kernel may stage (some is kept for the runtime)."""
+        return max(64, self.local_memory // 8 - 256)
+
 
 def _platforms() -> list:
     cl = _cl()
@@ -229,21 +234,22 @@ class OffloadRun:
     words_out: int
     plan: Plan
 
+    def kernel_time(self, statistic: str = "median") -> float:
+        """The kernels' time by one of `Timing`'s statistics ("median" or "best")."""
+        return sum(getattr(t, statistic) for t in self.kernels.values())
+
+    def time(self, statistic: str = "median") -> float:
+        """Transfers and kernels, by one of `Timing`'s statistics."""
+        return (getattr(self.transfer_in, statistic) + self.kernel_time(statistic)
+                + getattr(self.transfer_out, statistic))
+
     @property
     def kernel_total(self) -> float:
-        return sum(t.median for t in self.kernels.values())
+        return self.kernel_time()
 
     @property
     def total(self) -> float:
-        return self.transfer_in.median + self.kernel_total + self.transfer_out.median
-
-    @property
-    def kernel_best(self) -> float:
-        return sum(t.best for t in self.kernels.values())
-
-    @property
-    def total_best(self) -> float:
-        return self.transfer_in.best + self.kernel_best + self.transfer_out.best
+        return self.time()
 
 
 # ---------------------------------------------------------------------------------------------------
@@ -384,7 +390,7 @@ def plan_offload(offload: Offload, types: dict, params: dict[str, int],
 
 def _plan(session: DeviceSession, offload: Offload, types: dict,
           params: dict[str, int]) -> tuple[Plan, list[str]]:
-    return plan_offload(offload, types, params, max(64, session.info.local_memory // 8 - 256))
+    return plan_offload(offload, types, params, session.info.local_words)
 
 
 def offload_key(session: DeviceSession, offload: Offload, types: dict,

@@ -165,12 +165,12 @@ def measure(session, cpu_session, profile: DeviceProfile, checked: CheckedProgra
             done = run(session, offload)
             predicted_gpu += (providers.host_to_device(done.words_in) + offload.on.info.kernel
                               + providers.device_to_host(done.words_out))
-            measured_gpu += done.total_best
+            measured_gpu += done.time("best")
             gpu_parts += 1
         elif isinstance(offload.node, Profile):
             done = run(cpu_session, offload)
             predicted_cpu += centre_time.get(offload.node.name, 0.0)
-            measured_cpu += done.kernel_best
+            measured_cpu += done.kernel_time("best")
             cpu_parts += 1
         else:
             continue  # a bare parmap of a program without `on`: its marked centre stands for it
