@@ -113,13 +113,17 @@ def render_symbolic(result: dict) -> str:
         ("work", formulas["work"], _number(values["work"])),
         ("span", formulas["span"], _number(values["span"])),
     ]
-    if procs == 1:
-        rows.append(("time (P = 1, every schedule)", formulas["time"], _number(values["work"])))
+    if formulas["time"] is not None:
+        rows.append((f"time (P = {procs}, every schedule)", formulas["time"],
+                     _number(values["time"])))
     else:
         lower, upper = formulas["time_bounds"]
+        exact = values["time"] is not None  # the bounds meet at these sizes
         rows.append((f"time (P = {procs}) at least", lower, _number(values["time_bounds"][0])))
         rows.append((f"time (P = {procs}) at most", upper, _number(values["time_bounds"][1])))
-        if result.get("explicit_time") is not None:
+        if exact:
+            rows.append((f"time (P = {procs}, every schedule)", "-", _number(values["time"])))
+        elif result.get("explicit_time") is not None:
             rows.append((f"time ({result['schedule']}, P = {procs}, explicit)", "-",
                          _number(result["explicit_time"])))
     for world in ("cpu", "gpu", "peak"):

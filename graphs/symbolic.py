@@ -10,9 +10,18 @@ residue class of the size it was made at; `SymbolicProfile.at` re-prices at ever
 
 What is exact (tests/test_symbolic.py checks it against the explicit evaluator at n = 1..64):
 work, span, node and edge counts, space per world, words and bytes moved, each device box's parts,
-and time on one processor (= work, for every greedy schedule). For P > 1 the 1DF and BF times of a
-compressed graph are bounded by Brent's theorem, max(work/P, span) ≤ T_P ≤ work/P + span; their
-exact values come from the explicit schedule (`--symbolic` prints both where the size allows).
+and time on one processor (= work, for every greedy schedule).
+
+Time on P > 1 processors (`time_bounds`): the graph's top level is a row of serial edges and
+parallel stretches between cut vertices (`profiler.symbolic.Block`); every schedule runs each
+stretch alone, so times add up. Serial edges cost their weight under every schedule. A stretch of
+work W, span S and width w takes exactly S when w ≤ P (no task ever waits), and otherwise, under
+any greedy schedule (1DF, BF and work stealing all are), between max(W/P, S) and
+W/P + (1 - 1/P)·S (Graham's bound, Graham 1969: the time is a path's weight plus intervals in
+which all P processors are busy). Between those bounds the exact 1DF and BF times are not a closed
+form in n: they depend on n's binary digits (the balanced ⊗ trees split ⌊n/2⌋ : ⌈n/2⌉ and the
+policies interleave their fork edges with the threads); `benchmarks/schedule_idle.py` prints them.
+Their exact values come from the explicit schedule (`--symbolic` prints it where the size allows).
 """
 
 from __future__ import annotations
@@ -40,6 +49,7 @@ from profiler.evaluator import EvaluationOptions, bind_parameters
 from profiler.symbolic import (
     NotRegular,
     ReduceOperands,
+    Shape,
     SPhase,
     SPhaseLoop,
     SymbolicEvaluation,
@@ -294,6 +304,66 @@ class SymbolicProfile:
                                     int(_value(template.staged, values)))
         self._priced[key] = time
         return time
+
+
+    # -- time on P processors -------------------------------------------------------------------
+    def time_formulas(self, procs: int, values: dict[str, int] | None = None,
+                      ) -> tuple[sp.Expr, sp.Expr]:
+        """The lower and upper bounds of the time of every greedy schedule on `procs` processors,
+        as formulas (`time_bounds`), priced as `formulas` prices the rest."""
+        values = values or self.reference
+        ev = self.evaluation
+        subs = {self.symbols[k]: v for k, v in values.items() if k in self.symbols}
+        fixed: dict[Any, Any] = dict(ev.sizes.values(subs))
+        for symbol, box in zip(ev.box_symbols, ev.boxes, strict=True):
+            fixed[symbol] = self.kernel_formula(box, values)
+        lower, upper = time_bounds(ev.shape, procs)
+        return (_tidy(sp.sympify(lower).subs(fixed)), _tidy(sp.sympify(upper).subs(fixed)))
+
+    def time_at(self, values: dict[str, int], procs: int) -> tuple[float, float]:
+        """The bounds of `time_formulas` at concrete sizes; equal where the time is exact."""
+        subs = self.substitution(values)
+        shape = self.evaluation.shape
+        if procs == 1:
+            work = _value(shape.work, subs)
+            return work, work
+        lower = upper = _value(shape.serial, subs)
+        for block in shape.blocks:
+            count = int(_value(block.count, subs))
+            for level in range(count):
+                here = subs if block.level is None else {**subs, block.level: level}
+                work, span = _value(block.work, here), _value(block.span, here)
+                low, high = _stretch_time(work, span, _value(block.width, here), procs)
+                lower += low
+                upper += high
+        return lower, upper
+
+
+def time_bounds(shape: Shape, procs: int) -> tuple[sp.Expr, sp.Expr]:
+    """The time of every greedy schedule of a graph of this shape on `procs` processors lies
+    between the two formulas: its serial edges' weight plus each parallel stretch's bounds (see
+    the module's docstring). On one processor both are the work."""
+    if procs == 1:
+        return shape.work, shape.work
+    p = sp.Integer(procs)
+    lower, upper = sp.sympify(shape.serial), sp.sympify(shape.serial)
+    for block in shape.blocks:
+        low = sp.Max(block.work / p, block.span)
+        high = sp.Piecewise((block.span, block.width <= p),
+                            (block.work / p + (p - 1) / p * block.span, True))
+        if block.level is not None:
+            low = sp.Sum(low, (block.level, 0, block.count - 1))
+            high = sp.Sum(high, (block.level, 0, block.count - 1))
+        lower += low
+        upper += high
+    return lower, upper
+
+
+def _stretch_time(work: float, span: float, width: float, procs: int) -> tuple[float, float]:
+    """time_bounds of one parallel stretch, in numbers."""
+    if width <= procs:
+        return span, span
+    return max(work / procs, span), work / procs + (procs - 1) / procs * span
 
 
 def symbolic_profile(checked: CheckedProgram, options: EvaluationOptions | None = None,
@@ -669,13 +739,13 @@ def report(profile: SymbolicProfile, values: dict[str, int], procs: int) -> dict
     formulas = profile.formulas(values)
     numbers = profile.at(values)
     work, span = formulas["work"], formulas["span"]
-    p = sp.Integer(procs)
-    time_lower = sp.Max(work / p, span)
-    time_upper = work / p + span
+    time_lower, time_upper = profile.time_formulas(procs, values)
+    lower, upper = profile.time_at(values, procs)
     out_formulas: dict[str, Any] = {
         "work": formula_text(work),
         "span": formula_text(span),
-        "time": formula_text(work) if procs == 1 else None,
+        "time": (formula_text(time_lower) if sp.expand(time_upper - time_lower) == 0
+                 else None),
         "time_bounds": [formula_text(time_lower), formula_text(time_upper)],
         "space": {"cpu": formula_text(formulas["space_cpu"]),
                   "gpu": formula_text(formulas["space_gpu"]),
@@ -698,7 +768,6 @@ def report(profile: SymbolicProfile, values: dict[str, int], procs: int) -> dict
                      for name, shape in profile.evaluation.centres.items()}
     words = profile.options.profile.region.word_bytes
     moved = numbers["on"]
-    lower = max(numbers["work"] / procs, numbers["span"])
     return {
         "symbolic": True,
         "params": dict(values),
@@ -712,8 +781,8 @@ def report(profile: SymbolicProfile, values: dict[str, int], procs: int) -> dict
         "values": {
             "work": numbers["work"], "span": numbers["span"],
             "parallelism": numbers["work"] / numbers["span"] if numbers["span"] else None,
-            "time": numbers["work"] if procs == 1 else None,
-            "time_bounds": [lower, numbers["work"] / procs + numbers["span"]],
+            "time": lower if lower == upper else None,
+            "time_bounds": [lower, upper],
             "space": numbers["space"], "nodes": numbers["nodes"], "edges": numbers["edges"],
             "bytes_to_device": words * sum(o["pushed_words"] for o in moved),
             "bytes_to_host": words * sum(o["gpu_words"] for o in moved),

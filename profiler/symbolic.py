@@ -108,27 +108,77 @@ def size_symbol(name: str) -> sp.Symbol:
 
 
 @dataclass(frozen=True, slots=True)
+class Block:
+    """A parallel stretch of a CPU cost graph between two cut vertices of its top level (§6.3).
+
+    Every schedule runs such a stretch alone: the cut vertex before it is reached only when
+    everything earlier is done, and nothing later is ready before the one after it. So the times
+    of a graph's stretches add up, and a greedy schedule's time of one is bounded by its own work
+    W, span S and width (the most edges no path orders, so the most tasks ever ready or running
+    at once). With `level` set, the block stands for its copies level = 0 .. count - 1 in a row
+    (a reduction's levels), each with its own W, S and width."""
+
+    work: sp.Expr
+    span: sp.Expr
+    width: sp.Expr
+    level: sp.Symbol | None = None
+    count: sp.Expr = ONE
+
+    def subs(self, mapping: dict) -> Block:
+        inner = {k: v for k, v in mapping.items() if k != self.level}
+        return Block(sp.sympify(self.work).subs(inner), sp.sympify(self.span).subs(inner),
+                     sp.sympify(self.width).subs(inner), self.level,
+                     sp.sympify(self.count).subs(mapping))
+
+    def fields(self) -> tuple[sp.Expr, ...]:
+        return (self.work, self.span, self.width, self.count)
+
+
+@dataclass(frozen=True, slots=True)
 class Shape:
     """A CPU cost graph as `graphs.costgraph.CostGraph` would build it, summarised: the sum of its
-    edge weights (work), its longest path (span), and its node and edge counts. ∅ is `None`."""
+    edge weights (work), its longest path (span), and its node and edge counts. ∅ is `None`.
+
+    For times on P processors it also keeps its top level: `serial`, the weight of the edges
+    outside any parallel stretch (every schedule spends exactly that on them), the parallel
+    stretches in between (`blocks`), and its `width` (see `Block`). work = serial + the blocks'
+    work, span = serial + the blocks' spans."""
 
     work: sp.Expr
     span: sp.Expr
     nodes: sp.Expr
     edges: sp.Expr
+    serial: sp.Expr
+    blocks: tuple[Block, ...]
+    width: sp.Expr
 
     def same(self, other: Shape) -> bool:
-        return all(sp.expand(a - b) == 0 for a, b in zip(self.fields(), other.fields(),
-                                                          strict=True))
+        if len(self.blocks) != len(other.blocks):
+            return False
+        pairs = list(zip(self.fields(), other.fields(), strict=True))
+        for a, b in zip(self.blocks, other.blocks, strict=True):
+            if (a.level is None) != (b.level is None):
+                return False
+            mapping = {b.level: a.level} if b.level is not None else {}
+            pairs += zip(a.fields(), b.subs(mapping).fields(), strict=True)
+        return all(sp.expand(a - b) == 0 for a, b in pairs)
 
     def fields(self) -> tuple[sp.Expr, ...]:
-        return (self.work, self.span, self.nodes, self.edges)
+        return (self.work, self.span, self.nodes, self.edges, self.serial, self.width)
 
     def subs(self, mapping: dict) -> Shape:
-        return Shape(*(sp.sympify(f).subs(mapping) for f in self.fields()))
+        work, span, nodes, edges, serial, width = (sp.sympify(f).subs(mapping)
+                                                   for f in self.fields())
+        return Shape(work, span, nodes, edges, serial,
+                     tuple(block.subs(mapping) for block in self.blocks), width)
 
 
-POINT = Shape(ZERO, ZERO, ONE, ZERO)
+POINT = Shape(ZERO, ZERO, ONE, ZERO, ZERO, (), ZERO)
+
+
+def parallel(work, span, nodes, edges, width) -> Shape:
+    """A graph that is one parallel stretch from its source to its sink (a ⊗)."""
+    return Shape(work, span, nodes, edges, ZERO, (Block(work, span, width),), width)
 
 
 def seq(first: Shape | None, second: Shape | None, weight) -> Shape | None:
@@ -138,28 +188,36 @@ def seq(first: Shape | None, second: Shape | None, weight) -> Shape | None:
     if second is None:
         return first
     return Shape(first.work + second.work + weight, first.span + second.span + weight,
-                 first.nodes + second.nodes, first.edges + second.edges + 1)
+                 first.nodes + second.nodes, first.edges + second.edges + 1,
+                 first.serial + second.serial + weight, first.blocks + second.blocks,
+                 sp.Max(first.width, second.width, 1))
 
 
 def step(before: Shape | None, weight) -> Shape:
     """before ⊕δ [u] (CostGraph.step): with before = ∅ a start vertex is made."""
     before = before if before is not None else POINT
-    return Shape(before.work + weight, before.span + weight, before.nodes + 1, before.edges + 1)
+    return Shape(before.work + weight, before.span + weight, before.nodes + 1, before.edges + 1,
+                 before.serial + weight, before.blocks, sp.Max(before.width, 1))
 
 
 def into(before: Shape | None, target: Shape, weight) -> Shape:
     """before ⊕δ target with the edge ending at target's source (`_read_into`, `_op_into`)."""
     start = before if before is not None else POINT
     return Shape(start.work + weight + target.work, start.span + weight + target.span,
-                 start.nodes + target.nodes, start.edges + target.edges + 1)
+                 start.nodes + target.nodes, start.edges + target.edges + 1,
+                 start.serial + weight + target.serial, start.blocks + target.blocks,
+                 sp.Max(start.width, target.width, 1))
 
 
 def par(left: Shape | None, right: Shape | None, weight) -> Shape:
-    """left ⊗ right (CostGraph.par): fork and join vertices, four δ edges."""
+    """left ⊗ right (CostGraph.par): fork and join vertices, four δ edges. An antichain of edges
+    takes, on each side, either one fork or join edge or an antichain of that side."""
     left = left if left is not None else POINT
     right = right if right is not None else POINT
-    return Shape(left.work + right.work + 4 * weight, sp.Max(left.span, right.span) + 2 * weight,
-                 left.nodes + right.nodes + 2, left.edges + right.edges + 4)
+    return parallel(left.work + right.work + 4 * weight,
+                    sp.Max(left.span, right.span) + 2 * weight,
+                    left.nodes + right.nodes + 2, left.edges + right.edges + 4,
+                    sp.Max(left.width, 1) + sp.Max(right.width, 1))
 
 
 def par_many(branch: Shape | None, count: sp.Expr, weight) -> Shape | None:
@@ -175,9 +233,10 @@ def par_many(branch: Shape | None, count: sp.Expr, weight) -> Shape | None:
             raise NotRegular("a parallel form over a symbolic number of threads that cost "
                              "nothing (∅ threads are kept only when there are two or more)")
         branch = POINT
-    return Shape(count * branch.work + 4 * weight * (count - 1),
-                 branch.span + 2 * weight * clog2(count),
-                 count * branch.nodes + 2 * (count - 1), count * branch.edges + 4 * (count - 1))
+    return parallel(count * branch.work + 4 * weight * (count - 1),
+                    branch.span + 2 * weight * clog2(count),
+                    count * branch.nodes + 2 * (count - 1), count * branch.edges + 4 * (count - 1),
+                    count * sp.Max(branch.width, 1))
 
 
 # -- GPU cost paths, as templates -------------------------------------------------------------------
@@ -851,9 +910,11 @@ class SymbolicEvaluator:
                 value, cost = self.eval(inner, env, regions, world)
                 if world is World.CPU and not self.loops and cost is not None:
                     previous = self.centres.get(name)
-                    self.centres[name] = cost if previous is None else Shape(
+                    # Two stretches of code apart: only their work and span are read.
+                    self.centres[name] = cost if previous is None else parallel(
                         previous.work + cost.work, sp.Max(previous.span, cost.span),
-                        previous.nodes + cost.nodes, previous.edges + cost.edges)
+                        previous.nodes + cost.nodes, previous.edges + cost.edges,
+                        previous.width + cost.width)
                 return value, cost
         raise AssertionError(f"unknown node {e!r}")
 
@@ -1194,8 +1255,14 @@ class SymbolicEvaluator:
                                                                                           span)
         if n != 1 and isinstance(value, SValue):
             result = SValue(value.loc, _unknown_content(value.content))
+        # The levels run one after another: each a parallel stretch, then its merge.
+        each = Block(pairs * branch.work + 4 * op * (pairs - 1),
+                     branch.span + 2 * op * clog2(pairs),
+                     pairs * sp.Max(branch.width, 1), level, levels)
+        widest = pairs.subs(level, 0) * sp.Max(branch.width, 1)
         return result, Shape(cost.work + work, cost.span + span_, cost.nodes + nodes,
-                             cost.edges + edges)
+                             cost.edges + edges, cost.serial + levels * (self.merge_w + op),
+                             (*cost.blocks, each), sp.Max(cost.width, 1, widest))
 
     def _reduce_gpu(self, closure: SClosure, vec: SValue, n: sp.Expr, cost, regions: dict,
                     region: str, span: Span):
@@ -1324,7 +1391,7 @@ class SymbolicEvaluator:
         self.space_peak_gpu = _max(self.space_peak_gpu, pushed_words + gpu_words)
         self.space_peak = _max(self.space_peak, self.space_cpu + pushed_words + gpu_words)
         self._peak()
-        shape = Shape(total, total, sp.Integer(2), ONE)
+        shape = Shape(total, total, sp.Integer(2), ONE, total, (), ONE)
         return value, shape
 
     def _box_total(self, record: BoxRecord, kernel: sp.Symbol) -> sp.Expr:

@@ -116,6 +116,8 @@ def test_cpu_placement_symbolic_equals_explicit(name):
     for n in range(1, 65, 3):
         values = sizes_for(name, n)
         assert_same(symbolic(profile, values), explicit(cpu, values, options), f"n={n}")
+        if n % 9 == 1:
+            assert_time_within_bounds(profile, cpu, values, options, procs=(3,))
 
 
 def test_zipmul_formulas_are_the_papers_counts():
@@ -199,6 +201,61 @@ def test_report_keys_follow_the_numeric_report():
     assert lower <= explicit_time <= upper
 
 
+def assert_time_within_bounds(profile, checked, values, options, procs=(2, 3, 8)):
+    """Every greedy schedule's time lies within the symbolic bounds, and equals them where they
+    meet; the top level adds up to the work and span (serial edges plus parallel stretches)."""
+    graph = evaluate(checked, values, options).graph
+    for p in procs:
+        lower, upper = profile.time_at(values, p)
+        assert lower <= upper
+        for policy in ("1df", "bf", "ws"):
+            time = schedule(graph, p, policy, record=False).time
+            assert lower - 1e-9 <= time <= upper + 1e-9, (values, p, policy, lower, time, upper)
+            if lower == upper:
+                assert time == pytest.approx(lower, rel=1e-12), (values, p, policy)
+    shape, subs = profile.evaluation.shape, profile.substitution(values)
+    work = span = graphs.symbolic._value(shape.serial, subs)
+    for block in shape.blocks:
+        for level in range(int(graphs.symbolic._value(block.count, subs))):
+            here = subs if block.level is None else {**subs, block.level: level}
+            work += graphs.symbolic._value(block.work, here)
+            span += graphs.symbolic._value(block.span, here)
+    assert (work, span) == pytest.approx((graph.work(), graph.span()), rel=1e-12)
+
+
+@pytest.mark.parametrize("name", REGULAR)
+def test_time_bounds_hold_for_every_greedy_schedule(name):
+    checked = load(name)
+    options = EvaluationOptions()
+    profile = symbolic_profile(checked, options)
+    for n in (SIZES if name != "nbody" else range(1, 65, 5)):
+        assert_time_within_bounds(profile, checked, sizes_for(name, n), options)
+
+
+def test_time_is_exact_where_every_stretch_fits_the_processors():
+    """A parmap over iota n: two parallel stretches of width n. With n ≤ P no task ever waits,
+    so every schedule takes the span; beyond, the bounds hold and are tighter than Brent's."""
+    source = """param n : int = 8
+letregion r in
+parmap (lambda i: int r [r]. i + 1 at r) (iota n at r) at r
+"""
+    checked = check_program(parse(source, "map.lg"))
+    profile = symbolic_profile(checked)
+    for n in (1, 2, 3, 4):
+        lower, upper = profile.time_at({"n": n}, 4)
+        assert lower == upper == evaluate(checked, {"n": n}).graph.span()
+    data = report(profile, {"n": 4}, 4)
+    assert data["values"]["time"] == data["values"]["span"]
+    assert data["formulas"]["time"] is None  # exact at n = 4, not at every n
+    graph = evaluate(checked, {"n": 1000}).graph
+    lower, upper = profile.time_at({"n": 1000}, 2)
+    assert max(graph.work() / 2, graph.span()) < lower
+    assert upper < graph.work() / 2 + graph.span()
+    assert lower <= schedule(graph, 2, "1df").time <= upper
+    text = report(profile, {"n": 1000}, 1)["formulas"]["time"]
+    assert text == report(profile, {"n": 1000}, 1)["formulas"]["work"]
+
+
 def test_data_dependent_costs_are_not_regular():
     source = """param n : int = 8
 letregion r in
@@ -256,6 +313,7 @@ def test_generated_programs_symbolic_equals_explicit(program):
     except NotRegular:
         return
     assert_same(got, explicit(checked, values, EvaluationOptions()), "generated")
+    assert_time_within_bounds(profile, checked, values, EvaluationOptions(), procs=(2, 3))
 
 
 def test_symbolic_break_even_of_a_rewrite_is_the_exact_crossing():
