@@ -155,8 +155,9 @@ def _table(assessments: list[Assessment]) -> list[str]:
     lines = ["  ".join(cell.ljust(width) for cell, width in zip(row, widths, strict=True)).rstrip()
              for row in rows]
     if flagged:
-        lines += ["", "* found symbolically on max(work/P, span); the schedule's time at this size "
-                      "says otherwise (near a break-even the two can differ)"]
+        lines += ["", "* found symbolically on the time's lower bound (serial edges plus "
+                      "max(work/P, span) of each parallel stretch); the schedule's time at this "
+                      "size says otherwise (near a break-even the two can differ)"]
     return lines
 
 

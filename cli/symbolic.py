@@ -13,6 +13,7 @@ from cli.commands import command_profile, device_profile, load_checked, write_ou
 from cli.main import EXIT_OK, SourceHolder, UsageError, parse_params
 from graphs.analysis import analyse
 from graphs.symbolic import (
+    PLACEMENT_TIME,
     SymbolicProfile,
     crossings,
     formula_text,
@@ -189,7 +190,7 @@ def command_place(args: argparse.Namespace, holder: SourceHolder) -> int:
         sites.append(_place_site(rewrite.site.where, written_on, cpu.checked, gpu.checked,
                                  values, parameter, options, args))
     result = {"file": args.file, "parameter": parameter, "params": values, "procs": args.procs,
-              "time": "max(work/P, span) (Brent's lower bound; the time on P = 1)",
+              "time": PLACEMENT_TIME,
               "sites": sites}
     if args.format == "json":
         write_output(json.dumps(result, indent=2, default=str) + "\n", args.output)
@@ -214,9 +215,7 @@ def _place_site(where: str, written_on: bool, cpu: CheckedProgram, gpu: CheckedP
         profile: SymbolicProfile = profiles[world]
 
         def at(n: int) -> float:
-            numbers = profile.at({**values, parameter: n})
-            work, span = numbers["work"], numbers["span"]
-            return max(work / args.procs, span) if args.procs > 1 else work
+            return profile.time_at({**values, parameter: n}, args.procs)[0]
         return at
 
     found = crossings(time_of("cpu"), time_of("gpu"), parameter, formulas["cpu"],

@@ -101,8 +101,9 @@ class BreakEven:
 
 
 DISAGREES = "the schedule's times at the profiled size disagree"
-"""Marks a symbolic break-even (on max(work/P, span)) that the 1DF or BF schedule time at the
-profiled size contradicts: near a break-even the two measures of time can differ."""
+"""Marks a symbolic break-even (on the lower bound of the time, graphs.symbolic.PLACEMENT_TIME)
+that the 1DF or BF schedule time at the profiled size contradicts: near a break-even the two
+measures of time can differ."""
 
 
 Solver = Callable[[Subject, Subject, str], BreakEven | None]

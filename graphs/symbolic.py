@@ -803,11 +803,14 @@ class Crossing:
     method: str  # "sympy": a root of the formulas (ceilings relaxed) led to it; else "numeric"
 
 
+PLACEMENT_TIME = ("the lower bound of every greedy schedule's time: serial edges, plus "
+                  "max(work/P, span) of each parallel stretch (Brent); on P = 1, the work")
+
+
 def placement_time(profile: SymbolicProfile, procs: int) -> sp.Expr:
-    """The time a placement is compared by: max(work/P, span), the greedy schedule's lower bound
-    (Brent); on one processor it is the time of every schedule."""
-    formulas = profile.formulas()
-    return sp.Max(formulas["work"] / procs, formulas["span"]) if procs > 1 else formulas["work"]
+    """The time a placement is compared by (PLACEMENT_TIME): the lower bound of `time_bounds`,
+    which on one processor is the time of every schedule."""
+    return profile.time_formulas(procs)[0]
 
 
 def crossings(cost_a, cost_b, parameter: str, formula_a: sp.Expr | None = None,
@@ -937,9 +940,9 @@ def _branches(formula: sp.Expr) -> list[sp.Expr]:
 
 def symbolic_solver(scorer, upper: int = 10**12):
     """A break-even solver for graphs.rewrite_score.break_even: both programs profiled
-    symbolically in the size parameter, their times (max(work/P, span); work on one processor)
-    compared for every n up to `upper` in O(log upper) evaluations (`crossings`). None where a
-    program is not regular (the ladder of explicit evaluations answers then)."""
+    symbolically in the size parameter, their times (PLACEMENT_TIME) compared for every n up
+    to `upper` in O(log upper) evaluations (`crossings`). None where a program is not regular
+    (the ladder of explicit evaluations answers then)."""
     profiles: dict = {}  # a subject's profile, its time formula and its times by size
 
     def profile_of(subject, parameter: str):
@@ -958,9 +961,7 @@ def symbolic_solver(scorer, upper: int = 10**12):
 
         def at(n: int) -> float:
             if n not in times:
-                numbers = profile.at({**scorer.params, parameter: n})
-                times[n] = (numbers["work"] if scorer.procs == 1
-                            else max(numbers["work"] / scorer.procs, numbers["span"]))
+                times[n] = profile.time_at({**scorer.params, parameter: n}, scorer.procs)[0]
             return times[n]
         return at
 
@@ -975,7 +976,7 @@ def symbolic_solver(scorer, upper: int = 10**12):
             pays_at_1 = second(1) < first(1)
         except NotRegular:
             return None
-        method = "symbolic (max(work/P, span))" if scorer.procs > 1 else "symbolic (work)"
+        method = "symbolic (time's lower bound)" if scorer.procs > 1 else "symbolic (work)"
         if not found:
             return BreakEven(parameter, "always" if pays_at_1 else "never", 1 if pays_at_1
                              else None, method, upper)
