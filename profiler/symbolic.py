@@ -17,6 +17,12 @@ reconstructions, see the evaluator's docstring) with the size parameters as symp
   box (graphs.symbolic) prices one representative work group and the last one with the real GPU
   model, and sums rounds in closed form.
 
+- A recursive function applied to a size (`f m`) or a range (`f (x, x + m)`) is evaluated once
+  for a generic m, its recursive calls unknowns: each quantity becomes a recurrence, solved in
+  closed form (`SymbolicEvaluator._recursion`).
+- For times on P processors a CPU shape also keeps its top level: serial edges and parallel
+  stretches (`Block`), which every schedule runs one after another.
+
 Values are abstract: an integer is a sympy expression in the parameters and thread indices (or
 unknown), a float is unknown, a vector is a length and an element template. A branch on a
 condition that depends on the thread runs both sides; the program is regular there if both cost
@@ -28,6 +34,7 @@ Assumption (stated in the report): every size parameter is ≥ 1.
 
 from __future__ import annotations
 
+import math
 from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from typing import Any
@@ -45,13 +52,16 @@ from profiler.syntax import (
     BinaryOperator,
     BinOp,
     BoolLit,
+    Boxed,
     Expr,
     Fix,
     FloatLit,
+    FloatS,
     Fst,
     If,
     Index,
     IntLit,
+    IntS,
     Iota,
     Lambda,
     Length,
@@ -76,6 +86,7 @@ ZERO = sp.Integer(0)
 ONE = sp.Integer(1)
 FRESH = sp.Integer(1 << 60)  # graphs.devicebox.FRESH: device addresses of words a kernel allocates
 MAX_RECURSION = 64
+MAX_SIZES = 100_000  # the sizes a solved recursion (`_Recurrence`) may be evaluated at
 
 
 class NotRegular(HetprofError):  # noqa: N818 - a condition the caller handles, not a failure
@@ -90,6 +101,13 @@ def clog2(x: sp.Expr) -> sp.Expr:
     if isinstance(x, sp.Integer):
         return sp.Integer(int(x - 1).bit_length()) if x >= 1 else ZERO
     return sp.ceiling(sp.log(x, 2))
+
+
+def flog2(x: sp.Expr) -> sp.Expr:
+    """⌊log2 x⌋ for x ≥ 1, exact on integers."""
+    if isinstance(x, sp.Integer):
+        return sp.Integer(int(x).bit_length() - 1) if x >= 1 else ZERO
+    return sp.floor(sp.log(x, 2))
 
 
 def number(x) -> sp.Expr:
@@ -572,6 +590,11 @@ class RegionSizes:
                 ap, words = _int(event[1], params), _int(event[2], params)
                 if ap + words > size:
                     grew = max(self.bsize, ap + words - size)
+            elif kind == "fill":
+                # Allocations of at most BSIZE words each, from ap = start to end (a solved
+                # recursion): each that does not fit grows the region by BSIZE (Fig. 3).
+                end = _int(event[2], params)
+                grew = -(-max(0, end - size) // self.bsize) * self.bsize
             elif kind == "loop":
                 start, end = _int(event[1], params), _int(event[2], params)
                 count, trace = event[3]
@@ -653,6 +676,8 @@ class SymbolicEvaluator:
         self.space_peak_gpu: sp.Expr = ZERO
         self.space_peak: sp.Expr = ZERO
         self.recursion = 0
+        self.solving: _Recursion | None = None  # the recursive function `_recursion` solves
+        self.unsolved: dict[Expr, NotRegular] = {}  # recursive functions it could not solve
         self.counter = 0
         self.sizes = RegionSizes(self.bsize)
         self.centres: dict[str, Shape] = {}  # cost centres on the CPU: what their code cost
@@ -817,17 +842,10 @@ class SymbolicEvaluator:
                 f, c1 = self.eval(func, env, regions, world)
                 closure = f.content
                 a, c2 = self.eval(arg, env, regions, world)
-                if closure.recursive is not None:
-                    self.recursion += 1
-                    if self.recursion > MAX_RECURSION:
-                        raise NotRegular("a recursive function whose depth depends on the "
-                                         "input sizes", span)
-                try:
-                    value, c3 = self.eval(closure.body, {**closure.env, closure.param: a},
-                                          closure.regions, world)
-                finally:
-                    if closure.recursive is not None:
-                        self.recursion -= 1
+                if self.solving is not None and closure is self.solving.closure:
+                    value, c3 = self._recursive_call(self.solving, a, span)
+                else:
+                    value, c3 = self._apply(closure, a, world, span)
                 c = self._read_into(world, c1, f, c2, span)
                 return value, self._seq(world, c, c3)
             case Pair(first, second, region, span):
@@ -964,11 +982,156 @@ class SymbolicEvaluator:
         after_then = self._save()
         self._restore(state)
         v_else, c_else = self.eval(orelse, env, regions, world)
+        if self.solving is not None and self.solving.decides(decided):
+            value, cost = self._cases(decided, (v_then, c_then, after_then),
+                                      (v_else, c_else, self._save()), span)
+            return value, self._op_into(world, c1, cost)
         if not _same_cost(c_then, c_else) or not _same_regions(after_then, self._save()):
             raise NotRegular("a branch whose two sides cost differently, taken by some threads "
                              "and not others (data-dependent control flow)", span)
         value = _join_values(v_then, v_else, decided)
         return value, self._op_into(world, c1, c_then)
+
+    # -- recursion on a size ---------------------------------------------------------------------------
+    def _apply(self, closure: SClosure, arg: SValue, world: World, span: Span):
+        """A function applied (Fig. 5, rule for application): its body evaluated. A recursive
+        function applied to a size (`_recursion`) is solved once for every size; one applied to
+        constants is unfolded, up to MAX_RECURSION calls deep."""
+        if (closure.recursive is not None and self.solving is None and world is World.CPU
+                and not self.loops and closure.recursive not in self.unsolved
+                and _size_leaves(arg, self.params)):
+            state = self._save()
+            try:
+                return self._recursion(closure, arg, span)
+            except NotRegular as why:
+                self._restore(state)
+                self.unsolved[closure.recursive] = why
+        if closure.recursive is not None:
+            self.recursion += 1
+            if self.recursion > MAX_RECURSION:
+                why = self.unsolved.get(closure.recursive)
+                raise NotRegular("a recursive function whose depth depends on the input sizes"
+                                 + (f" ({why.message})" if why is not None else ""), span)
+        try:
+            return self.eval(closure.body, {**closure.env, closure.param: arg}, closure.regions,
+                             world)
+        finally:
+            if closure.recursive is not None:
+                self.recursion -= 1
+
+    def _recursion(self, closure: SClosure, arg: SValue, span: Span):
+        """A recursive function on the CPU applied to a size: `f m`, or `f (x, x + m)` on a range.
+
+        Its body is evaluated once for a generic m (and x), with each recursive call `f μ` an
+        unknown cost Q_f(μ) for every quantity Q (work, span, nodes, edges, width, words
+        allocated per region, space), and the branch on m taken both ways (`_cases`): each Q
+        becomes a recurrence Q(m) = body(m, Q(μ1), Q(μ2), ...). The recurrences are evaluated
+        exactly, memoised (`_Recurrence`: O(log m) sizes for halving calls), and each is solved
+        as a·m + b + c·⌈log2 m⌉ + d·⌊log2 m⌋, the closed forms of divide and conquer with a
+        constant cost per call (W(m) = A + W(⌊m/2⌋) + W(⌈m/2⌉) gives (A + W(1))·m - A; a span A
+        + max of the halves gives S(1) + A·⌈log2 m⌉; one call on ⌊m/2⌋, A·⌊log2 m⌋ + W(1)),
+        fitted on m = 1..4 and checked against the exact recurrence on m = 1..512 and at sizes
+        up to 2^31. Costs that depend on x, or that no such
+        form fits, are not regular."""
+        leaves = _int_leaves(arg.content)
+        m = sp.Symbol("m", integer=True, positive=True)
+        x = sp.Symbol("x", integer=True, nonnegative=True)
+        if len(leaves) == 1:
+            generic, measure = [m], leaves[0]
+        elif len(leaves) == 2 and None not in leaves:
+            generic, measure = [x, x + m], sp.expand(leaves[1] - leaves[0])
+        else:
+            raise NotRegular("a recursive function on more than a size or a range", span)
+        fix = closure.recursive
+        result = fix.fix_type.shape.result if isinstance(fix.fix_type, Boxed) else None
+        if not (isinstance(result, Boxed) and isinstance(result.shape, IntS | FloatS)):
+            raise NotRegular("a recursive function on a size that returns more than a number",
+                             span)
+        cpu = dict(self.stacks[World.CPU])
+        names = {rid: f"words_{region.label}" for rid, region in cpu.items()}
+        frame = _Recursion(closure, len(leaves), m, closure.regions[result.region],
+                           SInt(None) if isinstance(result.shape, IntS) else SFloat(), names)
+        starts = {rid: region.ap for rid, region in cpu.items()}
+        space_start = self.space_cpu
+        bases = {rid: self.fresh_symbol("a") for rid in cpu}
+        for rid, region in cpu.items():
+            region.ap, region.trace = bases[rid], []
+        self.space_cpu = self.fresh_symbol("s")
+        space_base = self.space_cpu
+        self.solving, self.loops = frame, self.loops + 1
+        try:
+            _, body = self.eval(closure.body,
+                                {**closure.env, closure.param: _with_leaves(arg, generic)},
+                                closure.regions, World.CPU)
+            body = body if body is not None else POINT
+            quantities = {"work": body.work, "span": body.span, "nodes": body.nodes,
+                          "edges": body.edges, "width": body.width,
+                          "space": sp.piecewise_fold(self.space_cpu - space_base)}
+            for rid, region in cpu.items():
+                quantities[names[rid]] = sp.piecewise_fold(region.ap - bases[rid])
+                for words in region.trace:
+                    if not (isinstance(words, sp.Integer) and words <= self.bsize):
+                        raise NotRegular("a recursion that allocates more than BSIZE words at "
+                                         "once, or in a loop", span)
+        finally:
+            self.solving, self.loops = None, self.loops - 1
+        grows = any(sp.expand(q) != 0 for k, q in quantities.items() if k in names.values())
+        if grows and self._grow_cost() != self.write_w:
+            raise NotRegular("a recursion that may grow a region, under a profile where growing "
+                             "costs differ from a write", span)
+        recurrence = _Recurrence(frame, quantities, span)
+        solved = {name: recurrence.closed_form(name).subs(m, measure) for name in quantities}
+        for rid, region in cpu.items():
+            region.ap = starts[rid] + solved[names[rid]]
+            region.trace = []
+            if sp.expand(solved[names[rid]]) != 0:
+                region.log.append(("fill", starts[rid], region.ap))
+        self.space_cpu = space_start + solved["space"]
+        value = SValue(SLoc(frame.result_region, self.fresh_symbol("o")), frame.result_content)
+        return value, parallel(solved["work"], solved["span"], solved["nodes"], solved["edges"],
+                               solved["width"])
+
+    def _recursive_call(self, frame: _Recursion, arg: SValue, span: Span):
+        """`f μ` inside the body `_recursion` solves: each quantity's unknown at μ."""
+        leaves = _int_leaves(arg.content)
+        if len(leaves) != frame.arity or None in leaves:
+            raise NotRegular("a recursive call whose size is not known", span)
+        measure = leaves[0] if frame.arity == 1 else sp.expand(leaves[1] - leaves[0])
+        q = {name: function(measure) for name, function in frame.unknowns.items()}
+        for rid, name in frame.words.items():
+            region = self.stacks[World.CPU].get(rid)
+            if region is not None:
+                region.ap = region.ap + q[name]
+        self.space_cpu = self.space_cpu + q["space"]
+        value = SValue(SLoc(frame.result_region, self.fresh_symbol("o")), frame.result_content)
+        return value, parallel(q["work"], q["span"], q["nodes"], q["edges"], q["width"])
+
+    def _cases(self, condition, then: tuple, orelse: tuple, span: Span):
+        """Both sides of a branch on the size of a recursion being solved, as one: each
+        quantity a Piecewise on the condition (the recurrence's base case and its step)."""
+        (v_then, c_then, after_then), (v_else, c_else, after_else) = then, orelse
+
+        def pick(a, b):
+            return sp.Piecewise((a, condition), (b, True))
+
+        for world, saved in after_then["regions"].items():
+            for rid, (ap, trace, _) in saved.items():
+                region = self.stacks[world].get(rid)
+                other = after_else["regions"][world].get(rid)
+                if region is not None and other is not None:
+                    region.ap = pick(ap, other[0])
+                    region.trace = trace + other[1]
+        self.space_cpu = pick(after_then["space"][0], after_else["space"][0])
+        a = c_then if c_then is not None else POINT
+        b = c_else if c_else is not None else POINT
+        cost = parallel(pick(a.work, b.work), pick(a.span, b.span), pick(a.nodes, b.nodes),
+                        pick(a.edges, b.edges), pick(a.width, b.width))
+        if not (isinstance(v_then, SValue) and isinstance(v_else, SValue)
+                and v_then.loc.region == v_else.loc.region):
+            raise NotRegular("a branch of a recursion whose sides return values of different "
+                             "kinds or regions", span)
+        place = SLoc(v_then.loc.region, pick(v_then.loc.offset, v_else.loc.offset))
+        return SValue(place, _unknown_content(v_then.content)), cost
 
     # -- state ----------------------------------------------------------------------------------------
     def _save(self) -> dict:
@@ -1555,3 +1718,136 @@ def _join_values(a, b, condition):
     if isinstance(a, SBool) and isinstance(b, SBool):
         return SBool(None)
     raise NotRegular("a branch whose sides return values of different shapes")
+
+
+# -- recursion on a size ------------------------------------------------------------------------------
+
+
+@dataclass(slots=True)
+class _Recursion:
+    """A recursive function being solved: its closure, whether it recurses on a size m (arity 1)
+    or a range (x, x + m) (arity 2), the unknown of each quantity at a recursive call, and what
+    a call returns."""
+
+    closure: SClosure
+    arity: int
+    measure: sp.Symbol
+    result_region: int
+    result_content: Any
+    words: dict[int, str]  # region id -> the quantity counting the words it allocates
+    unknowns: dict[str, Any] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        for name in ("work", "span", "nodes", "edges", "width", "space", *self.words.values()):
+            self.unknowns[name] = sp.Function(f"{name}_rec")
+
+    def decides(self, condition) -> bool:
+        """Whether a branch condition is on the size alone (the recursion's base case)."""
+        return (isinstance(condition, sp.Basic) and bool(condition.free_symbols)
+                and condition.free_symbols <= {self.measure})
+
+
+class _Recurrence:
+    """The recurrences of one `_Recursion`, evaluated exactly at concrete sizes (memoised), and
+    solved in closed form."""
+
+    CHECKED = range(1, 513)
+    LARGE = (1000, 4097, 65535, 10**6 + 3, 2**30 - 1, 2**30 + 1, 2**31 - 7)
+
+    def __init__(self, frame: _Recursion, quantities: dict[str, sp.Expr], span: Span):
+        self.frame = frame
+        self.span = span
+        self.memo: dict[str, dict[int, float]] = {name: {} for name in quantities}
+        self.pending: set[tuple[str, int]] = set()  # calls being evaluated
+        m = frame.measure
+        self.compiled = {}
+        for name, expr in quantities.items():
+            expr = sp.sympify(expr)
+            if expr.free_symbols - {m}:
+                raise NotRegular("a recursion whose costs depend on more than the size it "
+                                 "recurses on", span)
+            self.compiled[name] = sp.lambdify(
+                m, expr, modules=[{f"{other}_rec": self._caller(other) for other in quantities},
+                                  {"floor": math.floor, "ceiling": math.ceil, "Max": max,
+                                   "Min": min}, "math"])
+
+    def _caller(self, name: str):
+        def call(size) -> float:
+            return self.value(name, size)
+        return call
+
+    def value(self, name: str, size) -> float:
+        """Quantity `name` of a call on size `size`, exactly."""
+        size = int(size)
+        memo = self.memo[name]
+        if size not in memo:
+            if size < 0 or (name, size) in self.pending:
+                raise NotRegular("a recursion that does not stop (a call on a size calls "
+                                 "itself on the same size, or on a negative one)", self.span)
+            if len(memo) > MAX_SIZES:
+                raise NotRegular(f"a recursion on more than {MAX_SIZES} sizes (hetprof "
+                                 "solves those that divide their size)", self.span)
+            self.pending.add((name, size))
+            try:
+                memo[size] = float(self.compiled[name](size))
+            except RecursionError:
+                raise NotRegular("a recursion that shrinks its size too slowly to solve (hetprof "
+                                 "solves those that divide their size)", self.span) from None
+            finally:
+                self.pending.discard((name, size))
+        return memo[size]
+
+    def closed_form(self, name: str) -> sp.Expr:
+        """a·m + b + c·⌈log2 m⌉ + d·⌊log2 m⌋ through the values at m = 1, 2, 3, 4, checked at
+        every size of CHECKED and LARGE. (A recursion that halves its size goes ⌈log2 m⌉ deep
+        when it splits m in two halves, ⌊log2 m⌋ when it keeps ⌊m/2⌋.)"""
+        points = (1, 2, 3, 4)
+        rows = sp.Matrix([[k, 1, (k - 1).bit_length(), k.bit_length() - 1] for k in points])
+        values = sp.Matrix([sp.nsimplify(self.value(name, k)) for k in points])
+        a, b, c, d = rows.LUsolve(values)
+        for k in (*self.CHECKED, *self.LARGE):
+            want = self.value(name, k)
+            got = float(a * k + b + c * (k - 1).bit_length() + d * (k.bit_length() - 1))
+            if abs(got - want) > 1e-9 * max(1.0, abs(want)):
+                raise NotRegular(f"a recursion whose {name} is not a·m + b + c·⌈log2 m⌉ + "
+                                 f"d·⌊log2 m⌋ (at m = {k}: {want:g})", self.span)
+        m = self.frame.measure
+        return a * m + b + c * clog2(m) + d * flog2(m)
+
+
+def _int_leaves(content) -> list:
+    """The integers of a value made of pairs and integers, in order (None for an unknown one);
+    [] for anything else."""
+    match content:
+        case SInt(value):
+            return [value]
+        case SPair(first, second):
+            if isinstance(first, SValue) and isinstance(second, SValue):
+                left, right = _int_leaves(first.content), _int_leaves(second.content)
+                return left + right if left and right else []
+    return []
+
+
+def _size_leaves(arg, params: dict) -> bool:
+    """Whether an argument is one or two integers, one of them depending on a size."""
+    if not isinstance(arg, SValue):
+        return False
+    leaves = _int_leaves(arg.content)
+    symbols = {v for v in params.values() if isinstance(v, sp.Symbol)}
+    return (1 <= len(leaves) <= 2 and None not in leaves
+            and any(sp.sympify(v).free_symbols & symbols for v in leaves))
+
+
+def _with_leaves(value: SValue, leaves: list) -> SValue:
+    """`value` with its integers replaced, in order, by `leaves`."""
+    replaced = iter(leaves)
+
+    def walk(v: SValue) -> SValue:
+        match v.content:
+            case SInt():
+                return SValue(v.loc, SInt(next(replaced)))
+            case SPair(first, second):
+                return SValue(v.loc, SPair(walk(first), walk(second)))
+        return v
+
+    return walk(value)

@@ -38,8 +38,7 @@ from tests.generate import well_typed_programs
 EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
 SIZES = range(1, 65)
 REGULAR = ["zipmul", "zipmul_cpu", "map_map", "strided", "dot", "normalize_inc", "matvec",
-           "nbody"]
-NOT_REGULAR = ["dc_sum"]
+           "nbody", "dc_sum"]
 
 
 def load(name: str):
@@ -103,15 +102,11 @@ def test_symbolic_equals_explicit_for_n_1_to_64(name, mode):
         assert_same(symbolic(profile, values), explicit(checked, values, options), f"n={n}")
 
 
-@pytest.mark.parametrize("name", REGULAR + NOT_REGULAR)
+@pytest.mark.parametrize("name", REGULAR)
 def test_cpu_placement_symbolic_equals_explicit(name):
     checked = load(name)
     cpu = replace(checked, body=remove_on(checked.body))
     options = EvaluationOptions()
-    if name in NOT_REGULAR:
-        with pytest.raises(NotRegular, match="recursive function"):
-            symbolic_profile(cpu, options)
-        return
     profile = symbolic_profile(cpu, options)
     for n in range(1, 65, 3):
         values = sizes_for(name, n)
@@ -254,6 +249,49 @@ parmap (lambda i: int r [r]. i + 1 at r) (iota n at r) at r
     assert lower <= schedule(graph, 2, "1df").time <= upper
     text = report(profile, {"n": 1000}, 1)["formulas"]["time"]
     assert text == report(profile, {"n": 1000}, 1)["formulas"]["work"]
+
+
+def test_divide_and_conquer_is_solved_in_closed_form():
+    """dc_sum's `sum (lo, hi)` calls itself on both halves under `||`: W(m) = 31 + 12 + W(⌊m/2⌋)
+    + W(⌈m/2⌉) with W(1) = 12, so W(n) = 55n - 43 inside the call, 55n - 32 in all; its span
+    adds 38 per level, ⌈log2 n⌉ levels; 15 words per call. Exact at n = 1..64 (above) and, by
+    the recurrence, at a billion."""
+    profile = symbolic_profile(load("dc_sum"))
+    formulas = {k: formula_text(v) for k, v in profile.formulas().items()}
+    assert formulas["work"] == "55*n - 32"
+    assert formulas["span"] == "38*ceiling(log(n)/log(2)) + 23"
+    assert formulas["space_cpu"] == "15*n - 7"
+    assert formulas["nodes"] == "54*n - 30"
+    assert profile.at({"n": 10**9})["work"] == 55 * 10**9 - 32
+
+
+RECURSION = """param n : int = 16
+
+letregion r in
+let f = fix f: (int r -> int r [r], r).
+  lambda m: int r [r].
+    if m <= 1 at r then m
+    else f (m {step} at r) + 1 at r
+in f n
+"""
+
+
+def test_a_recursion_on_half_its_size_is_solved():
+    """f m calls f ⌊m/2⌋ once: ⌊log2 m⌋ calls deep."""
+    checked = check_program(parse(RECURSION.format(step="/ 2"), "half.lg"))
+    profile = symbolic_profile(checked)
+    assert formula_text(profile.formulas()["work"]) == "15*floor(log(n)/log(2)) + 12"
+    for n in (*SIZES, 1000, 1025):
+        assert_same(symbolic(profile, {"n": n}), explicit(checked, {"n": n},
+                                                           EvaluationOptions()), n)
+
+
+def test_a_recursion_that_shrinks_by_one_is_not_regular():
+    """f m calls f (m - 1): n calls deep, no halving to solve; refused with the reason."""
+    checked = check_program(parse(RECURSION.format(step="- 1"), "linear.lg"))
+    with pytest.raises(NotRegular, match="shrinks its size too slowly") as caught:
+        symbolic_profile(checked)
+    assert caught.value.span.line == 7
 
 
 def test_data_dependent_costs_are_not_regular():
