@@ -16,6 +16,8 @@ import json
 from dataclasses import replace
 from pathlib import Path
 
+import sympy as sp
+
 from cli.commands import device_profile, load_checked, run_program, write_output
 from cli.main import EXIT_OK, SourceHolder, UsageError, parse_params
 from graphs import plots
@@ -139,13 +141,22 @@ def _formulas(args: argparse.Namespace, checked, params: dict[str, int]) -> dict
     options = EvaluationOptions(profile=device_profile(args), gpu_mode=args.gpu_mode,
                                 grow_gpu_regions=not args.strict_gpu_regions)
     try:
-        formulas = symbolic_profile(checked, options, params).formulas(params)
+        profile = symbolic_profile(checked, options, params)
+        formulas = profile.formulas(params)
+        lower, upper = profile.time_formulas(args.procs, params)
     except NotRegular:
         return None
     names = {"work": "work", "span": "span", "space_cpu": "space (CPU words)",
              "space_gpu": "space (GPU words)", "bytes_to_device": "bytes to the device",
              "bytes_to_host": "bytes back to the host", "nodes": "cost-graph nodes"}
-    shown = {label: formula_text(formulas[key]) for key, label in names.items()}
+    shown = {label: formula_text(formulas[key]) for key, label in list(names.items())[:2]}
+    if sp.expand(upper - lower) == 0:
+        shown[f"time (P = {args.procs}, every schedule)"] = formula_text(lower)
+    else:
+        shown[f"time (P = {args.procs}) at least"] = formula_text(lower)
+        shown[f"time (P = {args.procs}) at most"] = formula_text(upper)
+    shown.update({label: formula_text(formulas[key]) for key, label in names.items()
+                  if label not in shown})
     shown.update({key.replace(".", " "): formula_text(value) for key, value in formulas.items()
                   if key.startswith("on") and key.endswith(".kernel")})
     return shown
