@@ -529,27 +529,29 @@ def _check_node(e: Expr, ctx: _Context) -> tuple[Expr, Type, frozenset[str]]:
             func_e, func_t, func_eff = _check(func, ctx)
             fun = _expect_shape(func_t, FunS, "reduce needs a function of a pair", func.span)
             assert isinstance(fun.shape, FunS)
-            arg = fun.shape.arg
-            if not (isinstance(arg, Boxed) and isinstance(arg.shape, PairS)):
-                raise _error(CheckError, f"reduce's function must take a pair (τ, τ), not {arg}",
+            pair_t = fun.shape.arg
+            if not (isinstance(pair_t, Boxed) and isinstance(pair_t.shape, PairS)):
+                raise _error(CheckError,
+                             f"reduce's function must take a pair (τ, τ), not {pair_t}",
                              func.span, "reduce")
-            region = region if region is not None else arg.region
+            region = region if region is not None else pair_t.region
             _place(ctx, region, span)
-            if arg.region != region:
+            if pair_t.region != region:
                 raise _error(RegionError, f"reduce allocates its pairs in {region}, but the "
-                             f"function expects pairs in {arg.region}", span, "reduce")
+                             f"function expects pairs in {pair_t.region}", span, "reduce")
             inner = replace(ctx, ambient=region)
             zero_e, zero_t, zero_eff = _check(zero, inner)
             vec_e, vec_t, vec_eff = _check(vector, inner)
             vec = _expect_shape(vec_t, VecS, "reduce folds a vector", vector.span)
-            assert isinstance(vec.shape, VecS) and isinstance(arg.shape, PairS)
-            element = vec.shape.element
+            assert isinstance(vec.shape, VecS) and isinstance(pair_t.shape, PairS)
+            element_t = vec.shape.element
             result = fun.shape.result
-            if not (subtype(element, arg.shape.first) and subtype(element, arg.shape.second)
-                    and subtype(result, arg.shape.first) and subtype(zero_t, result)):
+            if not (subtype(element_t, pair_t.shape.first)
+                    and subtype(element_t, pair_t.shape.second)
+                    and subtype(result, pair_t.shape.first) and subtype(zero_t, result)):
                 raise _error(CheckError, f"reduce needs f : ((τ, τ), {region}) -> τ, z : τ and a "
-                             f"Vec τ; here f takes {arg}, returns {result}, z is {zero_t} and the "
-                             f"vector holds {element}", span, "reduce")
+                             f"Vec τ; here f takes {pair_t}, returns {result}, z is {zero_t} and "
+                             f"the vector holds {element_t}", span, "reduce")
             effect = func_eff | zero_eff | vec_eff | fun.shape.effect | {fun.region, vec.region,
                                                                          region}
             return (replace(e, func=func_e, zero=zero_e, vector=vec_e, region=region), result,

@@ -103,6 +103,10 @@ from profiler.syntax import (
 )
 from profiler.transform import has_on
 
+# What a rule's cost graph is: on the CPU world a `Sub` of the one `CostGraph`, on the GPU world
+# cost paths (`GSub`), and None for ∅. Which of the two follows from the rule's `world`.
+Cost = Sub | GSub | None
+
 DEFAULT_MAX_STEPS = 5_000_000
 OFFLOAD_CENTRE = "__offload"  # cost centres of this prefix mark work to run on an OpenCL device
 DEFAULT_MAX_DEPTH = 20_000
@@ -310,6 +314,7 @@ class Evaluator:
         body = self.checked.body
         with cyclic_gc_paused():
             value, cost = self.eval(body, {}, {}, World.CPU, outermost=True)
+        assert not isinstance(cost, list)  # the CPU world's: a Sub of self.graph, or ∅
         self.graph.finish(cost)
         lookup = dict(self.all_regions)
         lookup.update(self.outermost)
@@ -414,7 +419,7 @@ class Evaluator:
         return self.paths.node()
 
     def _alloc(self, before, world: World, regions: dict, region_name: str, value: HeapValue,
-               span: Span) -> tuple[Loc, object]:
+               span: Span) -> tuple[Loc, Cost]:
         region = self._region(regions, region_name, world, span)
         expanded_before = region.size
         location, words, expanded = allocate(region, value, self.bsize if world is _CPU else 0)
@@ -428,7 +433,7 @@ class Evaluator:
         return location, self._mem(before, world, _WRITE, region, location.offset, span, words,
                                    expanded)
 
-    def _read(self, before, world: World, location: Loc, span: Span) -> tuple[HeapValue, object]:
+    def _read(self, before, world: World, location: Loc, span: Span) -> tuple[HeapValue, Cost]:
         """before ⊕δr [u]: 𝒮; σ; ℓ ↑δ v; σ' (Fig. 9)."""
         region, value = self._peek(world, location, span)
         return value, self._mem(before, world, _READ, region, location.offset, span)
@@ -442,7 +447,7 @@ class Evaluator:
 
     # -- the judgement ------------------------------------------------------------------------------
     def eval(self, e: Expr, env: dict, regions: dict, world: World,
-             outermost: bool = False) -> tuple[Value, object]:
+             outermost: bool = False) -> tuple[Value, Cost]:
         # _tick(e.span), written out: eval runs once per node of the program's evaluation.
         self.steps += 1
         if self.steps > self.max_steps:
@@ -464,8 +469,9 @@ class Evaluator:
                     return env[e.name], None
 
                 case IntLit():
-                    value = e.value
-                    number = self.params[value] if isinstance(value, str) else value
+                    literal = e.value
+                    number = self.params[literal] if isinstance(literal, str) else literal
+                    assert e.region is not None  # the checker's elaboration writes every region
                     return self._alloc(None, world, regions, e.region, IntV(number), e.span)
 
                 case BinOp():
@@ -474,6 +480,7 @@ class Evaluator:
                 case App():
                     span = e.span
                     f_loc, c1 = self.eval(e.func, env, regions, world)
+                    assert isinstance(f_loc, Loc)
                     _, closure = self._peek(world, f_loc, span)
                     a_loc, c2 = self.eval(e.arg, env, regions, world)
                     assert isinstance(closure, Closure)
@@ -484,6 +491,7 @@ class Evaluator:
 
                 case Fst() | Snd():
                     loc, c1 = self.eval(e.expr, env, regions, world)
+                    assert isinstance(loc, Loc)
                     pair, c = self._read(c1, world, loc, e.span)
                     assert isinstance(pair, PairV)
                     return (pair.first if isinstance(e, Fst) else pair.second), c
@@ -492,6 +500,7 @@ class Evaluator:
                     span = e.span
                     v1, c1 = self.eval(e.first, env, regions, world)
                     v2, c2 = self.eval(e.second, env, regions, world)
+                    assert e.region is not None
                     return self._alloc(self._seq(world, c1, c2, span), world, regions, e.region,
                                        PairV(v1, v2), span)
 
@@ -505,13 +514,15 @@ class Evaluator:
                     value, c2 = self.eval(e.then if test else e.orelse, env, regions, world)
                     return value, self._op_into(world, c1, c2, e.span)
 
-                case FloatLit(value, region, span):
-                    return self._alloc(None, world, regions, region, FloatV(value), span)
+                case FloatLit(real, region, span):
+                    assert region is not None
+                    return self._alloc(None, world, regions, region, FloatV(real), span)
 
                 case BoolLit(value, span):
                     return value, self._point(world, span)
 
                 case Lambda(param, _, _, body, region, span):
+                    assert region is not None
                     return self._alloc(None, world, regions, region,
                                        Closure(param, body, env, regions), span)
 
@@ -526,6 +537,7 @@ class Evaluator:
                     v2, c2 = self.eval(right, env, regions, world)
                     c = self._par(world, [c1, c2], span)
                     c = self._op(world, c, span, EdgeKind.MERGE, self._merge_cost(world))
+                    assert region is not None
                     return self._alloc(c, world, regions, region, PairV(v1, v2), span)
 
                 case VecLit(elements, region, span):
@@ -535,6 +547,7 @@ class Evaluator:
                         items.append(v)
                         costs.append(c)
                     c = self._seq_all(world, costs, span)
+                    assert region is not None
                     return self._alloc(c, world, regions, region, VecV(tuple(items)), span)
 
                 case ParMap(func, vector, region, span):
@@ -544,11 +557,13 @@ class Evaluator:
                     return self._on(e, env, regions, world)
 
                 case RegionLambda(param, _, _, body, region, span):
+                    assert region is not None
                     return self._alloc(None, world, regions, region,
                                        RegionClosure(param, body, env, regions), span)
 
                 case RegionApp(inner, region, span):
                     loc, c1 = self.eval(inner, env, regions, world)
+                    assert isinstance(loc, Loc)
                     closure, c1 = self._read(c1, world, loc, span)
                     assert isinstance(closure, RegionClosure)
                     inner_regions = {**closure.regions, closure.param: regions[region]}
@@ -558,6 +573,7 @@ class Evaluator:
                 case Index(vector, index, span):
                     vec_loc, c1 = self.eval(vector, env, regions, world)
                     idx_loc, c2 = self.eval(index, env, regions, world)
+                    assert isinstance(vec_loc, Loc) and isinstance(idx_loc, Loc)
                     idx, c = self._read(self._seq(world, c1, c2, span), world, idx_loc, span)
                     vec, c = self._read(c, world, vec_loc, span)
                     assert isinstance(idx, IntV) and isinstance(vec, VecV)
@@ -568,8 +584,9 @@ class Evaluator:
 
                 case Length(inner, region, span):
                     loc, c1 = self.eval(inner, env, regions, world)
+                    assert isinstance(loc, Loc)
                     vec, c = self._read(c1, world, loc, span)
-                    assert isinstance(vec, VecV)
+                    assert isinstance(vec, VecV) and region is not None
                     return self._alloc(c, world, regions, region, IntV(len(vec.items)), span)
 
                 case Iota(count, region, span):
@@ -590,6 +607,7 @@ class Evaluator:
                     finally:
                         self.centres = saved
                     if observed:
+                        assert self.options.observer is not None
                         self.options.observer.offloaded(Offload(
                             e, inner, env, regions, snapshot, value, dict(self.all_regions), None,
                             None))
@@ -599,10 +617,11 @@ class Evaluator:
             self.depth -= 1
 
     # -- rules with more to them ------------------------------------------------------------------
-    def _binop(self, e: BinOp, env: dict, regions: dict, world: World) -> tuple[Value, object]:
+    def _binop(self, e: BinOp, env: dict, regions: dict, world: World) -> tuple[Value, Cost]:
         span = e.span
         l_loc, c1 = self.eval(e.left, env, regions, world)
         r_loc, c2 = self.eval(e.right, env, regions, world)
+        assert isinstance(l_loc, Loc) and isinstance(r_loc, Loc)
         a, c = self._read(self._seq(world, c1, c2, span), world, l_loc, span)
         b, c = self._read(c, world, r_loc, span)
         assert isinstance(a, (IntV, FloatV)) and isinstance(b, (IntV, FloatV))
@@ -622,7 +641,12 @@ class Evaluator:
                 result = x / y
         else:
             result = _ARITHMETIC[op](x, y)
-        value = IntV(result) if isinstance(a, IntV) else FloatV(float(result))
+        value: IntV | FloatV
+        if isinstance(a, IntV):
+            assert isinstance(result, int)  # the checker gives both operands one type (Fig. 14)
+            value = IntV(result)
+        else:
+            value = FloatV(float(result))
         if isinstance(value, IntV) and not -(2**63) <= value.value < 2**63:
             raise EvaluationError(f"integer overflow: {value.value} does not fit in 64 bits", span,
                                   "arithmetic")
@@ -633,7 +657,7 @@ class Evaluator:
         return self.cpu.parameters.merge if world is World.CPU else self.profile.gpu.op
 
     def _letregion(self, name: str, body: Expr, span: Span, env: dict, regions: dict,
-                   world: World, outermost: bool) -> tuple[Value, object]:
+                   world: World, outermost: bool) -> tuple[Value, Cost]:
         rid = self.next_region
         self.next_region += 1
         region = Region(rid, name, 0, self.bsize, 1, {}, World.CPU)
@@ -644,6 +668,7 @@ class Evaluator:
                                  EdgeKind.ALLOC_REGION, NodeKind.PUSH, span, self.centres,
                                  region=name)
         value, c = self.eval(body, env, {**regions, name: rid}, world, outermost)
+        assert not isinstance(c, list)  # letregion is typed on ℂ only (Fig. 2): a Sub, or ∅
         final = self.stacks[World.CPU].pop(rid)
         pop = self.graph.node(NodeKind.POP, span, self.centres, ((World.CPU, -final.ap),),
                               region=name)
@@ -655,12 +680,12 @@ class Evaluator:
         return value, whole
 
     def _fix(self, name: str, body: Expr, span: Span, env: dict, regions: dict,
-             world: World) -> tuple[Value, object]:
+             world: World) -> tuple[Value, Cost]:
         """fix f: τ. u (Fig. 5). Reconstructed: the paper stores clos(f, u, E[f ↦ (r, o)]) at
         (r, o) and then evaluates u, which would make a call of f apply a closure whose parameter
         is f. hetprof allocates u's own closure at (r, o) with f ↦ (r, o) in its environment, so
         that f names the recursive function itself: one write, [u1] ⊕δw [u2]."""
-        assert isinstance(body, (Lambda, RegionLambda))
+        assert isinstance(body, (Lambda, RegionLambda)) and body.region is not None
         region = self._region(regions, body.region, world, span)
         placeholder = Loc(region.name, region.ap)
         rec_env = {**env, name: placeholder}
@@ -674,18 +699,19 @@ class Evaluator:
         return loc, c
 
     def _function(self, func: Expr, env: dict, regions: dict, world: World,
-                  span: Span) -> tuple[Closure, object]:
+                  span: Span) -> tuple[Closure, Cost]:
         """The function of a parmap/reduce: a lambda written in place is used directly (f e_i of
         Fig. 6); any other expression is evaluated once and its closure read once."""
         if isinstance(func, Lambda):
             return Closure(func.param, func.body, env, regions), None
         loc, c = self.eval(func, env, regions, world)
+        assert isinstance(loc, Loc)
         closure, c = self._read(c, world, loc, span)
         assert isinstance(closure, Closure)
         return closure, c
 
     def _parmap(self, node: ParMap, func: Expr, vector: Expr, region: str | None, span: Span,
-                env: dict, regions: dict, world: World) -> tuple[Value, object]:
+                env: dict, regions: dict, world: World) -> tuple[Value, Cost]:
         observed = (self.options.observer is not None and world is World.CPU
                     and self.parmap_depth == 0 and not self.has_on)
         snapshot = ({rid: r.copy_to(World.CPU) for rid, r in self.stacks[World.CPU].items()}
@@ -696,17 +722,19 @@ class Evaluator:
         finally:
             self.parmap_depth -= 1
         if observed:
+            assert self.options.observer is not None and isinstance(cost, Sub)
             self.options.observer.offloaded(Offload(
                 node, node, env, regions, snapshot, value, dict(self.all_regions), None,
                 (cost.source, cost.sink)))
         return value, cost
 
     def _parmap_rule(self, func: Expr, vector: Expr, region: str | None, span: Span, env: dict,
-                     regions: dict, world: World) -> tuple[Value, object]:
+                     regions: dict, world: World) -> tuple[Value, Cost]:
         closure, c_f = self._function(func, env, regions, world, span)
         vec_loc, c_v = self.eval(vector, env, regions, world)
+        assert isinstance(vec_loc, Loc)
         _, vec = self._peek(world, vec_loc, span)
-        assert isinstance(vec, VecV)
+        assert isinstance(vec, VecV) and region is not None
         items, threads = [], []
         with self._kernel(world) as staged:
             for item in vec.items:
@@ -752,10 +780,11 @@ class Evaluator:
         return Sub(start.source, target.sink)
 
     def _iota(self, count: Expr, region: str | None, span: Span, env: dict, regions: dict,
-              world: World) -> tuple[Value, object]:
+              world: World) -> tuple[Value, Cost]:
         count_loc, c = self.eval(count, env, regions, world)
+        assert isinstance(count_loc, Loc)
         _, number = self._peek(world, count_loc, span)
-        assert isinstance(number, IntV)
+        assert isinstance(number, IntV) and region is not None
         if number.value < 0:
             raise EvaluationError(f"iota of a negative count ({number.value})", span, "iota")
         if number.value > self.options.max_steps:
@@ -776,13 +805,14 @@ class Evaluator:
             return self._alloc(c, world, regions, region, VecV(tuple(items)), span)
 
     def _reduce(self, func: Expr, zero: Expr, vector: Expr, region: str | None, span: Span,
-                env: dict, regions: dict, world: World) -> tuple[Value, object]:
+                env: dict, regions: dict, world: World) -> tuple[Value, Cost]:
         """reduce f z v at ρ: ⌈log2 n⌉ levels; level k pairs up neighbours in parallel,
         (⊗_i ([u] ⊕δw [pair] ⊕ c_f(pair))) ⊕δm [u], and the levels run one after another. On 𝔾
         each level is a kernel. f must be associative; z is the result for an empty vector."""
         closure, c_f = self._function(func, env, regions, world, span)
         z_loc, c_z = self.eval(zero, env, regions, world)
         vec_loc, c_v = self.eval(vector, env, regions, world)
+        assert isinstance(vec_loc, Loc)
         with self._bookkeeping():
             vec, cost = self._read(self._seq_all(world, [c_f, c_z, c_v], span), world, vec_loc,
                                    span)
@@ -810,7 +840,7 @@ class Evaluator:
         return items[0], cost
 
     # -- on -----------------------------------------------------------------------------------------
-    def _on(self, e: On, env: dict, regions: dict, world: World) -> tuple[Value, object]:
+    def _on(self, e: On, env: dict, regions: dict, world: World) -> tuple[Value, Cost]:
         """on e at ρ (Fig. 6): push frv(e) to 𝔾, build the device box, copy back and merge."""
         span = e.span
         assert world is World.CPU and e.region is not None
@@ -835,6 +865,7 @@ class Evaluator:
         finally:
             growth, self.gpu_growth = self.gpu_growth, saved_growth
             gpu_copies = {r.name: self.stacks[World.GPU].pop(r.name) for r in pushed}
+        assert not isinstance(body_paths, Sub)  # the GPU world's: cost paths, or ∅
         box = build_device_box(body_paths, self.gpu, self.profile.gpu)
         pushed_words = sum(start_ap.values())
         transfer_in = sum(self.providers.host_to_device(start_ap[r.name]) for r in pushed)

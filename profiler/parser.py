@@ -416,6 +416,7 @@ def _parse_error(error: UnexpectedInput, source: str, file: str) -> ParseError:
     line = getattr(error, "line", None) or 1
     column = getattr(error, "column", None) or 1
     if isinstance(error, UnexpectedCharacters):
+        assert error.pos_in_stream is not None  # lark's lexer always sets it on this error
         char = source[error.pos_in_stream] if error.pos_in_stream < len(source) else "?"
         if char == '"':
             return ParseError("this string never ends: a `\"` is missing before the end of the "

@@ -283,6 +283,7 @@ def _expr(e: Expr, parts: list[_Printed]) -> _Printed:
             return _Printed(_Text(name), _Level.ATOM)
 
         case IntLit(value, region, _):
+            assert not isinstance(value, str)  # a size parameter's name matched the case above
             if isinstance(value, bool) or value < 0:
                 raise ValueError(f"no λG literal denotes the integer {value!r}")
             return _allocating(_Text(str(value)), _Level.ATOM, region)
@@ -303,7 +304,7 @@ def _expr(e: Expr, parts: list[_Printed]) -> _Printed:
                 )
             left_p = _wrap(parts[0], _Level.ADD)
             right_p = _wrap(parts[1], _Level.ADD)
-            doc = _Group(_cat(left_p.doc, f" {op.value}", _Nest(2, _cat(_LINE, right_p.doc))))
+            doc: _Doc = _Group(_cat(left_p.doc, f" {op.value}", _Nest(2, _cat(_LINE, right_p.doc))))
             return _Printed(doc, _Level.COMPARE, right_p.open)
 
         case BinOp(op, _, _, region, _):

@@ -115,7 +115,8 @@ def _loc_maker() -> Callable[[int, int], Loc]:
     __init__ sets each field through object.__setattr__; this sets the slots directly, which is
     all that __init__ does (as graphs.schedule's `_step_maker` does for a `Step`)."""
     new = object.__new__
-    set_region, set_offset = Loc.region.__set__, Loc.offset.__set__
+    # The slots' member descriptors, read from the class dict: mypy takes `Loc.region` for an int.
+    set_region, set_offset = vars(Loc)["region"].__set__, vars(Loc)["offset"].__set__
 
     def make(region: int, offset: int) -> Loc:
         location = new(Loc)

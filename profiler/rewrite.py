@@ -26,7 +26,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from dataclasses import dataclass, field, replace
-from typing import ClassVar
+from typing import ClassVar, cast
 
 from profiler.checker import CheckedProgram, check_program
 from profiler.errors import HetprofError
@@ -53,6 +53,7 @@ from profiler.syntax import (
     Let,
     On,
     Pair,
+    Par,
     ParMap,
     Program,
     Reduce,
@@ -134,7 +135,8 @@ class Subject:
             if (getattr(node, "region", None) is None or not _elidable(node)
                     or (node.span, type(node)) in written):
                 continue
-            candidate = replace_at(body, path, replace(node_at(body, path), region=None))
+            target = cast(_OptionalRegionNode, node_at(body, path))  # the same kind as `node`
+            candidate = replace_at(body, path, replace(target, region=None))
             try:
                 text = pretty(with_body(program, candidate))
                 again = check_program(parse(text, program.file))
@@ -311,6 +313,10 @@ def _elidable(node: Expr) -> bool:
 
 
 _OPTIONAL_REGION: dict[type, bool] = {}
+
+# The node kinds `_elidable` accepts, for the type checker.
+_OptionalRegionNode = (IntLit | FloatLit | BinOp | Lambda | Pair | Par | VecLit | ParMap | On
+                       | RegionLambda | Length | Iota | Reduce)
 
 
 def _may_nest_on(body: Expr) -> bool:
@@ -495,8 +501,8 @@ def _only_indexed(e: Expr, names: frozenset[str]) -> bool:
             return True
         case Var(name, _):
             return name not in names
-    for index, child in enumerate(children(e)):
-        inner = names - {binder_of(e, index)}
+    for position, child in enumerate(children(e)):
+        inner = names - {binder_of(e, position)}
         if inner and not _only_indexed(child, inner):
             return False
     return True
