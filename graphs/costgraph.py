@@ -318,8 +318,8 @@ class CostGraph:
     def node_data(self, u: int) -> dict[str, Any]:
         """Node u's attributes, as the networkx view has them."""
         kind = self.node_kind[u]
-        data = {"kind": kind, "span": self.node_span[u], "centres": self.node_centres[u],
-                "space": self.node_space[u]}
+        data: dict[str, Any] = {"kind": kind, "span": self.node_span[u],
+                                "centres": self.node_centres[u], "space": self.node_space[u]}
         if kind is _FORK_NODE:
             data["join"] = u + 1
         elif kind is _JOIN_NODE:

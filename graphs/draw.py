@@ -243,14 +243,14 @@ class _Reader:
             if not expand:
                 leaves.append((top, bottom, fork_sum, join_sum, critical_so_far, *rest))
                 continue
-            found = []
+            found: list[tuple] = []
             for child, edge in self.succ[top].items():
                 fork_weight = edge["weight"]
                 critical = critical_so_far and (top, child) in self.critical_edges
                 inner = self.nodes[child]
-                inner_join = inner.get("join")
                 if (inner["kind"] is NodeKind.FORK and inner["span"] == span
-                        and bottom in self.succ[inner_join]):
+                        and bottom in self.succ[inner["join"]]):
+                    inner_join = inner["join"]
                     join_weight = self.succ[inner_join][bottom]["weight"]
                     par.overhead += fork_weight + join_weight
                     found.append((True, child, inner_join, fork_sum + fork_weight,
@@ -316,6 +316,7 @@ def critical_path(graph: CostGraph, succ: dict[int, dict[int, dict]] | None = No
             if child not in best or candidate > best[child]:
                 best[child] = candidate
                 parent[child] = node
+    assert graph.sink is not None  # CostGraph.finish sets it with the source
     node = graph.sink
     nodes = {node}
     edges = set()

@@ -77,16 +77,17 @@ class BreakEven:
         name = self.parameter
         largest = self.largest
         exponent = len(str(largest)) - 1
+        shown: int | str = largest
         if largest >= 10**6 and largest == 10**exponent:
-            largest = f"10^{exponent}"
+            shown = f"10^{exponent}"
         match self.direction:
             case "from":
                 return f"{name} >= {self.n}"
             case "below":
                 return f"{name} < {self.n}"
             case "always":
-                return f"every {name} <= {largest}"
-        return f"no {name} <= {largest}"
+                return f"every {name} <= {shown}"
+        return f"no {name} <= {shown}"
 
     def pays_at(self, n: int) -> bool:
         """Whether this says the rewrite pays at size n."""
@@ -281,8 +282,8 @@ def break_even(scorer: Scorer, before: Subject, after: Subject, parameter: str,
         direction = "from" if high_pays else "below"
         return BreakEven(parameter, direction, high, "numeric (ladder and bisection)", largest)
     direction = "always" if points[0][1] else "never"
-    n = points[0][0] if points[0][1] else None
-    return BreakEven(parameter, direction, n, "numeric (ladder)", largest)
+    first = points[0][0] if points[0][1] else None
+    return BreakEven(parameter, direction, first, "numeric (ladder)", largest)
 
 
 # --------------------------------------------------------------------------------------------------

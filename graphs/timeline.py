@@ -100,6 +100,7 @@ def space_samples(result: ScheduleResult, limit: int = MAX_SPACE_SAMPLES) -> lis
     """[step index, time, CPU words, GPU words] per step of the schedule (eq. 8), at most `limit`
     of them: past it, each window of steps keeps its step of largest total space (eq. 9's max)."""
     steps = result.steps
+    chosen: range | list[int]
     if len(steps) <= limit:
         chosen = range(len(steps))
     else:

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import math
 import statistics
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import date
 
@@ -153,7 +153,7 @@ class Calibration:
     per_mode: dict[str, DeviceProfile] = field(default_factory=dict)  # each mode's own fit
 
 
-def fit_line(xs: list[float], ys: list[float]) -> tuple[float, float]:
+def fit_line(xs: Sequence[float], ys: Sequence[float]) -> tuple[float, float]:
     """Least squares of y = a + b·x on relative error (weights 1/y): small sizes count as much as
     large ones. Both coefficients are kept non-negative."""
     w = np.array([1 / y for y in ys])
@@ -260,8 +260,9 @@ def fit_staging(gpu: GpuParameters, group: int, runs: list[tuple[int, float]]) -
     for overlap in STAGING_OVERLAPS:
         trial = replace(gpu, staging_overlap=overlap)
         base = staging_time(group, model, trial, first_k * group)
-        points = [(k, t, first_t + spu * (staging_time(group, model, trial, k * group) - base))
-                  for k, t in runs]
+        points: list[tuple[float, float, float]] = [
+            (k, t, first_t + spu * (staging_time(group, model, trial, k * group) - base))
+            for k, t in runs]
         error = _mean_rel([t for _, t, _ in points], [f for _, _, f in points])
         if best is None or error < best[0]:
             best = (error, overlap, points)
@@ -376,7 +377,9 @@ def calibrate(session, cpu_session=None, quick: bool = False,
             gpu = replace(base, global_latency=float(latency), mode=mode)
             units = []
             for stride, _ in global_runs:
-                paths = _threads(group, reps, lambda i, r, s=stride: i * s + r * 4096,
+                # mypy#15459: mypy infers no lambda with a default (here, the loop's stride).
+                paths = _threads(group, reps,
+                                 lambda i, r, s=stride: i * s + r * 4096,  # type: ignore[misc]
                                  Space.GLOBAL)
                 units.append(predicted_units(gpu, mode, paths, threads))
             measured = [t - launch for _, t in global_runs]
@@ -388,12 +391,14 @@ def calibrate(session, cpu_session=None, quick: bool = False,
                 mode_errors[mode] = error
                 mode_best[mode] = replace(gpu, seconds_per_unit=spu, launch=launch / spu)
             if best is None or error < best[0]:
-                points = [(s, t, p) for (s, t), p in zip(global_runs, predicted, strict=True)]
+                points: list[tuple[float, float, float]] = [
+                    (s, t, p) for (s, t), p in zip(global_runs, predicted, strict=True)]
                 fit = Fit(f"global memory ({mode})", {"global_latency": latency,
                                                       "seconds_per_unit": spu}, points)
                 best = (error, replace(gpu, seconds_per_unit=spu, launch=launch / spu), fit)
     assert best is not None
     _, gpu, global_fit = best
+    assert gpu.seconds_per_unit is not None  # every candidate above was given one
     fits.append(global_fit)
     # the atomic bump: what allocating threads take beyond their plain global writes
     plain = _threads(group, 0, lambda i, r: 0, Space.GLOBAL)
@@ -421,8 +426,10 @@ def calibrate(session, cpu_session=None, quick: bool = False,
             Space.LOCAL, False))
         points = []
         for stride, seconds in local_runs:
+            # mypy#15459: mypy infers no lambda with a default (here, the loop's stride).
             paths = _threads(min(local_threads, group), local_reps,
-                             lambda i, r, s=stride: (i * s + r) % local_words, Space.LOCAL, False)
+                             lambda i, r, s=stride: (i * s + r) % local_words,  # type: ignore[misc]
+                             Space.LOCAL, False)
             points.append((stride, seconds / local_base,
                            predicted_units(trial, trial.mode, paths) / unit))
         error = _mean_rel([m for _, m, _ in points], [p for _, _, p in points])

@@ -23,6 +23,7 @@ abstractions, `letregion`) raises a BackendError naming the construct and its so
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from profiler.errors import DeviceError
@@ -267,8 +268,8 @@ class _Emitter:
                 self.indent += 1
                 x = self.temp()
                 self.line(f"long {x} = {self.load(f'{v} + 1 + {i}', vector)};")
-                r = self.value(fun.node.body, {**fun.env, fun.node.param: x})
-                self.line(f"heap[{t} + 1 + {i}] = {r};")
+                mapped = self.value(fun.node.body, {**fun.env, fun.node.param: x})
+                self.line(f"heap[{t} + 1 + {i}] = {mapped};")
                 self.indent -= 1
                 self.line("}")
                 return t
@@ -356,7 +357,8 @@ class Compiler:
     """Compiles one offload (an `on` body or a CPU parmap) into a Plan."""
 
     def __init__(self, types: dict[int, Type], params: dict[str, int], regions: list[str],
-                 free: dict[str, Type], local: tuple[str, ...] = (), local_words: int = 4096):
+                 free: Mapping[str, Type | None], local: tuple[str, ...] = (),
+                 local_words: int = 4096):
         self.local = [self.regions_index_of(regions, name) for name in local]
         self.local_words = max(1, local_words // max(1, len(local)))
         self.types = types
@@ -531,8 +533,8 @@ class Compiler:
 
 
 def compile_offload(body: Expr, types: dict[int, Type], params: dict[str, int],
-                    regions: list[str], free: dict[str, Type], local: tuple[str, ...] = (),
-                    local_words: int = 4096) -> Plan:
+                    regions: list[str], free: Mapping[str, Type | None],
+                    local: tuple[str, ...] = (), local_words: int = 4096) -> Plan:
     """The plan for running `body` on a device (pure: text and steps, no OpenCL). `local` names
     the regions to stage in local memory, `local_words` how many words fit there."""
     return Compiler(types, params, regions, free, local, local_words).compile(body)

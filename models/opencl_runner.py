@@ -82,7 +82,7 @@ def _platforms() -> list:
 def list_devices() -> list[DeviceInfo]:
     """Every OpenCL device of every platform, numbered in order."""
     cl = _cl()
-    devices = []
+    devices: list[DeviceInfo] = []
     for platform in _platforms():
         try:
             found = platform.get_devices()
@@ -379,6 +379,7 @@ def plan_offload(offload: Offload, types: dict, params: dict[str, int],
     """The plan of an offload, and the region variables it runs over (device region order)."""
     local: tuple[str, ...] = ()
     if isinstance(offload.node, On):
+        assert offload.node.region is not None  # the checker writes every `on`'s region
         names = sorted(set(offload.node.uses) | {offload.node.region})
         local = offload.node.local
     else:

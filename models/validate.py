@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import math
 import statistics
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import date
 from pathlib import Path
@@ -84,7 +84,7 @@ PARTS = ("programs", "transfers", "conflicts")
 def validate(session, cpu_session, profile: DeviceProfile, programs: list[str] | None,
              sizes: list[int] | None, quick: bool = False, gpu_mode: str | None = None,
              holder=None, progress: Callable[[str, float], None] | None = None,
-             compare: list[DeviceProfile] = (), parts: tuple[str, ...] = PARTS) -> dict:
+             compare: Sequence[DeviceProfile] = (), parts: tuple[str, ...] = PARTS) -> dict:
     """Run the validation; return the JSON report (see the issue: `cases` and the summaries).
 
     `compare`: other profiles (e.g. the other GPU mode's calibration) whose kernel predictions
@@ -131,6 +131,7 @@ def validate(session, cpu_session, profile: DeviceProfile, programs: list[str] |
                 if not run.matches:
                     raise RuntimeError(f"{path.name} n={size}: the device's value differs from "
                                        "the interpreter's")
+                assert offload.on is not None  # all of gpu_checked's parallel work is in `on`s
                 info = offload.on.info
                 providers = providers_for(profile)
                 # predicted transfers of the words the backend really moves (vector headers)
@@ -199,6 +200,7 @@ def _kernel_seconds(offload: Offload, profile: DeviceProfile) -> float:
     from models.gpu import gpu_model
 
     record = offload.on
+    assert record is not None  # an `on`'s offload, as validate() collects them
     box = build_device_box(record.paths, gpu_model(profile), profile.gpu)
     return box.time * (profile.gpu.seconds_per_unit or 1.0)
 
@@ -225,6 +227,7 @@ def _bank_conflicts(session, profile: DeviceProfile, mode: str, quick: bool,
         evaluate(checked, params, EvaluationOptions(profile=profile, gpu_mode=mode,
                                                     observer=collector))
         (offload,) = collector.offloads
+        assert offload.on is not None  # strided.lg's one offload is its `on`
         run = run_offload(session, offload, checked.types, params, repeats=repeats)
         kernel_times[s] = (offload.on.info.kernel, run.kernel_total)
     predicted_1, measured_1 = kernel_times[1]
