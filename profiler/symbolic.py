@@ -1009,15 +1009,21 @@ class SymbolicEvaluator:
         if closure.recursive is not None:
             self.recursion += 1
             if self.recursion > MAX_RECURSION:
-                why = self.unsolved.get(closure.recursive)
-                raise NotRegular("a recursive function whose depth depends on the input sizes"
-                                 + (f" ({why.message})" if why is not None else ""), span)
+                raise self._unsolved(closure, span)
         try:
             return self.eval(closure.body, {**closure.env, closure.param: arg}, closure.regions,
                              world)
+        except RecursionError:
+            # Unfolding a recursion on a size nests its expressions as deep as it goes.
+            raise self._unsolved(closure, span) from None
         finally:
             if closure.recursive is not None:
                 self.recursion -= 1
+
+    def _unsolved(self, closure: SClosure, span: Span) -> NotRegular:
+        why = self.unsolved.get(closure.recursive)
+        return NotRegular("a recursive function whose depth depends on the input sizes"
+                          + (f" ({why.message})" if why is not None else ""), span)
 
     def _recursion(self, closure: SClosure, arg: SValue, span: Span):
         """A recursive function on the CPU applied to a size: `f m`, or `f (x, x + m)` on a range.

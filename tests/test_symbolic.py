@@ -13,7 +13,8 @@ from pathlib import Path
 
 import pytest
 import sympy as sp
-from hypothesis import HealthCheck, given, note, settings
+from hypothesis import HealthCheck, assume, given, note, settings
+from hypothesis import strategies as st
 
 import graphs.symbolic
 from graphs.rewrite_score import Scorer
@@ -292,6 +293,51 @@ def test_a_recursion_that_shrinks_by_one_is_not_regular():
     with pytest.raises(NotRegular, match="shrinks its size too slowly") as caught:
         symbolic_profile(checked)
     assert caught.value.span.line == 7
+
+
+DIVIDE_AND_CONQUER = """param n : int = 16
+
+letregion r in
+let f = fix f: (((int r, int r), r) -> int r [r], r).
+  lambda range: ((int r, int r), r) [r].
+    let lo = fst range in
+    let hi = snd range in
+    if hi - lo at r <= {cut} at r then {base}
+    else
+      let mid = lo + (hi - lo at r) / {div} at r at r in
+      {pre}let halves = {calls} in
+      {combine}
+in f (0 at r, n) at r
+"""
+CALLS = ["f (lo, mid) at r || f (mid, hi) at r at r",
+         "(let a = f (lo, mid) at r in let b = f (mid, hi) at r in (a, b) at r)"]
+
+
+@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.sampled_from([1, 2, 3]), st.sampled_from([2, 3]),
+       st.sampled_from(["lo", "hi - lo at r", "lo * 2 at r", "7 at r",
+                        "(let t = lo + 1 at r in t * t at r)"]),
+       st.sampled_from(["", "let extra = mid * 2 at r in "]), st.sampled_from(CALLS),
+       st.sampled_from(["fst halves + snd halves at r", "fst halves",
+                        "(fst halves + snd halves at r) + 1 at r"]))
+def test_generated_divide_and_conquer_symbolic_equals_explicit(cut, div, base, pre, calls,
+                                                                combine):
+    """Recursions on a range drawn from parts: solved, they equal the explicit evaluator (and
+    the schedules lie within the time bounds); else refused with the reason, never wrong."""
+    assume(cut >= div - 1)  # a smaller range always, so that the program stops
+    source = DIVIDE_AND_CONQUER.format(cut=cut, div=div, base=base, pre=pre, calls=calls,
+                                       combine=combine)
+    note(source)
+    checked = check_program(parse(source, "dc.lg"))
+    try:
+        profile = symbolic_profile(checked)
+    except NotRegular as refused:
+        assert "recursi" in refused.message
+        return
+    for n in (1, 2, 3, 5, 8, 13, 21, 34, 55, 64):
+        assert_same(symbolic(profile, {"n": n}), explicit(checked, {"n": n},
+                                                           EvaluationOptions()), n)
+        assert_time_within_bounds(profile, checked, {"n": n}, EvaluationOptions(), (2, 3))
 
 
 def test_data_dependent_costs_are_not_regular():
