@@ -185,6 +185,11 @@ def test_formula_strings_parse_back():
         assert formula_text(parse_formula(text, ["n"])) == text
         value = parse_formula(text, ["n"]).subs(sp.Symbol("n", integer=True, positive=True), 1024)
         assert float(sp.sympify(value).doit()) == pytest.approx(data["values"][key])
+    # The time's bounds hold sums over a reduction's levels and piecewise stretches.
+    for text, want in zip(data["formulas"]["time_bounds"], data["values"]["time_bounds"],
+                          strict=True):
+        value = parse_formula(text, ["n"]).subs(sp.Symbol("n", integer=True, positive=True), 1024)
+        assert float(sp.sympify(value).doit()) == pytest.approx(want, rel=1e-12)
 
 
 def test_report_keys_follow_the_numeric_report():
