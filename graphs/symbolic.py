@@ -42,7 +42,7 @@ from graphs.devicebox import (
     staging_time,
 )
 from graphs.rewrite_score import BreakEven
-from models.base import AccessKind, MemoryAccess, Space
+from models.base import AccessKind, MemoryAccess, Space, StepCost
 from models.gpu import gpu_model
 from profiler.checker import CheckedProgram
 from profiler.evaluator import EvaluationOptions, bind_parameters
@@ -108,7 +108,7 @@ class SymbolicProfile:
         device boxes' parts and the words moved."""
         subs = self.substitution(values)
         ev = self.evaluation
-        result = {
+        result: dict[str, Any] = {
             "work": _value(ev.shape.work, subs),
             "span": _value(ev.shape.span, subs),
             "nodes": int(_value(ev.shape.nodes, subs)),
@@ -276,7 +276,7 @@ class SymbolicProfile:
                         else None)
             owns = [{template.var: t} for t in ids]
             if operands is not None:
-                level = values[template.reduce.level]
+                level = values[operands.spec.level]
                 for own in owns:
                     own.update(operands.operands(level, own[template.var], values))
             summed = _structured_group(template.path, values, owns, self.model, p, {})
@@ -501,7 +501,9 @@ def _limit(access: TAccess, values: dict) -> int:
 def _compile(path: list, fixed: dict):
     """The thread template `path` with the sizes `fixed`, as a function of the thread and loop
     indices that builds the concrete path quickly (integer arithmetic for affine addresses)."""
-    parts = []
+    # (loop, its count, its body), or (edge, None or its access's address, offset and limit,
+    # its words)
+    parts: list[tuple[TLoop | TEdge, Any, Any]] = []
     for edge in path:
         if isinstance(edge, TLoop):
             parts.append((edge, _Affine(edge.count, fixed), _LoopBody(edge, fixed)))
@@ -523,6 +525,7 @@ def _compile(path: list, fixed: dict):
             access = None
             if first is not None:
                 a = edge.access
+                assert a is not None  # `first` is set for the edges with an access
                 address, offset, limit = first
                 space = (Space.LOCAL if a.local and offset(values) < limit(values)
                          else Space.GLOBAL)
@@ -553,7 +556,7 @@ class _LoopBody:
             build = self.compiled[key] = _compile(list(self.loop.body), fixed)
         here = {**values, self.loop.var: j}
         if self.operands is not None:
-            level = values[self.loop.reduce.level]
+            level = values[self.operands.spec.level]
             here.update(self.operands.operands(level, j, here))
         return build(here)
 
@@ -900,7 +903,8 @@ def _fast_verdict(formula_a, formula_b, parameter: str, names: tuple[str, str]):
 
 
 def _ladder(upper: int) -> list[int]:
-    points, n = [], 1
+    points: list[int] = []
+    n = 1
     while n <= upper:
         points.extend((n, n + n // 2) if n > 1 else (n,))
         n *= 2
@@ -1034,7 +1038,7 @@ def _structured_group(path: list, values: dict, threads: list[dict], model, p,
                                          _Affine(item.access.offset, values),
                                          _Affine(item.words, values),
                                          _limit(item.access, values))
-        def warp(start: int, item=item, compiled=compiled) -> tuple[tuple, object, int]:
+        def warp(start: int, item=item, compiled=compiled) -> tuple[tuple, StepCost]:
             accesses, others = [], []
             for thread in threads[start:start + width]:
                 if compiled is None:
@@ -1101,7 +1105,7 @@ def _structured_loop(loop: TLoop, values: dict, threads: list[dict], model, p,
         for thread in threads:
             own = dict(thread) if shared else {**thread, loop.var: j}
             if operands is not None:
-                level = {**inner, **own}[loop.reduce.level]
+                level = {**inner, **own}[operands.spec.level]
                 own.update(operands.operands(level, j, {**inner, **own}))
             here.append(own)
         return _structured_group(list(loop.body), inner, here, model, p, cache)

@@ -43,8 +43,8 @@ import sympy as sp
 
 from graphs.costgraph import EdgeKind
 from models.base import AccessKind
-from models.device_profile import DeviceProfile
-from models.providers import providers_for
+from models.device_profile import AllocationParameters, DeviceProfile, TransferParameters
+from models.providers import LinearAllocation, LinearTransfer, providers_for
 from profiler.checker import CheckedProgram
 from profiler.errors import HetprofError
 from profiler.syntax import (
@@ -58,6 +58,7 @@ from profiler.syntax import (
     FloatLit,
     FloatS,
     Fst,
+    FunS,
     If,
     Index,
     IntLit,
@@ -441,7 +442,7 @@ class SClosure:
     body: Expr
     env: dict = field(compare=False)
     regions: dict = field(compare=False)
-    recursive: Expr | None = field(default=None, compare=False)
+    recursive: Fix | None = field(default=None, compare=False)
 
 
 @dataclass(frozen=True, slots=True)
@@ -562,7 +563,8 @@ class RegionSizes:
 
     def __init__(self, bsize: int) -> None:
         self.bsize = bsize
-        self.quantities: dict[sp.Symbol, tuple[str, SRegion, int]] = {}
+        # symbol -> (what, region, upto, the region's log when the symbol was made)
+        self.quantities: dict[sp.Symbol, tuple[str, SRegion, int, list]] = {}
         self.derived: dict[sp.Symbol, sp.Expr] = {}  # quantities defined by the ones above
 
     def symbol(self, what: str, region: SRegion, upto: int) -> sp.Symbol:
@@ -571,9 +573,10 @@ class RegionSizes:
         self.quantities[symbol] = (what, region, upto, list(region.log))
         return symbol
 
-    def values(self, params: dict) -> dict[sp.Symbol, int]:
+    def values(self, params: dict) -> dict[sp.Symbol, int | sp.Expr]:
         """Every quantity at concrete parameter values (a dict symbol -> number)."""
-        values = {symbol: self.value(symbol, params) for symbol in self.quantities}
+        values: dict[sp.Symbol, int | sp.Expr] = {symbol: self.value(symbol, params)
+                                                   for symbol in self.quantities}
         both = {**params, **values}
         for symbol, expr in self.derived.items():
             values[symbol] = sp.sympify(expr).subs(both)
@@ -637,6 +640,11 @@ def _int(expr, params: dict) -> int:
     return int(value)
 
 
+# What `SymbolicEvaluator._loop` counts per thread: a region's allocation pointer, by (world,
+# region id), and in a loop inside a kernel's thread the thread's allocations, "writes".
+_LoopCounter = tuple[World, int] | str
+
+
 class SymbolicEvaluator:
     """One symbolic evaluation. `params` maps each size parameter to a sympy symbol (symbolic)
     or an int (fixed)."""
@@ -677,7 +685,7 @@ class SymbolicEvaluator:
         self.space_peak: sp.Expr = ZERO
         self.recursion = 0
         self.solving: _Recursion | None = None  # the recursive function `_recursion` solves
-        self.unsolved: dict[Expr, NotRegular] = {}  # recursive functions it could not solve
+        self.unsolved: dict[Fix, NotRegular] = {}  # recursive functions it could not solve
         self.counter = 0
         self.sizes = RegionSizes(self.bsize)
         self.centres: dict[str, Shape] = {}  # cost centres on the CPU: what their code cost
@@ -685,8 +693,10 @@ class SymbolicEvaluator:
         self.thread_var: sp.Symbol | None = None
         self.thread_count: sp.Expr = ONE
         self.thread_base: sp.Expr = FRESH
-        self.gpu_writes = 0
-        self.last_writes = 0
+        # The allocations a kernel's thread made so far: an int, or an expression in a loop's
+        # index inside the thread (`_loop`); and the last kernel's, per thread.
+        self.gpu_writes: int | sp.Expr = 0
+        self.last_writes: int | sp.Expr = 0
 
     # -- entry ----------------------------------------------------------------------------------------
     def run(self) -> SymbolicEvaluation:
@@ -719,7 +729,7 @@ class SymbolicEvaluator:
                 return step(before, self.read_w)
             if expanded is not None:
                 # `expanded` is the words this allocation grew its region by (0: none).
-                alloc = self.providers.allocation.parameters
+                alloc = self._allocation()
                 grow = (number(alloc.latency * self.cpu_scale)
                         + number(alloc.per_word * self.cpu_scale) * expanded)
                 return step(before, sp.Piecewise((self.write_w, sp.Eq(expanded, 0)),
@@ -824,8 +834,10 @@ class SymbolicEvaluator:
         match e:
             case IntLit(value, region, span):
                 number = self.params[value] if isinstance(value, str) else sp.Integer(value)
+                assert region is not None  # the checker's elaboration writes every region
                 return self._alloc(None, world, regions, region, SInt(number), span)
             case FloatLit(_, region, span):
+                assert region is not None
                 return self._alloc(None, world, regions, region, SFloat(), span)
             case BoolLit(value, _):
                 return SBool(sp.true if value else sp.false), self._point(world)
@@ -836,6 +848,7 @@ class SymbolicEvaluator:
             case If(cond, then, orelse, span):
                 return self._if(cond, then, orelse, span, env, regions, world)
             case Lambda(param, _, _, body, region, span):
+                assert region is not None
                 return self._alloc(None, world, regions, region,
                                    SClosure(param, body, env, regions), span)
             case App(func, arg, span):
@@ -851,6 +864,7 @@ class SymbolicEvaluator:
             case Pair(first, second, region, span):
                 v1, c1 = self.eval(first, env, regions, world)
                 v2, c2 = self.eval(second, env, regions, world)
+                assert region is not None
                 return self._alloc(self._seq(world, c1, c2), world, regions, region,
                                    SPair(v1, v2), span)
             case Fst(inner, span) | Snd(inner, span):
@@ -861,9 +875,12 @@ class SymbolicEvaluator:
             case LetRegion(name, body, span):
                 return self._letregion(name, body, span, env, regions, world, outermost)
             case Fix(name, _, body, span):
-                region = self._region(regions, body.region, world, span)
-                placeholder = SValue(SLoc(region.name, region.ap), None)
+                # u of `fix f: τ. u` is a lambda or a region lambda, its region elaborated
+                assert isinstance(body, (Lambda, RegionLambda)) and body.region is not None
+                home = self._region(regions, body.region, world, span)
+                placeholder = SValue(SLoc(home.name, home.ap), None)
                 rec_env = {**env, name: placeholder}
+                content: SClosure | SRegionClosure
                 if isinstance(body, Lambda):
                     content = SClosure(body.param, body.body, rec_env, regions, recursive=e)
                 else:
@@ -879,6 +896,7 @@ class SymbolicEvaluator:
                     c = step(c, self.merge_w)
                 else:
                     raise NotRegular("`||` on the GPU", span)
+                assert region is not None
                 return self._alloc(c, world, regions, region, SPair(v1, v2), span)
             case VecLit(elements, region, span):
                 items, costs = [], []
@@ -887,6 +905,7 @@ class SymbolicEvaluator:
                     items.append(v)
                     costs.append(c)
                 c = self._seq_all(world, costs)
+                assert region is not None
                 return self._alloc(c, world, regions, region,
                                    SVec(sp.Integer(len(items)), items=tuple(items)), span)
             case ParMap(func, vector, region, span):
@@ -894,6 +913,7 @@ class SymbolicEvaluator:
             case On():
                 return self._on(e, env, regions, world)
             case RegionLambda(param, _, _, body, region, span):
+                assert region is not None
                 return self._alloc(None, world, regions, region,
                                    SRegionClosure(param, body, env, regions), span)
             case RegionApp(inner, region, span):
@@ -919,6 +939,7 @@ class SymbolicEvaluator:
             case Length(inner, region, span):
                 v, c1 = self.eval(inner, env, regions, world)
                 c = self._read(c1, world, v, span)
+                assert region is not None
                 return self._alloc(c, world, regions, region, SInt(v.content.length), span)
             case Iota(count, region, span):
                 return self._iota(count, region, span, env, regions, world)
@@ -953,7 +974,7 @@ class SymbolicEvaluator:
         if op in comparisons:
             return SBool(comparisons[op](x, y) if known else None), c
         result = None
-        if known:
+        if x is not None and y is not None:
             match op:
                 case BinaryOperator.ADD:
                     result = x + y
@@ -967,6 +988,7 @@ class SymbolicEvaluator:
                     if x.is_nonnegative and y.is_positive:
                         result = sp.floor(x / y)
         content = SInt(result) if is_int else SFloat()
+        assert region is not None  # the checker's elaboration writes every region
         return self._alloc(c, world, regions, region, content, span)
 
     def _if(self, cond: Expr, then: Expr, orelse: Expr, span: Span, env: dict, regions: dict,
@@ -1021,7 +1043,7 @@ class SymbolicEvaluator:
                 self.recursion -= 1
 
     def _unsolved(self, closure: SClosure, span: Span) -> NotRegular:
-        why = self.unsolved.get(closure.recursive)
+        why = self.unsolved.get(closure.recursive) if closure.recursive is not None else None
         return NotRegular("a recursive function whose depth depends on the input sizes"
                           + (f" ({why.message})" if why is not None else ""), span)
 
@@ -1049,7 +1071,12 @@ class SymbolicEvaluator:
         else:
             raise NotRegular("a recursive function on more than a size or a range", span)
         fix = closure.recursive
-        result = fix.fix_type.shape.result if isinstance(fix.fix_type, Boxed) else None
+        assert fix is not None  # `_apply` solves recursive functions only
+        fix_type = fix.fix_type
+        result = None
+        if isinstance(fix_type, Boxed):
+            assert isinstance(fix_type.shape, FunS)  # the type of `fix f: τ. λx. e` (Fig. 5)
+            result = fix_type.shape.result
         if not (isinstance(result, Boxed) and isinstance(result.shape, IntS | FloatS)):
             raise NotRegular("a recursive function on a size that returns more than a number",
                              span)
@@ -1197,21 +1224,22 @@ class SymbolicEvaluator:
         var = self.fresh_symbol("t")
         regions = [(world_, rid, r) for world_, stack in self.stacks.items()
                    for rid, r in stack.items()]
-        counters = {(w, rid): r.ap for w, rid, r in regions}
+        # Each region's allocation pointer, and in a kernel's thread its write count ("writes").
+        counters: dict[_LoopCounter, sp.Expr] = {(w, rid): r.ap for w, rid, r in regions}
         inner_kernel = world is World.GPU and self.gpu_loops >= 1
         if inner_kernel:
             counters["writes"] = sp.sympify(self.gpu_writes)
         unknown = {key: self.fresh_symbol("w") for key in counters}
         state = self._save()
 
-        def set_counters(step_of) -> None:
+        def set_counters(step_of: dict[_LoopCounter, sp.Expr]) -> None:
             for w, rid, r in regions:
                 r.ap = counters[(w, rid)] + var * step_of[(w, rid)]
             if inner_kernel:
                 self.gpu_writes = counters["writes"] + var * step_of["writes"]
 
-        def read_counters() -> dict:
-            now = {(w, rid): r.ap for w, rid, r in regions}
+        def read_counters() -> dict[_LoopCounter, sp.Expr]:
+            now: dict[_LoopCounter, sp.Expr] = {(w, rid): r.ap for w, rid, r in regions}
             if inner_kernel:
                 now["writes"] = sp.sympify(self.gpu_writes)
             return now
@@ -1220,7 +1248,7 @@ class SymbolicEvaluator:
         try:
             set_counters(unknown)
             body(var)
-            per_thread = {}
+            per_thread: dict[_LoopCounter, sp.Expr] = {}
             for key, value in read_counters().items():
                 w = sp.expand(value - (counters[key] + var * unknown[key]))
                 if var in w.free_symbols or unknown[key] in w.free_symbols:
@@ -1262,12 +1290,20 @@ class SymbolicEvaluator:
                 raise NotRegular("a parallel form that may grow a region, under a profile where "
                                  "growing costs differ from a write", span)
 
+    def _allocation(self) -> AllocationParameters:
+        """The allocation provider's parameters: `providers_for` builds linear providers, the
+        ones whose costs this module writes in closed form."""
+        allocation = self.providers.allocation
+        assert isinstance(allocation, LinearAllocation)
+        return allocation.parameters
+
     def _grow_cost(self) -> sp.Expr:
-        alloc = self.providers.allocation.parameters
+        alloc = self._allocation()
         return number((alloc.latency + alloc.per_word * self.bsize) * self.cpu_scale)
 
     def _parmap(self, func: Expr, vector: Expr, region: str | None, span: Span, env: dict,
                 regions: dict, world: World):
+        assert region is not None  # the checker's elaboration writes every region
         closure, c_f = self._function(func, env, regions, world, span)
         vec, c_v = self.eval(vector, env, regions, world)
         count = sp.sympify(vec.content.length)
@@ -1361,6 +1397,7 @@ class SymbolicEvaluator:
 
     def _iota(self, count: Expr, region: str | None, span: Span, env: dict, regions: dict,
               world: World):
+        assert region is not None
         n_value, c = self.eval(count, env, regions, world)
         n = n_value.content.value
         if n is None:
@@ -1383,6 +1420,7 @@ class SymbolicEvaluator:
 
     def _reduce(self, func: Expr, zero: Expr, vector: Expr, region: str | None, span: Span,
                 env: dict, regions: dict, world: World):
+        assert region is not None
         closure, c_f = self._function(func, env, regions, world, span)
         z, c_z = self.eval(zero, env, regions, world)
         vec, c_v = self.eval(vector, env, regions, world)
@@ -1511,6 +1549,7 @@ class SymbolicEvaluator:
         span = e.span
         if self.loops:
             raise NotRegular("an `on` inside a parallel form", span)
+        assert e.region is not None  # the checker's elaboration writes every region
         names = sorted(set(e.uses) | {e.region})
         pushed: list[SRegion] = []
         for name in names:
@@ -1566,15 +1605,17 @@ class SymbolicEvaluator:
     def _box_total(self, record: BoxRecord, kernel: sp.Symbol) -> sp.Expr:
         """The device box edge's weight (Fig. 6, rule for `on`): grow + ω*β + kernel + ω†β +
         merge, with the primitive cost providers in closed form."""
-        grow_expr = sum((_provider_expr_alloc(self.providers.allocation.parameters, words)
+        grow_expr = sum((_provider_expr_alloc(self._allocation(), words)
                          for _, words in record.growth), ZERO)
         # The growth depends on where the region's BSIZE blocks end: a named quantity, resolved
         # at concrete sizes (RegionSizes), so that formulas stay readable.
         grow = sp.Symbol(f"grow{record.index}", nonnegative=True)
         self.sizes.derived[grow] = grow_expr
-        transfer_in = sum((_transfer_expr(self.providers.host_to_device.parameters, words)
+        to_device, to_host = self.providers.host_to_device, self.providers.device_to_host
+        assert isinstance(to_device, LinearTransfer) and isinstance(to_host, LinearTransfer)
+        transfer_in = sum((_transfer_expr(to_device.parameters, words)
                            for _, words in record.pushed), ZERO)
-        transfer_out = sum((_transfer_expr(self.providers.device_to_host.parameters, words)
+        transfer_out = sum((_transfer_expr(to_host.parameters, words)
                             for _, words in record.returned), ZERO)
         merge = len(record.returned) * self.op_w
         record.parts = {"grow": grow, "transfer_in": transfer_in,
@@ -1638,14 +1679,14 @@ def _max(a: sp.Expr, b: sp.Expr) -> sp.Expr:
     return sp.Max(a, b)
 
 
-def _provider_expr_alloc(parameters, words: sp.Expr) -> sp.Expr:
+def _provider_expr_alloc(parameters: AllocationParameters, words: sp.Expr) -> sp.Expr:
     """Σ Δa over a region's growth: one allocation of all the grown words (evaluator._on)."""
     cost = number(parameters.latency) + number(parameters.per_word) * words
     return sp.Piecewise((0, sp.Eq(words, 0)), (cost, True)) if not isinstance(
         words, sp.Integer) else (cost if words != 0 else ZERO)
 
 
-def _transfer_expr(parameters, words: sp.Expr) -> sp.Expr:
+def _transfer_expr(parameters: TransferParameters, words: sp.Expr) -> sp.Expr:
     """models.providers.LinearTransfer in closed form: 0 for nothing, else the first piece whose
     bound covers the size, else the line."""
     words = sp.sympify(words)
