@@ -19,6 +19,7 @@ from graphs.symbolic import (
     formula_text,
     placement_time,
     report,
+    resolved_upper,
     symbolic_profile,
 )
 from profiler.checker import CheckedProgram
@@ -218,8 +219,10 @@ def _place_site(where: str, written_on: bool, cpu: CheckedProgram, gpu: CheckedP
             return profile.time_at({**values, parameter: n}, args.procs)[0]
         return at
 
+    largest = resolved_upper(time_of("cpu"), time_of("gpu"), parameter, formulas["cpu"],
+                             formulas["gpu"], args.max_n)
     found = crossings(time_of("cpu"), time_of("gpu"), parameter, formulas["cpu"],
-                      formulas["gpu"], args.max_n, ("cpu", "gpu"))
+                      formulas["gpu"], largest, ("cpu", "gpu"))
     first = "cpu" if time_of("cpu")(1) < time_of("gpu")(1) else "gpu"
     site.update(
         method="symbolic",
@@ -228,6 +231,10 @@ def _place_site(where: str, written_on: bool, cpu: CheckedProgram, gpu: CheckedP
         cheaper_from_1=first,
         crossings=[{"n": c.n, "cheaper": c.cheaper, "method": c.method} for c in found],
     )
+    if largest < args.max_n:
+        site.update(searched_up_to=largest,
+                    note=f"above {parameter} = {largest} the two times differ by less than their "
+                         "floating-point resolution")
     return site
 
 

@@ -848,6 +848,53 @@ def crossings(cost_a, cost_b, parameter: str, formula_a: sp.Expr | None = None,
     return _scan(points, cheaper, cheaper, roots)
 
 
+RESOLUTION = 1e-14  # relative (about 90 ulps): below it, two costs in floats are not told apart
+EXACT_FLOATS = 2**50  # below it, quarter units (abstract profiles' weights) are exact in floats
+
+
+def resolved_upper(cost_a, cost_b, parameter: str, formula_a: sp.Expr | None = None,
+                   formula_b: sp.Expr | None = None, upper: int = 10**12) -> int:
+    """The largest size up to `upper` at which the two costs can be compared (`_comparable`):
+    where they differ by less than RESOLUTION of their size and are not exact, floats (the GPU
+    model's kernel times, the values of the formulas) cannot tell which is cheaper, and a
+    crossing found there would be rounding. Walks the ladder down from `upper`, by the compiled formulas where there are
+    any, else by the exact costs."""
+    if formula_a is not None and formula_b is not None and sp.expand(formula_a - formula_b) == 0:
+        return upper  # the same formula: a tie at every size, not a rounding
+    fast = _compiled(formula_a, formula_b, parameter)
+    ladder = _ladder(upper)
+    for n in reversed(ladder):
+        try:
+            a, b = fast(n) if fast is not None else (cost_a(n), cost_b(n))
+        except (ValueError, OverflowError, TypeError):
+            a, b = cost_a(n), cost_b(n)
+        if _comparable(a, b):
+            return upper if n == ladder[-1] else n
+    return 1
+
+
+def _comparable(a: float, b: float) -> bool:
+    """Whether two costs in floats tell which is cheaper: whole numbers of quarter units below
+    2^53 are exact, so they always do; others must differ by more than RESOLUTION."""
+    if all(abs(x) < EXACT_FLOATS and float(4 * x).is_integer() for x in (a, b)):
+        return True
+    return abs(a - b) > RESOLUTION * max(abs(a), abs(b))
+
+
+def _compiled(formula_a, formula_b, parameter: str):
+    """Both formulas compiled to Python floats, as one function of n; None if sympy cannot."""
+    if formula_a is None or formula_b is None:
+        return None
+    symbol = size_symbol(parameter)
+    try:
+        fa = sp.lambdify(symbol, formula_a, "math")
+        fb = sp.lambdify(symbol, formula_b, "math")
+        fa(1), fb(1)
+    except Exception:  # noqa: BLE001 - sympy cannot compile every formula; then there is none
+        return None
+    return lambda n: (fa(n), fb(n))
+
+
 def _scan(points: list[int], guess, cheaper, roots: list[int]) -> list[Crossing]:
     """`crossings` over the sizes `points`, sorted by `guess`, confirmed by `cheaper`."""
     verdicts = [(n, guess(n)) for n in points]
@@ -884,21 +931,16 @@ def _scan(points: list[int], guess, cheaper, roots: list[int]) -> list[Crossing]
 
 def _fast_verdict(formula_a, formula_b, parameter: str, names: tuple[str, str]):
     """cheaper(n) from the formulas compiled to Python (floats): for sorting sizes only."""
-    if formula_a is None or formula_b is None:
-        return None
-    symbol = size_symbol(parameter)
-    try:
-        fa = sp.lambdify(symbol, formula_a, "math")
-        fb = sp.lambdify(symbol, formula_b, "math")
-        fa(1), fb(1)
-    except Exception:  # noqa: BLE001 - sympy cannot compile every formula; then there is none
+    both = _compiled(formula_a, formula_b, parameter)
+    if both is None:
         return None
 
     def verdict(n: int) -> str:
         try:
-            return names[1] if fb(n) < fa(n) else names[0]
+            a, b = both(n)
         except (ValueError, OverflowError, TypeError):
             return names[0]
+        return names[1] if b < a else names[0]
     return verdict
 
 
@@ -975,20 +1017,25 @@ def symbolic_solver(scorer, upper: int = 10**12):
             return None
         try:
             first, second = (time_of(e, parameter) for e in entries)
-            found = crossings(first, second, parameter, entries[0][1], entries[1][1], upper,
+            largest = resolved_upper(first, second, parameter, entries[0][1], entries[1][1],
+                                     upper)
+            found = crossings(first, second, parameter, entries[0][1], entries[1][1], largest,
                               ("before", "after"))
             pays_at_1 = second(1) < first(1)
         except NotRegular:
             return None
         method = "symbolic (time's lower bound)" if scorer.procs > 1 else "symbolic (work)"
+        if largest < upper:
+            method += (f"; above {parameter} = {largest} the two times differ by less than "
+                       "their floating-point resolution")
         if not found:
             return BreakEven(parameter, "always" if pays_at_1 else "never", 1 if pays_at_1
-                             else None, method, upper)
+                             else None, method, largest)
         last = found[-1]
         if len(found) > 1:
             method += f"; {len(found)} crossings, the last one shown"
         return BreakEven(parameter, "from" if last.cheaper == "after" else "below", last.n,
-                         method, upper)
+                         method, largest)
 
     return solve
 

@@ -24,6 +24,7 @@ from graphs.symbolic import (
     formula_text,
     parse_formula,
     report,
+    resolved_upper,
     symbolic_profile,
     symbolic_solver,
 )
@@ -374,6 +375,23 @@ def test_crossings_are_exact_integers():
     found = crossings(lambda n: 5 * n, lambda n: 1000 + (n // 7), "n", upper=10**6)
     # 1000 + 205 // 7 = 1029 > 5 * 205 = 1025, but 1000 + 206 // 7 = 1029 < 1030
     assert [(c.n, c.cheaper) for c in found] == [(206, "b")]
+
+
+def test_sizes_where_floats_cannot_tell_two_costs_apart_are_not_searched():
+    """b is cheaper by 30 units everywhere, but above about 4.5·10^7 the costs (1.5 n^2) exceed
+    their floats' resolution (1e-14 of their size): there a crossing would be rounding. The
+    search stops at the ladder's last size below, 2^25; quarter units below 2^50 are exact."""
+    def cost_a(n):
+        return 1.5 * float(n) ** 2
+
+    def cost_b(n):
+        return 1.5 * float(n) ** 2 - 30
+    assert resolved_upper(cost_a, cost_b, "n", upper=10**12) == 2**25
+    assert crossings(cost_a, cost_b, "n", upper=2**25) == []  # b from n = 1 on, no change
+    assert [c.n for c in crossings(cost_a, cost_b, "n", upper=10**12)]  # rounding, unguarded
+    assert resolved_upper(lambda n: 4.0 * n, lambda n: 4.0 * n - 1, "n", upper=10**12) == 10**12
+    n = sp.Symbol("n")
+    assert resolved_upper(cost_a, cost_a, "n", 3 * n**2 / 2, 3 * n**2 / 2, 10**12) == 10**12
 
 
 def test_crossings_are_found_where_the_formulas_mislead():
