@@ -1548,7 +1548,7 @@ class SymbolicEvaluator:
     def _on(self, e: On, env: dict, regions: dict, world: World):
         span = e.span
         if self.loops:
-            raise NotRegular("an `on` inside a parallel form", span)
+            raise NotRegular("an `on` inside a parallel form or a recursion", span)
         assert e.region is not None  # the checker's elaboration writes every region
         names = sorted(set(e.uses) | {e.region})
         pushed: list[SRegion] = []
