@@ -208,10 +208,7 @@ class SymbolicProfile:
         `values`; each kernel's group times too, with rounds as ceilings (`kernel_formula`)."""
         values = values or self.reference
         ev = self.evaluation
-        subs = {self.symbols[k]: v for k, v in values.items() if k in self.symbols}
-        fixed: dict[Any, Any] = dict(ev.sizes.values(subs))
-        for symbol, box in zip(ev.box_symbols, ev.boxes, strict=True):
-            fixed[symbol] = self.kernel_formula(box, values)
+        fixed = self._fixed(values)
         scale = self.gpu.seconds_per_unit if self.options.profile.units == "seconds" else None
         words = self.options.profile.region.word_bytes
         out = {
@@ -233,6 +230,15 @@ class SymbolicProfile:
             for name, expr in box.parts.items():
                 out[f"on{i}.{name}"] = expr
         return {k: _tidy(sp.sympify(v).subs(fixed)) for k, v in out.items()}
+
+    def _fixed(self, values: dict[str, int]) -> dict[Any, Any]:
+        """What the formulas take at `values`: the region-size quantities, and each device box's
+        kernel time as a formula (`kernel_formula`)."""
+        subs = {self.symbols[k]: v for k, v in values.items() if k in self.symbols}
+        fixed: dict[Any, Any] = dict(self.evaluation.sizes.values(subs))
+        for symbol, box in zip(self.evaluation.box_symbols, self.evaluation.boxes, strict=True):
+            fixed[symbol] = self.kernel_formula(box, values)
+        return fixed
 
     def kernel_formula(self, box, values: dict[str, int]) -> sp.Expr:
         """A device box's time as a formula: per kernel, rounds (a ceiling in the sizes) times a
@@ -305,19 +311,13 @@ class SymbolicProfile:
         self._priced[key] = time
         return time
 
-
     # -- time on P processors -------------------------------------------------------------------
     def time_formulas(self, procs: int, values: dict[str, int] | None = None,
                       ) -> tuple[sp.Expr, sp.Expr]:
         """The lower and upper bounds of the time of every greedy schedule on `procs` processors,
         as formulas (`time_bounds`), priced as `formulas` prices the rest."""
-        values = values or self.reference
-        ev = self.evaluation
-        subs = {self.symbols[k]: v for k, v in values.items() if k in self.symbols}
-        fixed: dict[Any, Any] = dict(ev.sizes.values(subs))
-        for symbol, box in zip(ev.box_symbols, ev.boxes, strict=True):
-            fixed[symbol] = self.kernel_formula(box, values)
-        lower, upper = time_bounds(ev.shape, procs)
+        fixed = self._fixed(values or self.reference)
+        lower, upper = time_bounds(self.evaluation.shape, procs)
         return (_tidy(sp.sympify(lower).subs(fixed)), _tidy(sp.sympify(upper).subs(fixed)))
 
     def time_at(self, values: dict[str, int], procs: int) -> tuple[float, float]:
@@ -857,8 +857,8 @@ def resolved_upper(cost_a, cost_b, parameter: str, formula_a: sp.Expr | None = N
     """The largest size up to `upper` at which the two costs can be compared (`_comparable`):
     where they differ by less than RESOLUTION of their size and are not exact, floats (the GPU
     model's kernel times, the values of the formulas) cannot tell which is cheaper, and a
-    crossing found there would be rounding. Walks the ladder down from `upper`, by the compiled formulas where there are
-    any, else by the exact costs."""
+    crossing found there would be rounding. Walks the ladder down from `upper`, by the compiled
+    formulas where there are any, else by the exact costs."""
     if formula_a is not None and formula_b is not None and sp.expand(formula_a - formula_b) == 0:
         return upper  # the same formula: a tie at every size, not a rounding
     fast = _compiled(formula_a, formula_b, parameter)
@@ -875,7 +875,7 @@ def resolved_upper(cost_a, cost_b, parameter: str, formula_a: sp.Expr | None = N
 
 def _comparable(a: float, b: float) -> bool:
     """Whether two costs in floats tell which is cheaper: whole numbers of quarter units below
-    2^53 are exact, so they always do; others must differ by more than RESOLUTION."""
+    EXACT_FLOATS are exact, so they always do; others must differ by more than RESOLUTION."""
     if all(abs(x) < EXACT_FLOATS and float(4 * x).is_integer() for x in (a, b)):
         return True
     return abs(a - b) > RESOLUTION * max(abs(a), abs(b))

@@ -418,8 +418,9 @@ class Evaluator:
             return self.graph.node(_POINT, span, self.centres)
         return self.paths.node()
 
-    def _alloc(self, before, world: World, regions: dict, region_name: str, value: HeapValue,
-               span: Span) -> tuple[Loc, Cost]:
+    def _alloc(self, before, world: World, regions: dict, region_name: str | None,
+               value: HeapValue, span: Span) -> tuple[Loc, Cost]:
+        assert region_name is not None  # the checker elaborates every allocation's region
         region = self._region(regions, region_name, world, span)
         expanded_before = region.size
         location, words, expanded = allocate(region, value, self.bsize if world is _CPU else 0)
@@ -515,14 +516,12 @@ class Evaluator:
                     return value, self._op_into(world, c1, c2, e.span)
 
                 case FloatLit(real, region, span):
-                    assert region is not None
                     return self._alloc(None, world, regions, region, FloatV(real), span)
 
                 case BoolLit(value, span):
                     return value, self._point(world, span)
 
                 case Lambda(param, _, _, body, region, span):
-                    assert region is not None
                     return self._alloc(None, world, regions, region,
                                        Closure(param, body, env, regions), span)
 
@@ -537,7 +536,6 @@ class Evaluator:
                     v2, c2 = self.eval(right, env, regions, world)
                     c = self._par(world, [c1, c2], span)
                     c = self._op(world, c, span, EdgeKind.MERGE, self._merge_cost(world))
-                    assert region is not None
                     return self._alloc(c, world, regions, region, PairV(v1, v2), span)
 
                 case VecLit(elements, region, span):
@@ -547,7 +545,6 @@ class Evaluator:
                         items.append(v)
                         costs.append(c)
                     c = self._seq_all(world, costs, span)
-                    assert region is not None
                     return self._alloc(c, world, regions, region, VecV(tuple(items)), span)
 
                 case ParMap(func, vector, region, span):
@@ -557,7 +554,6 @@ class Evaluator:
                     return self._on(e, env, regions, world)
 
                 case RegionLambda(param, _, _, body, region, span):
-                    assert region is not None
                     return self._alloc(None, world, regions, region,
                                        RegionClosure(param, body, env, regions), span)
 

@@ -769,7 +769,9 @@ class SymbolicEvaluator:
     def _point(self, world: World):
         return POINT if world is World.CPU else [SPhase(False, [])]
 
-    def _alloc(self, before, world: World, regions: dict, name: str, content, span: Span):
+    def _alloc(self, before, world: World, regions: dict, name: str | None, content,
+               span: Span):
+        assert name is not None  # the checker's elaboration writes every allocation's region
         region = self._region(regions, name, world, span)
         words = size_words(content)
         offset = region.ap
@@ -834,10 +836,8 @@ class SymbolicEvaluator:
         match e:
             case IntLit(value, region, span):
                 number = self.params[value] if isinstance(value, str) else sp.Integer(value)
-                assert region is not None  # the checker's elaboration writes every region
                 return self._alloc(None, world, regions, region, SInt(number), span)
             case FloatLit(_, region, span):
-                assert region is not None
                 return self._alloc(None, world, regions, region, SFloat(), span)
             case BoolLit(value, _):
                 return SBool(sp.true if value else sp.false), self._point(world)
@@ -848,7 +848,6 @@ class SymbolicEvaluator:
             case If(cond, then, orelse, span):
                 return self._if(cond, then, orelse, span, env, regions, world)
             case Lambda(param, _, _, body, region, span):
-                assert region is not None
                 return self._alloc(None, world, regions, region,
                                    SClosure(param, body, env, regions), span)
             case App(func, arg, span):
@@ -864,7 +863,6 @@ class SymbolicEvaluator:
             case Pair(first, second, region, span):
                 v1, c1 = self.eval(first, env, regions, world)
                 v2, c2 = self.eval(second, env, regions, world)
-                assert region is not None
                 return self._alloc(self._seq(world, c1, c2), world, regions, region,
                                    SPair(v1, v2), span)
             case Fst(inner, span) | Snd(inner, span):
@@ -896,7 +894,6 @@ class SymbolicEvaluator:
                     c = step(c, self.merge_w)
                 else:
                     raise NotRegular("`||` on the GPU", span)
-                assert region is not None
                 return self._alloc(c, world, regions, region, SPair(v1, v2), span)
             case VecLit(elements, region, span):
                 items, costs = [], []
@@ -905,7 +902,6 @@ class SymbolicEvaluator:
                     items.append(v)
                     costs.append(c)
                 c = self._seq_all(world, costs)
-                assert region is not None
                 return self._alloc(c, world, regions, region,
                                    SVec(sp.Integer(len(items)), items=tuple(items)), span)
             case ParMap(func, vector, region, span):
@@ -913,7 +909,6 @@ class SymbolicEvaluator:
             case On():
                 return self._on(e, env, regions, world)
             case RegionLambda(param, _, _, body, region, span):
-                assert region is not None
                 return self._alloc(None, world, regions, region,
                                    SRegionClosure(param, body, env, regions), span)
             case RegionApp(inner, region, span):
@@ -939,7 +934,6 @@ class SymbolicEvaluator:
             case Length(inner, region, span):
                 v, c1 = self.eval(inner, env, regions, world)
                 c = self._read(c1, world, v, span)
-                assert region is not None
                 return self._alloc(c, world, regions, region, SInt(v.content.length), span)
             case Iota(count, region, span):
                 return self._iota(count, region, span, env, regions, world)
@@ -988,7 +982,6 @@ class SymbolicEvaluator:
                     if x.is_nonnegative and y.is_positive:
                         result = sp.floor(x / y)
         content = SInt(result) if is_int else SFloat()
-        assert region is not None  # the checker's elaboration writes every region
         return self._alloc(c, world, regions, region, content, span)
 
     def _if(self, cond: Expr, then: Expr, orelse: Expr, span: Span, env: dict, regions: dict,
@@ -1059,8 +1052,7 @@ class SymbolicEvaluator:
         constant cost per call (W(m) = A + W(⌊m/2⌋) + W(⌈m/2⌉) gives (A + W(1))·m - A; a span A
         + max of the halves gives S(1) + A·⌈log2 m⌉; one call on ⌊m/2⌋, A·⌊log2 m⌋ + W(1)),
         fitted on m = 1..4 and checked against the exact recurrence on m = 1..512 and at sizes
-        up to 2^31. Costs that depend on x, or that no such
-        form fits, are not regular."""
+        up to 2^31. Costs that depend on x, or that no such form fits, are not regular."""
         leaves = _int_leaves(arg.content)
         m = sp.Symbol("m", integer=True, positive=True)
         x = sp.Symbol("x", integer=True, nonnegative=True)
@@ -1096,10 +1088,8 @@ class SymbolicEvaluator:
             _, body = self.eval(closure.body,
                                 {**closure.env, closure.param: _with_leaves(arg, generic)},
                                 closure.regions, World.CPU)
-            body = body if body is not None else POINT
-            quantities = {"work": body.work, "span": body.span, "nodes": body.nodes,
-                          "edges": body.edges, "width": body.width,
-                          "space": sp.piecewise_fold(self.space_cpu - space_base)}
+            quantities = _quantities(body if body is not None else POINT)
+            quantities["space"] = sp.piecewise_fold(self.space_cpu - space_base)
             for rid, region in cpu.items():
                 quantities[names[rid]] = sp.piecewise_fold(region.ap - bases[rid])
                 for words in region.trace:
@@ -1120,9 +1110,7 @@ class SymbolicEvaluator:
             if sp.expand(solved[names[rid]]) != 0:
                 region.log.append(("fill", starts[rid], region.ap))
         self.space_cpu = space_start + solved["space"]
-        value = SValue(SLoc(frame.result_region, self.fresh_symbol("o")), frame.result_content)
-        return value, parallel(solved["work"], solved["span"], solved["nodes"], solved["edges"],
-                               solved["width"])
+        return self._call_result(frame), _stretch(solved)
 
     def _recursive_call(self, frame: _Recursion, arg: SValue, span: Span):
         """`f μ` inside the body `_recursion` solves: each quantity's unknown at μ."""
@@ -1136,8 +1124,11 @@ class SymbolicEvaluator:
             if region is not None:
                 region.ap = region.ap + q[name]
         self.space_cpu = self.space_cpu + q["space"]
-        value = SValue(SLoc(frame.result_region, self.fresh_symbol("o")), frame.result_content)
-        return value, parallel(q["work"], q["span"], q["nodes"], q["edges"], q["width"])
+        return self._call_result(frame), _stretch(q)
+
+    def _call_result(self, frame: _Recursion) -> SValue:
+        """What a call of the recursion returns: a number somewhere in its result region."""
+        return SValue(SLoc(frame.result_region, self.fresh_symbol("o")), frame.result_content)
 
     def _cases(self, condition, then: tuple, orelse: tuple, span: Span):
         """Both sides of a branch on the size of a recursion being solved, as one: each
@@ -1155,10 +1146,9 @@ class SymbolicEvaluator:
                     region.ap = pick(ap, other[0])
                     region.trace = trace + other[1]
         self.space_cpu = pick(after_then["space"][0], after_else["space"][0])
-        a = c_then if c_then is not None else POINT
-        b = c_else if c_else is not None else POINT
-        cost = parallel(pick(a.work, b.work), pick(a.span, b.span), pick(a.nodes, b.nodes),
-                        pick(a.edges, b.edges), pick(a.width, b.width))
+        a = _quantities(c_then if c_then is not None else POINT)
+        b = _quantities(c_else if c_else is not None else POINT)
+        cost = _stretch({name: pick(a[name], b[name]) for name in SHAPE_QUANTITIES})
         if not (isinstance(v_then, SValue) and isinstance(v_else, SValue)
                 and v_then.loc.region == v_else.loc.region):
             raise NotRegular("a branch of a recursion whose sides return values of different "
@@ -1785,7 +1775,7 @@ class _Recursion:
     unknowns: dict[str, Any] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
-        for name in ("work", "span", "nodes", "edges", "width", "space", *self.words.values()):
+        for name in (*SHAPE_QUANTITIES, "space", *self.words.values()):
             self.unknowns[name] = sp.Function(f"{name}_rec")
 
     def decides(self, condition) -> bool:
@@ -1860,6 +1850,19 @@ class _Recurrence:
                                  f"d·⌊log2 m⌋ (at m = {k}: {want:g})", self.span)
         m = self.frame.measure
         return a * m + b + c * clog2(m) + d * flog2(m)
+
+
+SHAPE_QUANTITIES = ("work", "span", "nodes", "edges", "width")  # what a recursion solves for
+
+
+def _quantities(shape: Shape) -> dict[str, sp.Expr]:
+    """A shape's SHAPE_QUANTITIES by name."""
+    return {name: getattr(shape, name) for name in SHAPE_QUANTITIES}
+
+
+def _stretch(quantities: dict[str, sp.Expr]) -> Shape:
+    """The shape of a graph seen only through its SHAPE_QUANTITIES: one parallel stretch."""
+    return parallel(*(quantities[name] for name in SHAPE_QUANTITIES))
 
 
 def _int_leaves(content) -> list:
