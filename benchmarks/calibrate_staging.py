@@ -1,5 +1,5 @@
 """Calibrate only the local-staging overlap (`gpu.staging_overlap`) of existing device profiles:
-time the backend's staging loop on a device and fit u (models.calibrate.fit_staging) with the
+time the backend's staging loop on a device and fit u (models.opencl.calibrate.fit_staging) with the
 profile's own seconds per unit; write each profile back with u set and a note (a profile in the
 paper's mode, which does not read u, is left as it is). `hetprof calibrate` measures the same as
 part of a whole calibration.
@@ -16,9 +16,9 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from models.calibrate import fit_staging, time_staging  # noqa: E402
 from models.device_profile import load_profile, save_profile  # noqa: E402
-from models.opencl_runner import DeviceSession, select_device  # noqa: E402
+from models.opencl.calibrate import fit_staging, time_staging  # noqa: E402
+from models.opencl.runner import DeviceSession, select_device  # noqa: E402
 
 if __name__ == "__main__":
     device, *paths = sys.argv[1:]

@@ -23,8 +23,8 @@ sys.path.insert(0, str(ROOT))
 sys.setrecursionlimit(100_000)
 
 from graphs.analysis import analyse  # noqa: E402
+from graphs.semantics.explicit import evaluate  # noqa: E402
 from profiler.checker import check_program  # noqa: E402
-from profiler.evaluator import evaluate  # noqa: E402
 from profiler.parser import parse_file  # noqa: E402
 
 EXAMPLE = ROOT / "examples" / "zipmul.lg"

@@ -13,7 +13,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from models.validate_rewrites import merge, render_markdown  # noqa: E402
+from models.opencl.validate_rewrites import merge, render_markdown  # noqa: E402
 
 if __name__ == "__main__":
     out_json, out_md, *inputs = sys.argv[1:]

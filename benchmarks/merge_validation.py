@@ -12,7 +12,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from models.validate import render_markdown, summarise  # noqa: E402
+from models.opencl.validate import render_markdown, summarise  # noqa: E402
 
 
 def merge(paths: list[str]) -> dict:

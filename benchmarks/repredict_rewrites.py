@@ -19,9 +19,11 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+from graphs.semantics.explicit import OffloadCollector, evaluate  # noqa: E402
+from graphs.semantics.options import EvaluationOptions  # noqa: E402
 from models.device_profile import DeviceProfile, load_profile  # noqa: E402
-from models.validate import EXAMPLES  # noqa: E402
-from models.validate_rewrites import (  # noqa: E402
+from models.opencl.validate import EXAMPLES  # noqa: E402
+from models.opencl.validate_rewrites import (  # noqa: E402
     RULES,
     Parts,
     case_json,
@@ -31,7 +33,6 @@ from models.validate_rewrites import (  # noqa: E402
     summarise,
 )
 from profiler.checker import CheckedProgram, check_program  # noqa: E402
-from profiler.evaluator import EvaluationOptions, OffloadCollector, evaluate  # noqa: E402
 from profiler.parser import parse  # noqa: E402
 from profiler.transform import with_body  # noqa: E402
 

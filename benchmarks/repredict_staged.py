@@ -15,9 +15,10 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from graphs.semantics.explicit import evaluate  # noqa: E402
+from graphs.semantics.options import EvaluationOptions  # noqa: E402
 from models.device_profile import load_profile  # noqa: E402
-from profiler.checker import check_program  # noqa: E402
-from profiler.evaluator import EvaluationOptions, bind_parameters, evaluate  # noqa: E402
+from profiler.checker import bind_parameters, check_program  # noqa: E402
 from profiler.parser import parse  # noqa: E402
 
 

@@ -6,7 +6,7 @@ of bounded depth can write: it follows n's binary digits, because the balanced �
 ⌊n/2⌋ : ⌈n/2⌉ and each policy interleaves the tree's fork and join edges with the threads in its
 own order. The lines show it (P = 2, a parmap over iota n, n = 29..33: 1DF leaves 21, 18, 27, 24,
 21 units idle; BF 13, 10, 13, 10, 17). The symbolic report therefore gives the bounds every greedy
-schedule lies within (graphs.symbolic.time_bounds), and the explicit schedule's exact time beside
+schedule lies within (graphs.symbolic_profile.time_bounds), and the explicit schedule's exact time beside
 them where the graph is small enough.
 
     python benchmarks/schedule_idle.py [N] [P] [FILE.lg]
@@ -20,9 +20,9 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from graphs.schedule import schedule  # noqa: E402
-from graphs.symbolic import symbolic_profile  # noqa: E402
+from graphs.semantics.explicit import evaluate  # noqa: E402
+from graphs.symbolic_profile import symbolic_profile  # noqa: E402
 from profiler.checker import check_program  # noqa: E402
-from profiler.evaluator import evaluate  # noqa: E402
 from profiler.parser import parse, parse_file  # noqa: E402
 
 PARMAP = """param n : int = 8

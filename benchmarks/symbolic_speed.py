@@ -13,10 +13,10 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from graphs.symbolic import symbolic_profile  # noqa: E402
+from graphs.semantics.symbolic import NotRegular  # noqa: E402
+from graphs.symbolic_profile import symbolic_profile  # noqa: E402
 from profiler.checker import check_program  # noqa: E402
 from profiler.parser import parse_file  # noqa: E402
-from profiler.symbolic import NotRegular  # noqa: E402
 
 EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
 

@@ -11,9 +11,11 @@ from rich.console import Console
 from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
-from cli.commands import write_output
-from cli.main import EXIT_OK, SourceHolder, UsageError
-from models.device_profile import save_profile
+from cli.common import EXIT_OK, SourceHolder, UsageError, write_output
+from models.device_profile import load_profile, save_profile
+from models.opencl import validate, validate_rewrites
+from models.opencl.calibrate import calibrate
+from models.opencl.runner import DeviceSession, list_devices, select_device
 
 
 def _console() -> Console:
@@ -23,8 +25,6 @@ def _console() -> Console:
 def _sessions(args: argparse.Namespace):
     """The device of --device and a session on it, and one on --cpu-device (default: the first
     OpenCL CPU device, e.g. PoCL; the device itself if there is none)."""
-    from models.opencl_runner import DeviceSession, list_devices, select_device
-
     info = select_device(args.device)
     if args.cpu_device:
         cpu_info = select_device(args.cpu_device)
@@ -36,8 +36,6 @@ def _sessions(args: argparse.Namespace):
 
 
 def command_calibrate(args: argparse.Namespace, holder: SourceHolder) -> int:
-    from models.calibrate import calibrate
-
     info, session, cpu_session = _sessions(args)
     console = _console()
     with Progress(TextColumn("{task.description}"), BarColumn(), TimeElapsedColumn(),
@@ -72,9 +70,6 @@ def command_calibrate(args: argparse.Namespace, holder: SourceHolder) -> int:
 
 
 def command_validate(args: argparse.Namespace, holder: SourceHolder) -> int:
-    from models.device_profile import load_profile
-    from models.validate import render_markdown, validate
-
     profile = load_profile(args.device_profile)
     info, session, cpu_session = _sessions(args)
     sizes = [int(s) for s in args.sizes.split(",")] if args.sizes else None
@@ -87,27 +82,25 @@ def command_validate(args: argparse.Namespace, holder: SourceHolder) -> int:
         def report(label: str, done: float) -> None:
             progress.update(task, completed=done, description=f"validating: {label}")
 
-        report_data = validate(session, cpu_session, profile, args.programs or None, sizes,
+        report_data = validate.validate(session, cpu_session, profile, args.programs or None, sizes,
                                quick=args.quick, gpu_mode=args.gpu_mode, holder=holder,
                                progress=report, compare=compare,
                                parts=tuple(p.strip() for p in args.parts.split(",")))
     if args.format == "json":
         write_output(json.dumps(report_data, indent=2) + "\n", args.output)
     else:
-        write_output(render_markdown(report_data), args.output)
+        write_output(validate.render_markdown(report_data), args.output)
     return EXIT_OK
 
 
 def command_validate_rewrites(args: argparse.Namespace, holder: SourceHolder) -> int:
-    from models.device_profile import load_profile
-    from models.validate_rewrites import RULES, render_markdown, validate_rewrites
-
     profile = load_profile(args.device_profile)
-    rules = tuple(r.strip() for r in args.rules.split(",")) if args.rules else RULES
-    unknown = sorted(set(rules) - set(RULES))
+    rules = (tuple(r.strip() for r in args.rules.split(",")) if args.rules
+             else validate_rewrites.RULES)
+    unknown = sorted(set(rules) - set(validate_rewrites.RULES))
     if unknown:
         raise UsageError(f"--rules: no rule {', '.join(unknown)}; the rules are "
-                         + ", ".join(RULES))
+                         + ", ".join(validate_rewrites.RULES))
     info, session, cpu_session = _sessions(args)
     sizes = [int(s) for s in args.sizes.split(",")] if args.sizes else None
     console = _console()
@@ -118,13 +111,13 @@ def command_validate_rewrites(args: argparse.Namespace, holder: SourceHolder) ->
         def report(label: str, done: float) -> None:
             progress.update(task, completed=done, description=f"validating rewrites: {label}")
 
-        report_data = validate_rewrites(session, cpu_session, profile, args.programs or None,
+        report_data = validate_rewrites.validate_rewrites(session, cpu_session, profile, args.programs or None,
                                         rules, sizes, quick=args.quick, gpu_mode=args.gpu_mode,
                                         keys=args.rewrite, holder=holder, progress=report)
     if args.format == "json":
         write_output(json.dumps(report_data, indent=2) + "\n", args.output)
     else:
-        write_output(render_markdown(report_data), args.output)
+        write_output(validate_rewrites.render_markdown(report_data), args.output)
     console.print(f"{report_data['case_count']} cases: direction right in "
                   f"{100 * report_data['direction_accuracy']:.1f}%, median speedup error "
                   f"{report_data['speedup_median_abs_pct_error']:.1f}%")

@@ -1,80 +1,43 @@
-"""One function per `hetprof` sub-command: read, run the pipeline, render, print."""
+"""The pipeline's own sub-commands: `check`, `run` and `profile` (explicit, or `--symbolic` with
+the explicit profile as the fallback for programs that are not regular)."""
 
 from __future__ import annotations
 
 import argparse
-import math
+import contextlib
+import io
+import json
 import sys
-from dataclasses import replace
-from pathlib import Path
 
-from cli.main import EXIT_OK, SourceHolder, UsageError, parse_params
+from cli import opencl, symbolic
+from cli.common import (
+    EXIT_OK,
+    SourceHolder,
+    check_procs,
+    device_profile,
+    evaluation_options,
+    load_checked,
+    parse_params,
+    replace_args,
+    write_output,
+)
 from graphs.analysis import analyse
 from graphs.render_text import TextRenderer
 from graphs.renderers import RENDERERS
-from models.device_profile import DeviceProfile, load_profile
-from profiler.checker import CheckedProgram, check_program
-from profiler.errors import ParameterError
-from profiler.evaluator import (
-    DEFAULT_MAX_DEPTH,
-    DEFAULT_MAX_STEPS,
-    Evaluation,
-    EvaluationOptions,
-    OffloadObserver,
-    bind_parameters,
-    evaluate,
-)
-from profiler.parser import parse
-
-
-def load_checked(path: str, holder: SourceHolder) -> CheckedProgram:
-    source = holder.read(path)
-    return check_program(parse(source, path))
-
-
-def device_profile(args: argparse.Namespace) -> DeviceProfile:
-    """The profile of --device-profile (or the default), with command-line overrides."""
-    profile = load_profile(args.device_profile) if args.device_profile else DeviceProfile()
-    gpu_changes = {}
-    for option, name in (("warp_width", "warp_width"), ("work_group_size", "work_group_size"),
-                         ("global_latency", "global_latency"), ("banks", "banks"),
-                         ("threads_at_once", "threads_at_once"), ("gpu_mode", "mode")):
-        value = getattr(args, option, None)
-        if value is not None:
-            if not isinstance(value, str) and not (math.isfinite(value) and value >= 1):
-                raise ParameterError(f"--{option.replace('_', '-')} must be a finite number of at "
-                                     "least 1")
-            gpu_changes[name] = value
-    if gpu_changes:
-        profile = profile.with_gpu(**gpu_changes)
-    if profile.gpu.work_group_size % profile.gpu.warp_width:
-        raise ParameterError(f"the work-group size ({profile.gpu.work_group_size}) must be a "
-                             f"multiple of the warp width ({profile.gpu.warp_width})")
-    if getattr(args, "bsize", None) is not None:
-        if args.bsize < 1:
-            raise ParameterError("--bsize must be at least 1")
-        profile = replace(profile, region=replace(profile.region, bsize=args.bsize))
-    return profile
+from graphs.semantics.explicit import Evaluation, OffloadCollector, OffloadObserver, evaluate
+from graphs.semantics.symbolic import NotRegular
+from models.device_profile import DeviceProfile
+from profiler.checker import CheckedProgram, bind_parameters
 
 
 def run_program(args: argparse.Namespace, holder: SourceHolder,
                 observer: OffloadObserver | None = None) -> tuple[
         CheckedProgram, dict[str, int], Evaluation, DeviceProfile]:
+    """Read, check and evaluate the program of a command line."""
     checked = load_checked(args.file, holder)
     params = bind_parameters(checked, parse_params(args.param))
     profile = device_profile(args)
-    for name in ("max_steps", "max_depth"):
-        value = getattr(args, name)
-        if value is not None and value < 1:
-            raise ParameterError(f"--{name.replace('_', '-')} must be at least 1")
-    options = EvaluationOptions(
-        profile=profile,
-        gpu_mode=args.gpu_mode,
-        max_steps=args.max_steps or DEFAULT_MAX_STEPS,
-        max_depth=args.max_depth or DEFAULT_MAX_DEPTH,
-        grow_gpu_regions=not args.strict_gpu_regions,
-        observer=observer,
-    )
+    options = evaluation_options(args, observer, profile)
     return checked, params, evaluate(checked, params, options), profile
 
 
@@ -85,29 +48,23 @@ def command_check(args: argparse.Namespace, holder: SourceHolder) -> int:
 
 
 def command_run(args: argparse.Namespace, holder: SourceHolder) -> int:
-    observer = None
-    if args.device:
-        from profiler.evaluator import OffloadCollector
-
-        observer = OffloadCollector()
+    observer = OffloadCollector() if args.device else None
     checked, params, evaluation, _ = run_program(args, holder, observer)
     print(evaluation.render_value(limit=64))
     for region in evaluation.regions.values():
         print(f"region {region.label}: {region.ap} words used, {region.size} words reserved")
     if observer is not None:
-        from cli.opencl import run_on_device
-
-        return run_on_device(args, checked, params, observer)
+        return opencl.run_on_device(args, checked, params, observer)
     return EXIT_OK
 
 
 def command_profile(args: argparse.Namespace, holder: SourceHolder) -> int:
     if getattr(args, "symbolic", False):
-        from cli.symbolic import command_symbolic_profile
-
-        return command_symbolic_profile(args, holder)
-    if args.procs < 1:
-        raise ParameterError("--procs must be at least 1")
+        try:
+            return symbolic.command_symbolic_profile(args, holder)
+        except NotRegular as irregular:
+            return _fallback(args, holder, irregular)
+    check_procs(args)
     checked, params, evaluation, profile = run_program(args, holder)
     result = analyse(
         evaluation, args.procs, args.schedule, file=args.file, params=params, body=checked.body,
@@ -124,18 +81,21 @@ def command_profile(args: argparse.Namespace, holder: SourceHolder) -> int:
     return EXIT_OK
 
 
-def write_output(content: str | bytes, output: str | None) -> None:
-    """Write a report to a file, or to stdout when no file is given."""
-    if output is None:
-        if isinstance(content, bytes):
-            sys.stdout.buffer.write(content)
-        else:
-            sys.stdout.write(content)
-        return
-    try:
-        if isinstance(content, bytes):
-            Path(output).write_bytes(content)
-        else:
-            Path(output).write_text(content, encoding="utf-8")
-    except OSError as error:
-        raise UsageError(f"cannot write {output}: {error.strerror}") from None
+def _fallback(args: argparse.Namespace, holder: SourceHolder, irregular: NotRegular) -> int:
+    """`profile --symbolic` of a program that is not regular: the explicit profile at the sizes
+    given, with the reason."""
+    where = f"{irregular.span}: " if irregular.span is not None else ""
+    note = (f"not regular, so profiled explicitly at the sizes given: {where}{irregular.message}")
+    explicit = replace_args(args, symbolic=False)
+    if args.format == "json":
+        output, explicit.output = args.output, None
+        buffer = io.StringIO()
+        with contextlib.redirect_stdout(buffer):
+            command_profile(explicit, holder)
+        data = {"symbolic": False, "reason": irregular.message,
+                "location": str(irregular.span) if irregular.span else None,
+                "explicit": json.loads(buffer.getvalue())}
+        write_output(json.dumps(data, indent=2) + "\n", output)
+        return EXIT_OK
+    print(f"hetprof: {note}")
+    return command_profile(explicit, holder)

@@ -10,49 +10,14 @@ import argparse
 import sys
 import threading
 from collections.abc import Callable
-from pathlib import Path
 
-from profiler.errors import HetprofError, ParameterError, ParseError, format_error
-from profiler.syntax import Span
+from cli import commands, opencl, pictures, rewriting, symbolic
+from cli.common import EXIT_OK, EXIT_PROGRAM_ERROR, EXIT_USAGE, SourceHolder, UsageError
+from graphs.renderers import RENDERERS
+from profiler.errors import HetprofError, format_error
 
-EXIT_OK, EXIT_PROGRAM_ERROR, EXIT_USAGE = 0, 1, 2
 STACK_BYTES = 512 * 1024 * 1024
 RECURSION_LIMIT = 200_000
-
-
-class UsageError(Exception):
-    """A command line or file problem: exit 2."""
-
-
-def read_source(path: str) -> str:
-    """The text of a λG file. Unreadable: UsageError. Not UTF-8: a ParseError at the bad byte."""
-    try:
-        data = Path(path).read_bytes()
-    except IsADirectoryError:
-        raise UsageError(f"{path}: is a directory, not a λG file") from None
-    except OSError as error:
-        raise UsageError(f"cannot read {path}: {error.strerror}") from None
-    try:
-        return data.decode("utf-8")
-    except UnicodeDecodeError as error:
-        before = data[: error.start]
-        line = before.count(b"\n") + 1
-        column = error.start - (before.rfind(b"\n") + 1) + 1
-        raise ParseError(f"the file is not UTF-8 text (byte 0x{data[error.start]:02x}): is it a "
-                         "binary file?", Span(path, line, column, line, column + 1)) from None
-
-
-def parse_params(items: list[str] | None) -> dict[str, int]:
-    params: dict[str, int] = {}
-    for item in items or []:
-        name, sep, value = item.partition("=")
-        if not sep or not name.strip():
-            raise ParameterError(f"--param {item!r}: write NAME=VALUE, e.g. --param n=1024")
-        try:
-            params[name.strip()] = int(value.strip().replace("_", ""))
-        except ValueError:
-            raise ParameterError(f"--param {item!r}: {value!r} is not an integer") from None
-    return params
 
 
 def _add_common(parser: argparse.ArgumentParser) -> None:
@@ -85,58 +50,36 @@ def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="hetprof",
         description="Cost-semantics profiler for heterogeneous (CPU/GPU) λG programs.")
-    commands = parser.add_subparsers(dest="command", metavar="COMMAND")
-    commands.required = True
+    subcommands = parser.add_subparsers(dest="command", metavar="COMMAND")
+    subcommands.required = True
 
-    check = commands.add_parser("check", help="type-, region- and world-check a program")
+    check = subcommands.add_parser("check", help="type-, region- and world-check a program")
     check.add_argument("file")
-    check.set_defaults(handler="cli.commands:command_check")
+    check.set_defaults(handler=commands.command_check)
 
-    run = commands.add_parser("run", help="run a program and print its value and regions")
+    run = subcommands.add_parser("run", help="run a program and print its value and regions")
     _add_common(run)
     _add_model_options(run)
     run.add_argument("--device", help="also run it through OpenCL on this device (an index or "
                      "part of the platform or device name, e.g. pocl, nvidia) and compare")
-    run.set_defaults(handler="cli.commands:command_run")
+    run.set_defaults(handler=commands.command_run)
 
-    profile = commands.add_parser("profile", help="time and space of a program (the main job)")
+    profile = subcommands.add_parser("profile", help="time and space of a program (the main job)")
     _add_common(profile)
     _add_model_options(profile)
     profile.add_argument("--procs", "-P", type=int, default=2, help="CPU processors (default 2)")
     profile.add_argument("--schedule", choices=("1df", "bf", "ws"), default="1df",
                          help="CPU schedule: greedy depth-first, breadth-first, work stealing")
-    profile.add_argument("--format", choices=profile_formats(), default="text")
+    profile.add_argument("--format", choices=sorted(RENDERERS), default="text")
     profile.add_argument("-o", "--output", help="write the report here instead of stdout")
     profile.add_argument("--symbolic", action="store_true",
                          help="formulas in the size parameters (work, span, time bounds, space, "
                          "transfers, kernels), in time independent of the sizes")
-    profile.set_defaults(handler="cli.commands:command_profile")
+    profile.set_defaults(handler=commands.command_profile)
 
-    for register in _registrars():
-        register(commands, _add_common, _add_model_options)
+    for module in (pictures, opencl, symbolic, rewriting):
+        module.register(subcommands, _add_common, _add_model_options)
     return parser
-
-
-def profile_formats() -> list[str]:
-    from graphs.renderers import RENDERERS
-
-    return sorted(RENDERERS)
-
-
-def _registrars():
-    """Sub-commands defined in other modules of cli/ (each has `register(commands, ...)`)."""
-    import importlib
-
-    found = []
-    for name in ("cli.pictures", "cli.opencl", "cli.symbolic", "cli.rewriting"):
-        try:
-            module = importlib.import_module(name)
-        except ModuleNotFoundError as error:
-            if error.name != name:
-                raise
-            continue
-        found.append(module.register)
-    return found
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -169,14 +112,9 @@ def _with_deep_stack(function: Callable[[], None]) -> None:
 
 
 def _dispatch(args: argparse.Namespace) -> int:
-    import importlib
-
-    module_name, function_name = args.handler.split(":")
     holder = SourceHolder()
     try:
-        # The commands import the whole pipeline: import them only now, to keep --help fast.
-        handler = getattr(importlib.import_module(module_name), function_name)
-        return handler(args, holder)
+        return args.handler(args, holder)
     except UsageError as error:
         print(f"hetprof: {error}", file=sys.stderr)
         return EXIT_USAGE
@@ -189,18 +127,6 @@ def _dispatch(args: argparse.Namespace) -> int:
         return EXIT_PROGRAM_ERROR
     except BrokenPipeError:
         return EXIT_OK
-
-
-class SourceHolder:
-    """The source text of the file being processed, for error messages with a caret."""
-
-    def __init__(self) -> None:
-        self.text: str | None = None
-
-    def read(self, path: str) -> str:
-        self.text = None
-        self.text = read_source(path)
-        return self.text
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -6,14 +6,17 @@ from __future__ import annotations
 import argparse
 import sys
 
-from cli.main import EXIT_OK, EXIT_PROGRAM_ERROR, SourceHolder
+from cli import calibration
+from cli.common import EXIT_OK, EXIT_PROGRAM_ERROR, SourceHolder
+from graphs.analysis import location
+from graphs.semantics.explicit import OffloadCollector
+from models.opencl.runner import DeviceSession, list_devices, run_offload, select_device
 from profiler.checker import CheckedProgram
-from profiler.evaluator import OffloadCollector
 
 
 def register(commands, add_common, add_model_options) -> None:
     devices = commands.add_parser("devices", help="list the OpenCL platforms and devices")
-    devices.set_defaults(handler="cli.opencl:command_devices")
+    devices.set_defaults(handler=command_devices)
 
     calibrate = commands.add_parser(
         "calibrate", help="measure a device with microbenchmarks and write a device profile")
@@ -22,7 +25,7 @@ def register(commands, add_common, add_model_options) -> None:
     calibrate.add_argument("--quick", action="store_true", help="fewer sizes and repeats")
     calibrate.add_argument("--cpu-device", help="the OpenCL CPU device that stands for the "
                            "CPU world (default: the first CPU device, e.g. PoCL)")
-    calibrate.set_defaults(handler="cli.calibration:command_calibrate")
+    calibrate.set_defaults(handler=calibration.command_calibrate)
 
     validate = commands.add_parser(
         "validate", help="compare predicted with measured times on real devices")
@@ -42,7 +45,7 @@ def register(commands, add_common, add_model_options) -> None:
                           help="what to validate: programs, transfers, conflicts (comma-separated)")
     validate.add_argument("--format", choices=("text", "json"), default="text")
     validate.add_argument("-o", "--output", help="write the report here")
-    validate.set_defaults(handler="cli.calibration:command_validate")
+    validate.set_defaults(handler=calibration.command_validate)
 
     rewrites = commands.add_parser(
         "validate-rewrites", help="compare predicted with measured speedups of rewrites on real "
@@ -63,12 +66,10 @@ def register(commands, add_common, add_model_options) -> None:
                           help="GPU memory model (default: the profile's)")
     rewrites.add_argument("--format", choices=("json", "markdown"), default="markdown")
     rewrites.add_argument("-o", "--output", help="write the report here")
-    rewrites.set_defaults(handler="cli.calibration:command_validate_rewrites")
+    rewrites.set_defaults(handler=calibration.command_validate_rewrites)
 
 
 def command_devices(args: argparse.Namespace, holder: SourceHolder) -> int:
-    from models.opencl_runner import list_devices
-
     devices = list_devices()
     if not devices:
         print("no OpenCL device found (hetprof installs PoCL, a CPU device, with its "
@@ -84,9 +85,6 @@ def command_devices(args: argparse.Namespace, holder: SourceHolder) -> int:
 def run_on_device(args: argparse.Namespace, checked: CheckedProgram, params: dict[str, int],
                   collector: OffloadCollector) -> int:
     """Run each offload of a program on the device and compare it with the interpreter."""
-    from graphs.analysis import location
-    from models.opencl_runner import DeviceSession, run_offload, select_device
-
     info = select_device(args.device)
     if not collector.offloads:
         print(f"nothing to run on {info.describe()}: the program has no `on` and no parmap",

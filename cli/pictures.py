@@ -18,23 +18,30 @@ from pathlib import Path
 
 import sympy as sp
 
-from cli.commands import device_profile, load_checked, run_program, write_output
-from cli.main import EXIT_OK, SourceHolder, UsageError, parse_params
+from cli.commands import run_program
+from cli.common import (
+    EXIT_OK,
+    SourceHolder,
+    UsageError,
+    check_procs,
+    device_profile,
+    evaluation_options,
+    load_checked,
+    parse_params,
+    write_output,
+)
 from graphs import plots
 from graphs.analysis import analyse, snippet
-from graphs.draw import cost_picture, draw_cost_graph
+from graphs.draw import draw_cost_graph
+from graphs.picture import cost_picture
 from graphs.placement import SizePoint, time_by_size
 from graphs.render_dot import picture_to_dot
 from graphs.render_html import HtmlRenderer, ReportExtras
-from graphs.symbolic import formula_text, symbolic_profile
+from graphs.semantics.options import EvaluationOptions
+from graphs.semantics.symbolic import NotRegular
+from graphs.symbolic_profile import formula_text, symbolic_profile
+from profiler.checker import bind_parameters
 from profiler.errors import ParameterError
-from profiler.evaluator import (
-    DEFAULT_MAX_DEPTH,
-    DEFAULT_MAX_STEPS,
-    EvaluationOptions,
-    bind_parameters,
-)
-from profiler.symbolic import NotRegular
 
 PICTURE_FORMATS = ("png", "svg")
 
@@ -49,17 +56,18 @@ def register(commands, add_common, add_model_options) -> None:
                        help="draw each device box's kernels, warp boxes and lock-step steps")
     graph.add_argument("--max-nodes", type=int, default=60,
                        help="summarise the picture to about this many elements (default 60)")
-    graph.set_defaults(handler="cli.pictures:command_graph")
+    graph.set_defaults(handler=command_graph)
 
     plot = commands.add_parser("plot", help="plot space, the schedule, speedup, time vs size, "
                                "or a validation report")
     kinds = plot.add_subparsers(dest="plot", metavar="KIND")
     kinds.required = True
-    for name, help_text in (
-        ("space", "space over the schedule's steps per world, 1DF vs BF"),
-        ("timeline", "the schedule per processor, GPU work group and transfer"),
-        ("speedup", "predicted speedup vs P with the work and span bounds"),
-        ("sizes", "time vs a size parameter for the CPU and GPU placements"),
+    for name, help_text, handler in (
+        ("space", "space over the schedule's steps per world, 1DF vs BF", command_plot_space),
+        ("timeline", "the schedule per processor, GPU work group and transfer",
+         command_plot_timeline),
+        ("speedup", "predicted speedup vs P with the work and span bounds", command_plot_speedup),
+        ("sizes", "time vs a size parameter for the CPU and GPU placements", command_plot_sizes),
     ):
         parser = kinds.add_parser(name, help=help_text)
         add_common(parser)
@@ -72,11 +80,11 @@ def register(commands, add_common, add_model_options) -> None:
                                 help="plot P = 1 .. this (default 16)")
         if name == "sizes":
             _size_options(parser, required=True)
-        parser.set_defaults(handler=f"cli.pictures:command_plot_{name}")
+        parser.set_defaults(handler=handler)
     validation = kinds.add_parser("validation", help="predicted vs measured seconds")
     validation.add_argument("report", help="a validation report (JSON with `cases`)")
     _output(validation)
-    validation.set_defaults(handler="cli.pictures:command_plot_validation")
+    validation.set_defaults(handler=command_plot_validation)
 
     report = commands.add_parser("report", help="one self-contained HTML page of the profile")
     add_common(report)
@@ -89,7 +97,7 @@ def register(commands, add_common, add_model_options) -> None:
     report.add_argument("--expand-gpu", action="store_true",
                         help="draw each device box's warp boxes and steps")
     _size_options(report, required=False)
-    report.set_defaults(handler="cli.pictures:command_report")
+    report.set_defaults(handler=command_report)
 
 
 def _output(parser: argparse.ArgumentParser) -> None:
@@ -111,20 +119,13 @@ def _format(output: str, allowed: tuple[str, ...]) -> str:
     return suffix
 
 
-def _procs(args: argparse.Namespace) -> None:
-    for name in ("procs", "max_procs"):
-        value = getattr(args, name, None)
-        if value is not None and value < 1:
-            raise ParameterError(f"--{name.replace('_', '-')} must be at least 1")
-
-
 def _title(args: argparse.Namespace, params: dict[str, int]) -> str:
     values = ", ".join(f"{k}={v}" for k, v in params.items())
     return f"{args.file} ({values})" if values else args.file
 
 
 def _profile(args: argparse.Namespace, holder: SourceHolder):
-    _procs(args)
+    check_procs(args)
     checked, params, evaluation, profile = run_program(args, holder)
     result = analyse(
         evaluation, args.procs, args.schedule, file=args.file, params=params, body=checked.body,
@@ -136,7 +137,7 @@ def _profile(args: argparse.Namespace, holder: SourceHolder):
 
 
 def _formulas(args: argparse.Namespace, checked, params: dict[str, int]) -> dict[str, str] | None:
-    """The report's symbolic formulas (graphs.symbolic), or None where the program is not
+    """The report's symbolic formulas (graphs.symbolic_profile), or None where the program is not
     regular."""
     options = EvaluationOptions(profile=device_profile(args), gpu_mode=args.gpu_mode,
                                 grow_gpu_regions=not args.strict_gpu_regions)
@@ -182,7 +183,7 @@ def command_graph(args: argparse.Namespace, holder: SourceHolder) -> int:
 def command_plot_space(args: argparse.Namespace, holder: SourceHolder) -> int:
     """`hetprof plot space`: space per step and world under 1DF and BF."""
     fmt = _format(args.output, PICTURE_FORMATS)
-    _procs(args)
+    check_procs(args)
     _, params, evaluation, _ = run_program(args, holder)
     series = plots.space_series(evaluation.graph, args.procs)
     title = f"space over the schedule, P = {args.procs}: {_title(args, params)}"
@@ -202,7 +203,7 @@ def command_plot_timeline(args: argparse.Namespace, holder: SourceHolder) -> int
 def command_plot_speedup(args: argparse.Namespace, holder: SourceHolder) -> int:
     """`hetprof plot speedup`: T1 / TP for P = 1 .. --max-procs, with the work and span laws."""
     fmt = _format(args.output, PICTURE_FORMATS)
-    _procs(args)
+    check_procs(args)
     _, params, evaluation, _ = run_program(args, holder)
     graph = evaluation.graph
     points = plots.speedup_points(graph, list(range(1, args.max_procs + 1)), args.schedule)
@@ -215,7 +216,7 @@ def command_plot_speedup(args: argparse.Namespace, holder: SourceHolder) -> int:
 def command_plot_sizes(args: argparse.Namespace, holder: SourceHolder) -> int:
     """`hetprof plot sizes`: time vs size of the CPU and GPU placements, and the break-even."""
     fmt = _format(args.output, PICTURE_FORMATS)
-    _procs(args)
+    check_procs(args)
     parameter, points, units = _sizes(args, holder)
     write_output(plots.sizes_plot(points, parameter, fmt, units=units), args.output)
     return EXIT_OK
@@ -235,11 +236,7 @@ def _sizes(args: argparse.Namespace, holder: SourceHolder) -> tuple[str, list[Si
     given = parse_params(args.param)
     params = bind_parameters(checked, {**given, parameter: sizes[0]})
     profile = device_profile(args)
-    options = EvaluationOptions(
-        profile=profile, gpu_mode=args.gpu_mode,
-        max_steps=args.max_steps or DEFAULT_MAX_STEPS,
-        max_depth=args.max_depth or DEFAULT_MAX_DEPTH,
-        grow_gpu_regions=not args.strict_gpu_regions)
+    options = evaluation_options(args, profile=profile)
     points = time_by_size(checked, parameter, sizes, params, options, args.procs, args.schedule)
     return parameter, points, profile.units
 

@@ -12,17 +12,27 @@ import argparse
 import json
 import sys
 
-from cli.commands import device_profile, load_checked, write_output
-from cli.main import EXIT_OK, SourceHolder, UsageError, parse_params
-from graphs.rewrite_score import DISAGREES, Assessment, Score, Scorer, SearchResult, search
-from graphs.symbolic import symbolic_solver
-from profiler.errors import ParameterError
-from profiler.evaluator import (
-    DEFAULT_MAX_DEPTH,
-    DEFAULT_MAX_STEPS,
-    EvaluationOptions,
-    bind_parameters,
+from cli.common import (
+    EXIT_OK,
+    SourceHolder,
+    UsageError,
+    evaluation_options,
+    load_checked,
+    parse_params,
+    write_output,
 )
+from graphs.numbers import number, signed
+from graphs.rewrite_score import (
+    DISAGREES,
+    Assessment,
+    Score,
+    Scorer,
+    SearchResult,
+    search,
+    symbolic_solver,
+)
+from profiler.checker import bind_parameters
+from profiler.errors import ParameterError
 from profiler.rewrite import Subject, find, offered, parse_key, start
 
 
@@ -55,7 +65,7 @@ def register(commands, add_common, add_model_options) -> None:
     rewrite.add_argument("--no-break-even", action="store_true",
                          help="do not look for the size from which each rewrite pays")
     rewrite.add_argument("--format", choices=("text", "json"), default="text")
-    rewrite.set_defaults(handler="cli.rewriting:command_rewrite")
+    rewrite.set_defaults(handler=command_rewrite)
 
 
 def command_rewrite(args: argparse.Namespace, holder: SourceHolder) -> int:
@@ -72,24 +82,13 @@ def command_rewrite(args: argparse.Namespace, holder: SourceHolder) -> int:
         raise UsageError("-o writes a rewritten program: give --apply NAME@LINE:COL or --search")
     checked = load_checked(args.file, holder)
     params = bind_parameters(checked, parse_params(args.param))
-    scorer = Scorer(params, _options(args), args.procs, args.schedule)
+    scorer = Scorer(params, evaluation_options(args), args.procs, args.schedule)
     subject = start(checked, scorer.initial_settings())
     if args.apply:
         return _apply(args, scorer, subject)
     if args.search:
         return _search(args, scorer, subject)
     return _list(args, scorer, subject, _size_parameter(args, checked, params))
-
-
-def _options(args: argparse.Namespace) -> EvaluationOptions:
-    for name in ("max_steps", "max_depth"):
-        value = getattr(args, name)
-        if value is not None and value < 1:
-            raise ParameterError(f"--{name.replace('_', '-')} must be at least 1")
-    return EvaluationOptions(profile=device_profile(args), gpu_mode=args.gpu_mode,
-                             max_steps=args.max_steps or DEFAULT_MAX_STEPS,
-                             max_depth=args.max_depth or DEFAULT_MAX_DEPTH,
-                             grow_gpu_regions=not args.strict_gpu_regions)
 
 
 def _size_parameter(args: argparse.Namespace, checked, params: dict[str, int]) -> str | None:
@@ -111,7 +110,7 @@ def _header(args: argparse.Namespace, scorer: Scorer, score: Score) -> str:
     profile = scorer.options.profile
     mode = scorer.options.gpu_mode or profile.gpu.mode
     return (f"{args.file} ({values}; P={scorer.procs}, {args.schedule}; GPU model {mode}; "
-            f"units {profile.units})\ntime {_number(score.time)}, space {score.space} words")
+            f"units {profile.units})\ntime {number(score.time)}, space {score.space} words")
 
 
 def _list(args: argparse.Namespace, scorer: Scorer, subject: Subject,
@@ -144,12 +143,12 @@ def _table(assessments: list[Assessment]) -> list[str]:
     flagged = False
     for a in assessments:
         delta = a.after.term(a.moved) - a.before.term(a.moved) if a.moved != "nothing" else 0
-        moved = a.moved if a.moved == "nothing" else f"{a.moved} {_signed(delta)}"
+        moved = a.moved if a.moved == "nothing" else f"{a.moved} {signed(delta)}"
         pays = a.break_even.describe() if a.break_even else "-"
         if a.break_even and DISAGREES in a.break_even.method:
             pays += " *"
             flagged = True
-        rows.append((a.key, f"{_number(a.before.time)} -> {_number(a.after.time)}",
+        rows.append((a.key, f"{number(a.before.time)} -> {number(a.after.time)}",
                      f"{a.speedup:.3f}x", f"{a.before.space} -> {a.after.space}", moved, pays))
     widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
     lines = ["  ".join(cell.ljust(width) for cell, width in zip(row, widths, strict=True)).rstrip()
@@ -159,15 +158,6 @@ def _table(assessments: list[Assessment]) -> list[str]:
                       "max(work/P, span) of each parallel stretch); the schedule's time at this "
                       "size says otherwise (near a break-even the two can differ)"]
     return lines
-
-
-def _number(value: float) -> str:
-    return f"{value:.2f}".rstrip("0").rstrip(".") if value != int(value) else str(int(value))
-
-
-def _signed(value: float) -> str:
-    text = _number(abs(value))
-    return f"+{text}" if value > 0 else f"-{text}" if value < 0 else "0"
 
 
 def _apply(args: argparse.Namespace, scorer: Scorer, subject: Subject) -> int:
@@ -194,7 +184,7 @@ def _apply(args: argparse.Namespace, scorer: Scorer, subject: Subject) -> int:
         return EXIT_OK
     if args.output:
         write_output(text, args.output)
-        print(f"wrote {args.output}: time {_number(before.time)} -> {_number(after.time)} "
+        print(f"wrote {args.output}: time {number(before.time)} -> {number(after.time)} "
               f"({before.time / after.time if after.time else float('inf'):.3f}x), space "
               f"{before.space} -> {after.space} words")
     else:
@@ -228,8 +218,8 @@ def _search(args: argparse.Namespace, scorer: Scorer, subject: Subject) -> int:
         lines.append("no sequence of rewrites is predicted to be faster")
     else:
         lines.append("rewrites: " + ", then ".join(result.steps))
-        lines.append(f"predicted time {_number(result.before.time)} -> "
-                     f"{_number(result.after.time)} ({result.gain:.3f}x), space "
+        lines.append(f"predicted time {number(result.before.time)} -> "
+                     f"{number(result.after.time)} ({result.gain:.3f}x), space "
                      f"{result.before.space} -> {result.after.space} words")
     note = _settings_note(subject, result.best)
     if note:

@@ -13,10 +13,10 @@ from itertools import compress, count
 from typing import Any
 
 from graphs.costgraph import EdgeKind, NodeKind, cyclic_gc_paused, longest_path_of_edges
-from graphs.draw import cost_picture
+from graphs.picture import cost_picture
 from graphs.schedule import Policy, ScheduleResult, schedule
+from graphs.semantics.explicit import Evaluation
 from graphs.timeline import build_timeline
-from profiler.evaluator import Evaluation
 from profiler.syntax import Expr, Span, World, children
 
 

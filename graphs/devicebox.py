@@ -17,12 +17,12 @@ within that thread.
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from functools import partial
 from itertools import chain, zip_longest
 from operator import attrgetter
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 from graphs.costgraph import EdgeKind
 from models.base import AccessKind, GpuModel, MemoryAccess, Space, StepCost
@@ -116,20 +116,36 @@ class PathBuilder:
         which first stages `staged` words in local memory."""
         if not branches:
             return None
-        return [Phase([_flatten(b) for b in branches], True, span, staged)]
+        return [Phase([flatten(b) for b in branches], True, span, staged)]
 
 
-def _concat(first: GSub, second: GSub) -> GSub:
-    if first and second and not first[-1].parallel and not second[0].parallel:
-        first[-1].threads[0].extend(second[0].threads[0])
-        first.extend(second[1:])
-    else:
-        first.extend(second)
+def concat_phases(first: list, second: list, serial_path: Callable[[Any], list | None]) -> list:
+    """first then second, as lists of phases (§6.4's cost paths on 𝔾): where first ends and second
+    starts with serial code, the two serial paths become one. `serial_path(phase)` is a phase's
+    path if it is serial code, else None. The explicit evaluator's `Phase` and the symbolic
+    evaluator's `SPhase` share this rule; `first` is extended in place and returned."""
+    if first and second:
+        tail, head = serial_path(first[-1]), serial_path(second[0])
+        if tail is not None and head is not None:
+            tail.extend(head)
+            first.extend(second[1:])
+            return first
+    first.extend(second)
     return first
 
 
-def _flatten(sub: GSub | None) -> Path:
-    """A thread's whole path: nested parallel phases run one thread after another."""
+def _serial_path(phase: Phase) -> Path | None:
+    return None if phase.parallel else phase.threads[0]
+
+
+def _concat(first: GSub, second: GSub) -> GSub:
+    return concat_phases(first, second, _serial_path)
+
+
+def flatten(sub: GSub | None) -> Path:
+    """A thread's whole path: nested parallel phases run one thread after another. (The symbolic
+    evaluator's counterpart, `graphs.semantics.symbolic._path_flatten`, differs: its nested
+    kernels become loops over a thread template.)"""
     if not sub:
         return []
     if len(sub) == 1 and len(sub[0].threads) == 1:
@@ -230,7 +246,7 @@ def build_device_box(body: GSub | None, model: GpuModel, parameters: GpuParamete
     phases = body or []
     moved = _lockstep_layout(phases, parameters.warp_width)
     for phase in phases:
-        box.phases.append(_phase_cost(phase, model, parameters, moved))
+        box.phases.append(phase_cost(phase, model, parameters, moved))
     return box
 
 
@@ -267,7 +283,7 @@ def _lockstep_layout(phases: GSub, width: int) -> dict[int, int]:
     return moved
 
 
-def _phase_cost(phase: Phase, model: GpuModel, p: GpuParameters,
+def phase_cost(phase: Phase, model: GpuModel, p: GpuParameters,
                 moved: dict[int, int] | None = None) -> PhaseCost:
     """What one phase costs, its memory words at the addresses `moved` gives them (see
     `_lockstep_layout`)."""
@@ -286,7 +302,7 @@ def _phase_cost(phase: Phase, model: GpuModel, p: GpuParameters,
         if g < RECORDED_GROUPS:
             record = []
             cost.lockstep.append(record)
-        time, steps = _group_time(members, model, p, cost, cache, record, moved)
+        time, steps = group_time(members, model, p, cost, cache, record, moved)
         if phase.staged and phase.parallel:
             # A kernel is launched in whole work groups (the backend rounds its size up), and
             # every work item of the last one helps stage before the idle ones return.
@@ -331,7 +347,7 @@ def _launches(phase: Phase) -> bool:
     return any(e.kind is not _SEQ_EDGE and not e.bookkeeping for e in phase.threads[0])
 
 
-def _group_time(members: list[Path], model: GpuModel, p: GpuParameters, cost: PhaseCost,
+def group_time(members: list[Path], model: GpuModel, p: GpuParameters, cost: PhaseCost,
                 cache: dict, record: list[LockStep] | None = None,
                 moved: dict[int, int] | None = None) -> tuple[float, int]:
     """Step a work group's warps in lock-step (Fig. 8) and add up the warp-box step weights,
@@ -360,7 +376,7 @@ def _group_time(members: list[Path], model: GpuModel, p: GpuParameters, cost: Ph
                 others = []
             if keep:
                 spaces.update(a.space for a in accesses)
-            key = _step_key(accesses, others, p, moved)
+            key = step_key(accesses, others, p, moved)
             step = cache.get(key)
             if step is None:
                 if moved:
@@ -395,7 +411,7 @@ def _columns(warp: list[Path]) -> Iterable[Sequence[PathEdge]]:
     return ([e for e in column if e is not None] for column in zip_longest(*warp))
 
 
-def _step_key(accesses: list[MemoryAccess], others: list[float], p: GpuParameters,
+def step_key(accesses: list[MemoryAccess], others: list[float], p: GpuParameters,
               moved: dict[int, int] | None = None) -> tuple:
     """Warp steps with the same access pattern relative to their first address cost the same:
     bank conflicts depend on addresses mod the banks, address groups on their differences.

@@ -6,7 +6,8 @@ CPU placement is the same program with every `on e at r` (and `on local [...] e 
 e: e already leaves its result in r (the checker's rule for `on`), so the rest of the program is
 unchanged, and its parallel forms then run on the CPU under the PRAM model (§7.1.1), as
 examples/zipmul_cpu.lg does by hand for examples/zipmul.lg. `time_by_size` evaluates both at each
-size and schedules them on P processors; `break_even` finds the size where the two times cross.
+size and schedules them on P processors; `graphs.crossings.interpolated_break_even` finds the
+size where the two times cross.
 """
 
 from __future__ import annotations
@@ -14,12 +15,13 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 
 from graphs.schedule import Policy, schedule
+from graphs.semantics.explicit import evaluate
+from graphs.semantics.options import EvaluationOptions
 from profiler.checker import CheckedProgram
-from profiler.evaluator import EvaluationOptions, evaluate
 from profiler.syntax import Expr
 from profiler.transform import has_on, remove_on
 
-__all__ = ["SizePoint", "break_even", "cpu_placement", "cpu_program", "has_on", "time_by_size"]
+__all__ = ["SizePoint", "cpu_placement", "cpu_program", "has_on", "time_by_size"]
 
 def cpu_placement(e: Expr) -> Expr:
     """e with every `on body at r` replaced by body: a new AST (the argument is not changed)."""
@@ -64,17 +66,3 @@ def time_by_size(checked: CheckedProgram, parameter: str, sizes: list[int],
         points.append(SizePoint(size, cpu_time, gpu_time, cpu_work, gpu_work, cpu_span,
                                 gpu_span))
     return points
-
-
-def break_even(points: list[SizePoint]) -> float | None:
-    """The first size at which the faster placement changes, linearly interpolated between the
-    two sizes around it; None when one placement is faster (or they tie) at every size."""
-    previous = None
-    for point in sorted(points, key=lambda p: p.size):
-        difference = point.cpu_time - point.gpu_time
-        if previous is not None:
-            size, before = previous
-            if before != 0 and (difference == 0 or (before < 0) != (difference < 0)):
-                return size + (point.size - size) * before / (before - difference)
-        previous = (point.size, difference)
-    return None

@@ -23,7 +23,8 @@ import math
 from typing import Any
 
 from graphs.costgraph import CostGraph
-from graphs.placement import SizePoint, break_even
+from graphs.crossings import interpolated_break_even
+from graphs.placement import SizePoint
 from graphs.schedule import Policy, schedule
 from graphs.timeline import space_samples
 
@@ -215,7 +216,7 @@ def sizes_plot(points: list[SizePoint], parameter: str, fmt: str = "png", title:
                 label="CPU placement (every `on` removed)")
         ax.plot(sizes, [p.gpu_time for p in points], marker="s", color="#2ca02c",
                 label="GPU placement (as written)")
-        crossing = break_even(points)
+        crossing = interpolated_break_even(points)
         if crossing is not None:
             ax.axvline(crossing, color="#d62728", linestyle="--",
                        label=f"break-even: {parameter} ≈ {crossing:,.4g}")

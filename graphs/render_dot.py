@@ -12,7 +12,8 @@ from __future__ import annotations
 from typing import Any
 
 from graphs.analysis import ProfileResult
-from graphs.draw import (
+from graphs.numbers import number
+from graphs.picture import (
     CRITICAL,
     EDGE_COLOURS,
     NODE_COLOURS,
@@ -20,7 +21,6 @@ from graphs.draw import (
     Picture,
     edge_label,
     element_label,
-    number,
 )
 
 

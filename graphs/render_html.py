@@ -17,7 +17,8 @@ from typing import Any
 
 from graphs import plots
 from graphs.analysis import ProfileResult, SpanCost
-from graphs.draw import draw_cost_graph, number
+from graphs.draw import draw_cost_graph
+from graphs.numbers import number
 from graphs.placement import SizePoint
 
 POLICY = "default-src 'none'; img-src data:; style-src 'unsafe-inline'"

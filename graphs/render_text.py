@@ -10,14 +10,7 @@ from rich.table import Table
 from rich.tree import Tree
 
 from graphs.analysis import ProfileResult, SpanCost
-
-
-def _number(x: float) -> str:
-    if x == int(x) and abs(x) < 1e15:
-        return f"{int(x):,}"
-    if abs(x) >= 1000:
-        return f"{x:,.1f}"
-    return f"{x:.4g}"
+from graphs.numbers import number
 
 
 def _line_column(location: str) -> str:
@@ -50,16 +43,16 @@ class TextRenderer:
         summary.add_column("measure")
         summary.add_column("value", justify="right")
         summary.add_column("meaning")
-        summary.add_row("work", _number(result.work), "Σ edge weights: time on one processor")
-        summary.add_row("span", _number(result.span), "longest path: time on ∞ processors")
+        summary.add_row("work", number(result.work), "Σ edge weights: time on one processor")
+        summary.add_row("span", number(result.span), "longest path: time on ∞ processors")
         summary.add_row("parallelism", f"{result.parallelism:.2f}", "work / span")
-        summary.add_row(f"time ({result.schedule}, P={result.procs})", _number(result.time),
+        summary.add_row(f"time ({result.schedule}, P={result.procs})", number(result.time),
                         "Σ step weights under the schedule (§6.3, eq. 5)")
-        summary.add_row("work / P", _number(result.paper_time),
+        summary.add_row("work / P", number(result.paper_time),
                         "the division §7.1 uses; a schedule also waits for the span")
-        summary.add_row("peak space CPU", _number(result.space["cpu"]), "words live (eq. 8-9)")
-        summary.add_row("peak space GPU", _number(result.space["gpu"]), "words on the device")
-        summary.add_row("peak space", _number(result.space["peak"]), "both worlds at once")
+        summary.add_row("peak space CPU", number(result.space["cpu"]), "words live (eq. 8-9)")
+        summary.add_row("peak space GPU", number(result.space["gpu"]), "words on the device")
+        summary.add_row("peak space", number(result.space["peak"]), "both worlds at once")
         summary.add_row("cost graph", f"{result.nodes:,} nodes, {result.edges:,} edges", "")
         console.print(summary)
         if result.on:
@@ -69,12 +62,12 @@ class TextRenderer:
             for on in result.on:
                 table.add_column(f"on at {_line_column(on.location)}", justify="right")
             rows = [
-                ("region growth (Δa)", lambda o: _number(o.grow)),
-                ("transfer in δ*", lambda o: _number(o.transfer_in)),
-                ("kernel (device box)", lambda o: _number(o.kernel)),
-                ("transfer out δ†", lambda o: _number(o.transfer_out)),
-                ("merge (Def. 4.3)", lambda o: _number(o.merge)),
-                ("total", lambda o: _number(o.total)),
+                ("region growth (Δa)", lambda o: number(o.grow)),
+                ("transfer in δ*", lambda o: number(o.transfer_in)),
+                ("kernel (device box)", lambda o: number(o.kernel)),
+                ("transfer out δ†", lambda o: number(o.transfer_out)),
+                ("merge (Def. 4.3)", lambda o: number(o.merge)),
+                ("total", lambda o: number(o.total)),
                 ("threads / work groups / rounds",
                  lambda o: f"{o.threads} / {o.work_groups} / {o.rounds}"),
                 ("bank conflicts (max degree)",
@@ -94,13 +87,13 @@ class TextRenderer:
             for column in ("name", "work", "span", "time", "space", "GPU kernel"):
                 table.add_column(column, justify="right" if column != "name" else "left")
             for centre in result.cost_centres:
-                table.add_row(centre.name, _number(centre.work), _number(centre.span),
-                              _number(centre.time), _number(centre.space),
-                              _number(centre.gpu_time))
+                table.add_row(centre.name, number(centre.work), number(centre.span),
+                              number(centre.time), number(centre.space),
+                              number(centre.gpu_time))
             console.print(table)
         if result.spans:
             tree = Tree(f"[bold]cost by source[/bold] (inclusive / exclusive work, "
-                        f"total {_number(result.work)})")
+                        f"total {number(result.work)})")
             for root in result.spans:
                 self._add(tree, root, result.work or 1, 0)
             console.print(tree)
@@ -111,7 +104,7 @@ class TextRenderer:
 
     def _add(self, tree: Tree, node: SpanCost, total: float, depth: int) -> None:
         share = 100.0 * node.inclusive / total
-        branch = tree.add(f"{share:5.1f}%  {_number(node.inclusive)} / {_number(node.exclusive)}"
+        branch = tree.add(f"{share:5.1f}%  {number(node.inclusive)} / {number(node.exclusive)}"
                           f"  {_line_column(node.location)}  {escape(node.label)}")
         if depth + 1 >= self.tree_depth:
             return

@@ -17,15 +17,18 @@ back to the ladder.
 
 from __future__ import annotations
 
-import time
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field, replace
 from typing import Any
 
 from graphs.analysis import analyse
+from graphs.crossings import BreakEven, crossings, ladder_break_even, resolved_upper
 from graphs.schedule import Policy
+from graphs.semantics.explicit import Evaluation, evaluate
+from graphs.semantics.options import EvaluationOptions
+from graphs.semantics.symbolic import NotRegular
+from graphs.symbolic_profile import placement_time, symbolic_profile
 from profiler.errors import HetprofError
-from profiler.evaluator import Evaluation, EvaluationOptions, evaluate
 from profiler.rewrite import Rewrite, Subject, offered
 
 LADDER_SECONDS = 3.0
@@ -59,50 +62,8 @@ class Score:
                 "space": self.space}[name]
 
 
-@dataclass(frozen=True, slots=True)
-class BreakEven:
-    """Where a rewrite starts (or stops) paying, in size parameter `parameter`.
-
-    `direction`: "from" (it pays for n ≥ `n`), "below" (it pays for n < `n`), "always" or
-    "never" (on every size tried, up to `largest`); `method` says how it was found."""
-
-    parameter: str
-    direction: str
-    n: int | None
-    method: str
-    largest: int
-
-    def describe(self) -> str:
-        """`n >= 49`, `n < 50`, `every n <= 1024` or `no n <= 1024`."""
-        name = self.parameter
-        largest = self.largest
-        exponent = len(str(largest)) - 1
-        shown: int | str = largest
-        if largest >= 10**6 and largest == 10**exponent:
-            shown = f"10^{exponent}"
-        match self.direction:
-            case "from":
-                return f"{name} >= {self.n}"
-            case "below":
-                return f"{name} < {self.n}"
-            case "always":
-                return f"every {name} <= {shown}"
-        return f"no {name} <= {shown}"
-
-    def pays_at(self, n: int) -> bool:
-        """Whether this says the rewrite pays at size n."""
-        match self.direction:
-            case "from":
-                return n >= (self.n or 0)
-            case "below":
-                return n < (self.n or 0)
-            case "always":
-                return True
-        return False
-
-
 DISAGREES = "the schedule's times at the profiled size disagree"
-"""Marks a symbolic break-even (on the lower bound of the time, graphs.symbolic.PLACEMENT_TIME)
+"""Marks a symbolic break-even (on the lower bound of the time, graphs.symbolic_profile.PLACEMENT_TIME)
 that the 1DF or BF schedule time at the profiled size contradicts: near a break-even the two
 measures of time can differ."""
 
@@ -242,12 +203,6 @@ def break_even(scorer: Scorer, before: Subject, after: Subject, parameter: str,
         found = solver(before, after, parameter)
         if found is not None:
             return found
-    ladder = []
-    size = 1
-    while size <= ladder_max:
-        ladder.append(size)
-        size *= 2
-
     def pays(n: int) -> bool | None:
         try:
             return scorer.score(after, {parameter: n}).time < scorer.score(
@@ -255,35 +210,63 @@ def break_even(scorer: Scorer, before: Subject, after: Subject, parameter: str,
         except HetprofError:
             return None
 
-    points = []
-    for n in ladder:
-        started = time.perf_counter()
-        verdict = pays(n)
-        if verdict is not None:
-            points.append((n, verdict))
-        if time.perf_counter() - started > LADDER_SECONDS:
-            break  # the explicit programs have grown too big to evaluate quickly: stop here
-    largest = points[-1][0] if points else ladder_max
-    if not points:
-        return BreakEven(parameter, "never", None, "numeric (no size evaluated)", largest)
-    for (low, low_pays), (high, high_pays) in zip(points, points[1:], strict=False):
-        if low_pays == high_pays:
-            continue
-        # Invariant: pays(low) == low_pays, pays(high) == high_pays.
-        while high - low > 1:
-            middle = (low + high) // 2
-            result = pays(middle)
-            if result is None:
-                break
-            if result == low_pays:
-                low = middle
-            else:
-                high = middle
-        direction = "from" if high_pays else "below"
-        return BreakEven(parameter, direction, high, "numeric (ladder and bisection)", largest)
-    direction = "always" if points[0][1] else "never"
-    first = points[0][0] if points[0][1] else None
-    return BreakEven(parameter, direction, first, "numeric (ladder)", largest)
+    return ladder_break_even(pays, parameter, ladder_max, LADDER_SECONDS)
+
+
+def symbolic_solver(scorer: Scorer, upper: int = 10**12) -> Solver:
+    """A break-even solver for graphs.rewrite_score.break_even: both programs profiled
+    symbolically in the size parameter, their times (PLACEMENT_TIME) compared for every n up
+    to `upper` in O(log upper) evaluations (`crossings`). None where a program is not regular
+    (the ladder of explicit evaluations answers then)."""
+    profiles: dict = {}  # a subject's profile, its time formula and its times by size
+
+    def profile_of(subject, parameter: str):
+        key = (subject.key(), parameter)
+        if key not in profiles:
+            try:
+                profile = symbolic_profile(subject.checked, scorer.options_for(subject),
+                                           scorer.params, [parameter])
+                profiles[key] = (profile, placement_time(profile, scorer.procs), {})
+            except NotRegular:
+                profiles[key] = None
+        return profiles[key]
+
+    def time_of(entry, parameter: str):
+        profile, _, times = entry
+
+        def at(n: int) -> float:
+            if n not in times:
+                times[n] = profile.time_at({**scorer.params, parameter: n}, scorer.procs)[0]
+            return times[n]
+        return at
+
+    def solve(before, after, parameter: str):
+        entries = [profile_of(s, parameter) for s in (before, after)]
+        if None in entries:
+            return None
+        try:
+            first, second = (time_of(e, parameter) for e in entries)
+            largest = resolved_upper(first, second, parameter, entries[0][1], entries[1][1],
+                                     upper)
+            found = crossings(first, second, parameter, entries[0][1], entries[1][1], largest,
+                              ("before", "after"))
+            pays_at_1 = second(1) < first(1)
+        except NotRegular:
+            return None
+        method = "symbolic (time's lower bound)" if scorer.procs > 1 else "symbolic (work)"
+        if largest < upper:
+            method += (f"; above {parameter} = {largest} the two times differ by less than "
+                       "their floating-point resolution")
+        if not found:
+            return BreakEven(parameter, "always" if pays_at_1 else "never", 1 if pays_at_1
+                             else None, method, largest)
+        last = found[-1]
+        if len(found) > 1:
+            method += f"; {len(found)} crossings, the last one shown"
+        return BreakEven(parameter, "from" if last.cheaper == "after" else "below", last.n,
+                         method, largest)
+
+    return solve
 
 
 # --------------------------------------------------------------------------------------------------

@@ -46,6 +46,11 @@ class CpuParameters:
     merge: float = 1.0
     seconds_per_unit: float | None = None
 
+    @property
+    def unit_seconds(self) -> float:
+        """Seconds per model unit where calibrated, else 1 (the model's own units)."""
+        return self.seconds_per_unit or 1.0
+
 
 @dataclass(frozen=True, slots=True)
 class GpuParameters:
@@ -63,6 +68,11 @@ class GpuParameters:
     mode: str = "dmm"
     seconds_per_unit: float | None = None
     staging_overlap: int = 1  # iterations of a staging loop whose loads are in flight at once
+
+    @property
+    def unit_seconds(self) -> float:
+        """Seconds per model unit where calibrated, else 1 (the model's own units)."""
+        return self.seconds_per_unit or 1.0
 
 
 @dataclass(frozen=True, slots=True)
@@ -110,6 +120,14 @@ class DeviceProfile:
 
     def with_cpu(self, **changes: Any) -> DeviceProfile:
         return replace(self, cpu=replace(self.cpu, **changes))
+
+    def unit_scales(self) -> tuple[float, float]:
+        """What one model unit is worth on the CPU and on the GPU: seconds in a calibrated profile
+        (units "seconds"), 1 and 1 in abstract units. The primitive cost providers are calibrated
+        in seconds directly and need no scale."""
+        if self.units != "seconds":
+            return 1.0, 1.0
+        return self.cpu.unit_seconds, self.gpu.unit_seconds
 
     def to_json(self) -> dict[str, Any]:
         data = asdict(self)

@@ -26,7 +26,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
 
-from profiler.errors import CheckError, RegionError, WorldError
+from profiler.errors import CheckError, ParameterError, RegionError, WorldError
 from profiler.syntax import (
     App,
     BinOp,
@@ -86,6 +86,26 @@ class CheckedProgram:
     def type_of(self, node: Expr) -> Type:
         """The type the checker gave an elaborated node (for code generation)."""
         return self.types[id(node)]
+
+def bind_parameters(checked: CheckedProgram, values: dict[str, int]) -> dict[str, int]:
+    """The size parameters' values: command-line values over declared defaults."""
+    declared = {p.name: p for p in checked.program.params}
+    for name in values:
+        if name not in declared:
+            known = ", ".join(sorted(declared)) or "none"
+            raise ParameterError(f"--param {name}: the program declares no parameter {name} "
+                                 f"(declared: {known})")
+    result = {}
+    for name, param in declared.items():
+        if name in values:
+            result[name] = values[name]
+        elif param.default is not None:
+            result[name] = param.default
+        else:
+            raise ParameterError(f"parameter {name} has no default: give it with --param "
+                                 f"{name}=VALUE", param.span)
+    return result
+
 
 
 @dataclass(frozen=True, slots=True)

@@ -5,7 +5,7 @@ optional `region` (the paper's `at ρ`); the checker fills in the ones a program
 `profiler.checker`, "ambient regions") and returns a new tree: passes never mutate the AST.
 
 Extensions beyond the paper, each typed in `profiler.checker` and given semantics in
-`profiler.evaluator`: `let`, arithmetic `+ - /`, comparisons, float literals, indexing `e1[e2]`,
+`graphs.semantics.explicit`: `let`, arithmetic `+ - /`, comparisons, float literals, indexing `e1[e2]`,
 `length e`, `iota e at ρ`, `reduce f z e at ρ`, cost centres `profile "name" e` and size parameters
 `param n : int = 8`.
 """

@@ -1,8 +1,8 @@
 """Transformations of elaborated λG: new trees, the old one untouched.
 
 `map_children` rebuilds a node from its transformed children (one `match`); the placements used by
-validation and by `hetprof place` are built on it: `cpu_placement` runs every `on` body on the
-CPU (marking it as a cost centre), `gpu_placement` puts every outermost CPU `parmap` under `on`.
+validation and by `hetprof place` are built on it: `centre_on_bodies` runs every `on` body on the
+CPU (marking it as a cost centre; `remove_on` without the mark), `gpu_placement` puts every outermost CPU `parmap` under `on`.
 The results must be checked again (`check_program`) before they run. The helpers at the end
 (paths to nodes, free variables, fresh names, capture-free renaming) serve `profiler.rewrite`.
 """
@@ -89,7 +89,7 @@ def remove_on(e: Expr) -> Expr:
     return map_children(e, remove_on)
 
 
-def cpu_placement(e: Expr, prefix: str) -> Expr:
+def centre_on_bodies(e: Expr, prefix: str) -> Expr:
     """Every `on e at ρ` becomes `profile "<prefix>k" e`: the same work, on the CPU."""
     counter = [0]
 

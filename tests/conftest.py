@@ -11,9 +11,10 @@ ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
+from graphs.semantics.explicit import Evaluation, evaluate  # noqa: E402
+from graphs.semantics.options import EvaluationOptions  # noqa: E402
 from models.device_profile import DeviceProfile  # noqa: E402
 from profiler.checker import check_program  # noqa: E402
-from profiler.evaluator import Evaluation, EvaluationOptions, evaluate  # noqa: E402
 from profiler.parser import parse  # noqa: E402
 
 EXAMPLES = sorted((ROOT / "examples").glob("*.lg"))

@@ -14,16 +14,12 @@ from conftest import EXAMPLES, ROOT, run
 from graphs import plots
 from graphs.analysis import analyse, snippet
 from graphs.costgraph import CostGraph, EdgeKind, NodeKind
-from graphs.draw import (
-    cost_picture,
-    count_elements,
-    critical_path,
-    draw_cost_graph,
-    walk,
-)
-from graphs.placement import SizePoint, break_even, cpu_placement, cpu_program, has_on
+from graphs.crossings import interpolated_break_even as break_even
+from graphs.draw import draw_cost_graph
+from graphs.picture import cost_picture, count_elements, critical_path, walk
+from graphs.placement import SizePoint, cpu_placement, cpu_program, has_on
+from graphs.semantics.explicit import evaluate
 from profiler.checker import check_program
-from profiler.evaluator import evaluate
 from profiler.parser import parse
 from profiler.syntax import On, children
 

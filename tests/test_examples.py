@@ -9,7 +9,7 @@ from profiler.regions import FloatV, IntV, PairV, VecV
 
 
 def tree_sum(values):
-    """reduce's order: neighbours paired level by level (profiler.evaluator._reduce)."""
+    """reduce's order: neighbours paired level by level (graphs.semantics.explicit._reduce)."""
     values = list(values)
     if not values:
         return 0

@@ -9,10 +9,11 @@ import pytest
 from conftest import EXAMPLES, ROOT
 from hypothesis import HealthCheck, assume, given, note, settings
 
-from models.opencl_codegen import BackendError
-from models.opencl_runner import DeviceSession, plan_offload, run_offload, select_device
-from profiler.checker import check_program
-from profiler.evaluator import EvaluationOptions, OffloadCollector, bind_parameters, evaluate
+from graphs.semantics.explicit import OffloadCollector, evaluate
+from graphs.semantics.options import EvaluationOptions
+from models.opencl.codegen import BackendError
+from models.opencl.runner import DeviceSession, plan_offload, run_offload, select_device
+from profiler.checker import bind_parameters, check_program
 from profiler.parser import parse
 from tests.generate import well_typed_programs
 
@@ -97,9 +98,9 @@ def test_device_selection_errors():
 def test_quick_calibration_and_validation_on_pocl(pocl, tmp_path):
     """The whole loop on a real device: microbenchmarks, fits, a profile in seconds, and a
     validation report with the keys the issue names."""
-    from models.calibrate import calibrate
     from models.device_profile import load_profile, save_profile
-    from models.validate import validate
+    from models.opencl.calibrate import calibrate
+    from models.opencl.validate import validate
 
     result = calibrate(pocl, pocl, quick=True)
     profile = result.profile

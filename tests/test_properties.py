@@ -9,8 +9,9 @@
 
 from hypothesis import HealthCheck, given, note, settings
 
+from graphs.semantics.explicit import evaluate
+from graphs.semantics.options import EvaluationOptions
 from profiler.checker import check_program
-from profiler.evaluator import EvaluationOptions, evaluate
 from profiler.parser import parse
 from profiler.printer import pretty
 from profiler.syntax import On, Program, children

@@ -13,8 +13,8 @@ from hypothesis import HealthCheck, given, note, settings
 from hypothesis import strategies as st
 
 from graphs.rewrite_score import BreakEven, Score, Scorer, break_even, search
+from graphs.semantics.explicit import evaluate
 from profiler.checker import check_program
-from profiler.evaluator import evaluate
 from profiler.parser import parse
 from profiler.printer import pretty
 from profiler.rewrite import (
@@ -101,8 +101,7 @@ def test_a_break_even_the_schedule_contradicts_is_flagged(root):
     processors (it is from n = 7403), but on the time's lower bound, the symbolic measure, it
     pays up to n = 7406. The break-even says so; where the schedule agrees (n = 4096, the CPU
     1.18x faster) it is not flagged."""
-    from graphs.rewrite_score import DISAGREES
-    from graphs.symbolic import symbolic_solver
+    from graphs.rewrite_score import DISAGREES, symbolic_solver
 
     subject = example(root, "zipmul.lg")
     scorer = Scorer({"n": 7405})

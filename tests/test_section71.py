@@ -7,7 +7,7 @@ The paper's figures, hetprof's exact counts, and where they differ:
   "gray" (the grayed parmap) adds what §7.1 leaves out: the read of the vector `arrs` (1, it ends
   at the fork) and the parmap rule's own merge and allocation (⊕δm [u1] ⊕δa [u2], 2): 10n - 1.
 - The paper's time is work / P = (4(n-1) + 6n) / 2. A real greedy 1DF schedule cannot beat the
-  span; its time lies between the bounds `--symbolic` reports (graphs.symbolic.time_bounds).
+  span; its time lies between the bounds `--symbolic` reports (graphs.symbolic_profile.time_bounds).
 - Space: the paper counts 3n for the grayed code (a 2-word closure per element, as its semantics
   allocates the closure for every f e_i, plus 1 per result). hetprof uses the lambda written in
   place, as Fig. 10 does, so it allocates no closure: n results plus the n-word result vector, 2n.

@@ -1,4 +1,4 @@
-"""Symbolic profiling (profiler/symbolic.py, graphs/symbolic.py) against the explicit evaluator.
+"""Symbolic profiling (graphs/semantics/symbolic.py, graphs/symbolic_profile.py) against the explicit evaluator.
 
 The differential test is the backbone: the symbolic result evaluated at n equals the explicit one
 for every n in 1..64 (work, span, cost-graph nodes and edges, space per world, each device box's
@@ -16,24 +16,18 @@ import sympy as sp
 from hypothesis import HealthCheck, assume, given, note, settings
 from hypothesis import strategies as st
 
-import graphs.symbolic
-from graphs.rewrite_score import Scorer
+import graphs.symbolic_profile
+from graphs.crossings import crossings, resolved_upper
+from graphs.rewrite_score import Scorer, symbolic_solver
 from graphs.schedule import schedule
-from graphs.symbolic import (
-    crossings,
-    formula_text,
-    parse_formula,
-    report,
-    resolved_upper,
-    symbolic_profile,
-    symbolic_solver,
-)
+from graphs.semantics.explicit import evaluate
+from graphs.semantics.options import EvaluationOptions
+from graphs.semantics.symbolic import NotRegular
+from graphs.symbolic_profile import formula_text, parse_formula, report, symbolic_profile
 from profiler.checker import check_program
-from profiler.evaluator import EvaluationOptions, evaluate
 from profiler.parser import parse, parse_file
 from profiler.printer import pretty
 from profiler.rewrite import Subject, find
-from profiler.symbolic import NotRegular
 from profiler.transform import remove_on
 from tests.generate import well_typed_programs
 
@@ -216,12 +210,12 @@ def assert_time_within_bounds(profile, checked, values, options, procs=(2, 3, 8)
             if lower == upper:
                 assert time == pytest.approx(lower, rel=1e-12), (values, p, policy)
     shape, subs = profile.evaluation.shape, profile.substitution(values)
-    work = span = graphs.symbolic._value(shape.serial, subs)
+    work = span = graphs.symbolic_profile._value(shape.serial, subs)
     for block in shape.blocks:
-        for level in range(int(graphs.symbolic._value(block.count, subs))):
+        for level in range(int(graphs.symbolic_profile._value(block.count, subs))):
             here = subs if block.level is None else {**subs, block.level: level}
-            work += graphs.symbolic._value(block.work, here)
-            span += graphs.symbolic._value(block.span, here)
+            work += graphs.symbolic_profile._value(block.work, here)
+            span += graphs.symbolic_profile._value(block.span, here)
     assert (work, span) == pytest.approx((graph.work(), graph.span()), rel=1e-12)
 
 
@@ -443,7 +437,7 @@ def test_long_thread_loops_priced_by_period_equal_explicit(name, monkeypatch):
     """Kernels whose threads loop (nbody's inner parmap and reduction, matvec's row) are priced
     one period of their loops at a time when the loops are long; forced on here at small sizes,
     they equal the explicit device boxes."""
-    monkeypatch.setattr(graphs.symbolic, "STRUCTURED_STEPS", 0)
+    monkeypatch.setattr(graphs.symbolic_profile, "STRUCTURED_STEPS", 0)
     checked = load(name)
     # Warps of 8 threads: many warps per work group even at these sizes, so the warps priced
     # once for all (their addresses move by multiples of the banks) are tested too.
@@ -470,7 +464,7 @@ def test_a_staged_region_a_thread_loop_walks_out_of_local_memory_equals_explicit
     """nbody with its region staged in local memory (the stage-local rewrite) and local memory
     of 200 words: each thread's inner loop reads xs[j] from local memory until j passes its end,
     then from global memory; the periodic pricing splits the loop there."""
-    monkeypatch.setattr(graphs.symbolic, "STRUCTURED_STEPS", 0)
+    monkeypatch.setattr(graphs.symbolic_profile, "STRUCTURED_STEPS", 0)
     staged = find(Subject(load("nbody")), "stage-local=r@11:1").after.checked
     options = EvaluationOptions(profile=EvaluationOptions().profile.with_gpu(
         local_words=200, warp_width=8, work_group_size=32))

@@ -1,4 +1,4 @@
-"""models/validate_rewrites.py: predicted against measured speedups of rewrites, run for real on
+"""models/opencl/validate_rewrites.py: predicted against measured speedups of rewrites, run for real on
 PoCL (the OpenCL CPU device installed with hetprof's dependencies) standing for both devices."""
 
 from __future__ import annotations
@@ -11,9 +11,10 @@ import sys
 import pytest
 from conftest import ROOT
 
+from graphs.semantics.explicit import evaluate
 from models.device_profile import load_profile
-from models.opencl_runner import DeviceSession, select_device
-from models.validate_rewrites import (
+from models.opencl.runner import DeviceSession, select_device
+from models.opencl.validate_rewrites import (
     direction_right,
     mark_cpu_work,
     measure,
@@ -21,8 +22,7 @@ from models.validate_rewrites import (
     render_markdown,
     validate_rewrites,
 )
-from profiler.checker import check_program
-from profiler.evaluator import bind_parameters, evaluate
+from profiler.checker import bind_parameters, check_program
 from profiler.parser import parse
 from profiler.rewrite import find, start
 from profiler.syntax import Profile

@@ -92,7 +92,7 @@ __kernel void stage(__global const long* heap, __global long* out, const int wor
     out[get_global_id(0)] = L[get_local_id(0) % words];
 }
 """
-"""The staging loop of models.opencl_codegen's kernels (`on local`), alone."""
+"""The staging loop of models.opencl.codegen's kernels (`on local`), alone."""
 STAGING_OVERLAPS = (1, 2, 4, 8, 16)
 
 ALLOCATE = """\
@@ -225,7 +225,7 @@ def predicted_units(gpu: GpuParameters, mode: str, group: list[list[PathEdge]],
 def time_staging(session, group: int, repeats: int) -> list[tuple[int, float]]:
     """The staging loop (`STAGE`) on one work group per compute unit, loading k·group words for
     k = 1, 2, 4, ... up to what local memory holds: (k, seconds) per k, each checked."""
-    from models.opencl_runner import time_kernel
+    from models.opencl.runner import time_kernel
 
     info = session.info
     local_words = info.local_words
@@ -254,7 +254,7 @@ def fit_staging(gpu: GpuParameters, group: int, runs: list[tuple[int, float]]) -
     from graphs.devicebox import staging_time
 
     model = gpu_model(DeviceProfile(gpu=replace(gpu, mode="dmm")))
-    spu = gpu.seconds_per_unit or 1.0
+    spu = gpu.unit_seconds
     first_k, first_t = runs[0]
     best: tuple[float, int, list] | None = None
     for overlap in STAGING_OVERLAPS:
@@ -275,7 +275,7 @@ def fit_staging(gpu: GpuParameters, group: int, runs: list[tuple[int, float]]) -
 def calibrate(session, cpu_session=None, quick: bool = False,
               progress: Callable[[str, float], None] | None = None) -> Calibration:
     """Run every microbenchmark on `session` (and the CPU one on `cpu_session`) and fit."""
-    from models.opencl_runner import time_fill, time_kernel, time_transfers
+    from models.opencl.runner import time_fill, time_kernel, time_transfers
 
     def step(label: str, done: float) -> None:
         if progress:
@@ -487,5 +487,5 @@ def calibrate(session, cpu_session=None, quick: bool = False,
     )
     per_mode = {m: replace(profile, gpu=replace(
         g, banks=gpu.banks, staging_overlap=overlap, atomic=atomic_units * gpu.seconds_per_unit
-        / (g.seconds_per_unit or 1.0))) for m, g in mode_best.items()}
+        / g.unit_seconds)) for m, g in mode_best.items()}
     return Calibration(profile, fits, mode_errors, per_mode)

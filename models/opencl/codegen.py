@@ -1,6 +1,6 @@
 """λG → OpenCL C: the code an `on` body (or a CPU `parmap`) becomes (Harlan, OOPSLA 2014, §4-5).
 
-Pure: this module builds text and a plan and imports no OpenCL; `models/opencl_runner.py` runs them.
+Pure: this module builds text and a plan and imports no OpenCL; `models/opencl/runner.py` runs them.
 
 The device memory is one buffer of 64-bit words, `heap`, holding every region the work uses, each
 at its base with a capacity; a location (r, o) is a word index into `heap`. As in the region model
@@ -56,7 +56,6 @@ from profiler.syntax import (
     Type,
     Var,
     VecLit,
-    children,
 )
 
 
@@ -538,21 +537,6 @@ def compile_offload(body: Expr, types: dict[int, Type], params: dict[str, int],
     """The plan for running `body` on a device (pure: text and steps, no OpenCL). `local` names
     the regions to stage in local memory, `local_words` how many words fit there."""
     return Compiler(types, params, regions, free, local, local_words).compile(body)
-
-
-def free_variables(e: Expr) -> set[str]:
-    """The variables e uses that it does not bind."""
-    match e:
-        case Var(name, _):
-            return {name}
-        case Lambda(param=param, body=body):
-            return free_variables(body) - {param}
-        case Let(name, bound, body, _):
-            return free_variables(bound) | (free_variables(body) - {name})
-    result: set[str] = set()
-    for child in children(e):
-        result |= free_variables(child)
-    return result
 
 
 def _double(value: float) -> str:

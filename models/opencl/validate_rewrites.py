@@ -43,18 +43,13 @@ from pathlib import Path
 
 from graphs.analysis import centre_times
 from graphs.schedule import schedule
+from graphs.semantics.explicit import OFFLOAD_CENTRE, OffloadCollector, evaluate
+from graphs.semantics.options import EvaluationOptions
 from models.device_profile import DeviceProfile
+from models.opencl.validate import EXAMPLES, SQUARE, size_params
 from models.providers import providers_for
-from models.validate import EXAMPLES, SQUARE, size_params
-from profiler.checker import CheckedProgram, check_program
+from profiler.checker import CheckedProgram, bind_parameters, check_program
 from profiler.errors import HetprofError
-from profiler.evaluator import (
-    OFFLOAD_CENTRE,
-    EvaluationOptions,
-    OffloadCollector,
-    bind_parameters,
-    evaluate,
-)
 from profiler.parser import parse
 from profiler.rewrite import Rewrite, offered, start
 from profiler.syntax import App, Expr, Fix, Lambda, On, ParMap, Profile, Reduce, RegionLambda
@@ -115,7 +110,7 @@ def mark_cpu_work(body: Expr) -> Expr:
     """Every outermost `parmap` or `reduce` outside every `on` and every function (a lambda
     applied where it is written runs once, and counts as outside) becomes `profile "__offloadk"
     e`, so that the evaluator hands it over as CPU work to run on an OpenCL CPU device
-    (models.validate marks whole `on` bodies the same way)."""
+    (models.opencl.validate marks whole `on` bodies the same way)."""
     counter = [0]
 
     def go(node: Expr) -> Expr:
@@ -137,7 +132,7 @@ def measure(session, cpu_session, profile: DeviceProfile, checked: CheckedProgra
             params: dict[str, int], repeats: int, memo: dict | None = None) -> Parts:
     """Evaluate a program (its CPU work marked) and run each of its parts on its device; a part
     whose `offload_key` is in `memo` is not run again."""
-    from models.opencl_runner import offload_key, run_offload
+    from models.opencl.runner import offload_key, run_offload
 
     memo = {} if memo is None else memo
 

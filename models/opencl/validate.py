@@ -24,19 +24,13 @@ from pathlib import Path
 
 from graphs.analysis import centre_times
 from graphs.schedule import schedule
+from graphs.semantics.explicit import OFFLOAD_CENTRE, Offload, OffloadCollector, evaluate
+from graphs.semantics.options import EvaluationOptions
 from models.device_profile import DeviceProfile
 from models.providers import providers_for
-from profiler.checker import CheckedProgram, check_program
-from profiler.evaluator import (
-    OFFLOAD_CENTRE,
-    EvaluationOptions,
-    Offload,
-    OffloadCollector,
-    bind_parameters,
-    evaluate,
-)
+from profiler.checker import CheckedProgram, bind_parameters, check_program
 from profiler.parser import parse
-from profiler.transform import cpu_placement, gpu_placement, has_on, with_body
+from profiler.transform import centre_on_bodies, gpu_placement, has_on, with_body
 
 EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
 SIZES = [2**10, 2**12, 2**14]
@@ -74,7 +68,7 @@ def _variants(checked: CheckedProgram) -> tuple[CheckedProgram, CheckedProgram]:
     program = checked.program
     gpu_body = checked.body if has_on(checked.body) else gpu_placement(checked.body)
     gpu = check_program(with_body(program, gpu_body)) if gpu_body is not checked.body else checked
-    cpu = check_program(with_body(program, cpu_placement(gpu.body, OFFLOAD_CENTRE)))
+    cpu = check_program(with_body(program, centre_on_bodies(gpu.body, OFFLOAD_CENTRE)))
     return gpu, cpu
 
 
@@ -89,7 +83,7 @@ def validate(session, cpu_session, profile: DeviceProfile, programs: list[str] |
 
     `compare`: other profiles (e.g. the other GPU mode's calibration) whose kernel predictions
     are computed from the same cost paths and reported side by side."""
-    from models.opencl_runner import run_offload, time_transfers
+    from models.opencl.runner import run_offload, time_transfers
 
     mode = gpu_mode or profile.gpu.mode
     profile = profile.with_gpu(mode=mode)
@@ -202,7 +196,7 @@ def _kernel_seconds(offload: Offload, profile: DeviceProfile) -> float:
     record = offload.on
     assert record is not None  # an `on`'s offload, as validate() collects them
     box = build_device_box(record.paths, gpu_model(profile), profile.gpu)
-    return box.time * (profile.gpu.seconds_per_unit or 1.0)
+    return box.time * profile.gpu.unit_seconds
 
 
 def _kernel_summary(cases: list[Case]) -> dict:
@@ -214,7 +208,7 @@ def _kernel_summary(cases: list[Case]) -> dict:
 def _bank_conflicts(session, profile: DeviceProfile, mode: str, quick: bool,
                     repeats: int) -> list[Case]:
     """Slowdown of strided.lg's kernel at stride s against stride 1, predicted and measured."""
-    from models.opencl_runner import run_offload
+    from models.opencl.runner import run_offload
 
     path = EXAMPLES / "strided.lg"
     checked = check_program(parse(path.read_text(), str(path)))

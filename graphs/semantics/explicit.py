@@ -48,13 +48,13 @@ from graphs.costgraph import (
     cyclic_gc_paused,
 )
 from graphs.devicebox import DeviceBox, GSub, PathBuilder, build_device_box
+from graphs.semantics.options import EvaluationOptions
 from models.base import AccessKind, GpuModel, MemoryAccess, Space
-from models.device_profile import DeviceProfile
 from models.gpu import gpu_model
 from models.pram import Pram
 from models.providers import CostProviders, providers_for
-from profiler.checker import CheckedProgram
-from profiler.errors import EvaluationError, ParameterError
+from profiler.checker import CheckedProgram, bind_parameters
+from profiler.errors import EvaluationError
 from profiler.regions import (
     Closure,
     FloatV,
@@ -107,9 +107,7 @@ from profiler.transform import has_on
 # cost paths (`GSub`), and None for ∅. Which of the two follows from the rule's `world`.
 Cost = Sub | GSub | None
 
-DEFAULT_MAX_STEPS = 5_000_000
 OFFLOAD_CENTRE = "__offload"  # cost centres of this prefix mark work to run on an OpenCL device
-DEFAULT_MAX_DEPTH = 20_000
 
 # Enum members the rules use once or more per cost-graph node, as globals: Python 3.11 looks up an
 # Enum member as a class attribute (`World.CPU`) about ten times slower than a global name.
@@ -132,18 +130,6 @@ _ARITHMETIC = {BinaryOperator.ADD: operator.add, BinaryOperator.SUB: operator.su
 
 
 @dataclass(frozen=True, slots=True)
-class EvaluationOptions:
-    """Knobs of one evaluation."""
-
-    profile: DeviceProfile = DeviceProfile()
-    gpu_mode: str | None = None  # "paper" | "dmm"; None: the profile's
-    max_steps: int = DEFAULT_MAX_STEPS
-    max_depth: int = DEFAULT_MAX_DEPTH
-    grow_gpu_regions: bool = True  # Harlan's retry; False: NoExpandWE is an error (Fig. 9)
-    observer: OffloadObserver | None = None
-
-
-@dataclass(frozen=True, slots=True)
 class Offload:
     """One piece of work the OpenCL backend can run on a device: an `on` body (world 𝔾), or, in
     a program without `on`, an outermost CPU `parmap` (to run on an OpenCL CPU device). It holds
@@ -161,7 +147,7 @@ class Offload:
 
 
 class OffloadObserver:
-    """Receives every `Offload` of an evaluation (see models/opencl_runner.py)."""
+    """Receives every `Offload` of an evaluation (see models/opencl/runner.py)."""
 
     def offloaded(self, offload: Offload) -> None:  # pragma: no cover - an interface
         raise NotImplementedError
@@ -234,26 +220,6 @@ def render_value(value: Value, regions: dict[int, Region], limit: int = 20, dept
     return f"<location ({value.region}, {value.offset})>"
 
 
-def bind_parameters(checked: CheckedProgram, values: dict[str, int]) -> dict[str, int]:
-    """The size parameters' values: command-line values over declared defaults."""
-    declared = {p.name: p for p in checked.program.params}
-    for name in values:
-        if name not in declared:
-            known = ", ".join(sorted(declared)) or "none"
-            raise ParameterError(f"--param {name}: the program declares no parameter {name} "
-                                 f"(declared: {known})")
-    result = {}
-    for name, param in declared.items():
-        if name in values:
-            result[name] = values[name]
-        elif param.default is not None:
-            result[name] = param.default
-        else:
-            raise ParameterError(f"parameter {name} has no default: give it with --param "
-                                 f"{name}=VALUE", param.span)
-    return result
-
-
 def evaluate(checked: CheckedProgram, params: dict[str, int] | None = None,
              options: EvaluationOptions = EvaluationOptions()) -> Evaluation:
     """Run a checked program under the cost semantics."""
@@ -269,11 +235,7 @@ class Evaluator:
         self.params = params
         self.options = options
         self.profile = options.profile
-        # A calibrated profile (units "seconds") gives seconds per model unit on each world; the
-        # primitive cost providers are calibrated in seconds directly.
-        seconds = self.profile.units == "seconds"
-        self.cpu_scale = (self.profile.cpu.seconds_per_unit or 1.0) if seconds else 1.0
-        self.gpu_scale = (self.profile.gpu.seconds_per_unit or 1.0) if seconds else 1.0
+        self.cpu_scale, self.gpu_scale = self.profile.unit_scales()
         cpu = self.profile.cpu
         self.cpu = Pram(replace(cpu, read=cpu.read * self.cpu_scale,
                                 write=cpu.write * self.cpu_scale, op=cpu.op * self.cpu_scale,
@@ -396,7 +358,7 @@ class Evaluator:
         """The threads of a parallel form; on 𝔾 at the top of an `on` body, a kernel. A kernel
         that `stages` (a parmap, a reduction level) first copies each region staged in local
         memory as it is then, up to its share of local memory, cooperatively in every work group
-        (§7.1.2's local variant, as models.opencl_codegen's kernels do); its reads of those words
+        (§7.1.2's local variant, as models.opencl.codegen's kernels do); its reads of those words
         are local, all others global. Yields the words it staged."""
         if world is _CPU or self.kernel_depth:
             self.kernel_depth += world is _GPU

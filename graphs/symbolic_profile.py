@@ -1,10 +1,10 @@
 """Symbolic, size-independent profiles: formulas in the size parameters, and their values at any
 size in time independent of it.
 
-`symbolic_profile` runs `profiler.symbolic` (the compressed cost graph) and prices its device boxes:
+`symbolic_profile` runs `graphs.semantics.symbolic` (the compressed cost graph) and prices its device boxes:
 a kernel of T threads is one thread template, so its time is that of a representative full work
 group, `rounds` of them, plus the last group (graphs.devicebox's rule, eq. "Σ over rounds of the
-slowest group"), each group priced by the real GPU model (`_group_time`) on concrete addresses.
+slowest group"), each group priced by the real GPU model (`group_time`) on concrete addresses.
 Kernel group times depend on addresses modulo the banks, so a kernel's formula holds for the
 residue class of the size it was made at; `SymbolicProfile.at` re-prices at every size asked.
 
@@ -13,7 +13,7 @@ work, span, node and edge counts, space per world, words and bytes moved, each d
 and time on one processor (= work, for every greedy schedule).
 
 Time on P > 1 processors (`time_bounds`): the graph's top level is a row of serial edges and
-parallel stretches between cut vertices (`profiler.symbolic.Block`); every schedule runs each
+parallel stretches between cut vertices (`graphs.semantics.symbolic.Block`); every schedule runs each
 stretch alone, so times add up. Serial edges cost their weight under every schedule. A stretch of
 work W, span S and width w takes exactly S when w ≤ P (no task ever waits), and otherwise, under
 any greedy schedule (1DF, BF and work stealing all are), between max(W/P, S) and
@@ -36,20 +36,16 @@ from graphs.devicebox import (
     PathEdge,
     Phase,
     PhaseCost,
-    _group_time,
-    _phase_cost,
-    _step_key,
+    group_time,
+    phase_cost,
     staging_time,
+    step_key,
 )
-from graphs.rewrite_score import BreakEven
-from models.base import AccessKind, MemoryAccess, Space, StepCost
-from models.gpu import gpu_model
-from profiler.checker import CheckedProgram
-from profiler.evaluator import EvaluationOptions, bind_parameters
-from profiler.symbolic import (
+from graphs.semantics.options import EvaluationOptions
+from graphs.semantics.symbolic import (
+    CostSummary,
     NotRegular,
     ReduceOperands,
-    Shape,
     SPhase,
     SPhaseLoop,
     SymbolicEvaluation,
@@ -59,6 +55,9 @@ from profiler.symbolic import (
     TLoop,
     size_symbol,
 )
+from models.base import AccessKind, MemoryAccess, Space, StepCost
+from models.gpu import gpu_model
+from profiler.checker import CheckedProgram, bind_parameters
 
 MAX_INSTANTIATED_EDGES = 4_000_000  # what `_path_length` says of a path it cannot count
 
@@ -121,8 +120,7 @@ class SymbolicProfile:
         }
         for box, symbol, total in zip(ev.boxes, ev.box_symbols, ev.box_totals, strict=True):
             parts = {name: _value(expr, subs) for name, expr in box.parts.items()}
-            parts["kernel"] = subs[symbol] * (self.gpu.seconds_per_unit or 1.0
-                                              if self.options.profile.units == "seconds" else 1.0)
+            parts["kernel"] = subs[symbol] * self.options.profile.unit_scales()[1]
             parts["total"] = _value(total, subs)
             parts["pushed_words"] = int(sum(_value(w, subs) for _, w in box.pushed))
             parts["gpu_words"] = int(sum(_value(w, subs) for _, w in box.returned))
@@ -159,7 +157,7 @@ class SymbolicProfile:
         p = self.gpu
         if not template.parallel:
             path = _compile(template.path, values)({})
-            return _phase_cost(Phase([path], False), self.model, p)
+            return phase_cost(Phase([path], False), self.model, p)
         staged = int(_value(template.staged, values))
         count = int(_value(template.count, values))
         width, size = p.warp_width, p.work_group_size
@@ -273,7 +271,7 @@ class SymbolicProfile:
 
     def _price_group(self, template: SPhase, values: dict, ids: range,
                      staged: int) -> tuple[float, PhaseCost]:
-        """One work group of a kernel (threads `ids`): graphs.devicebox._group_time on their
+        """One work group of a kernel (threads `ids`): graphs.devicebox.group_time on their
         concrete paths, or, for threads with long loops, period by period."""
         p = self.gpu
         local = PhaseCost(0, 0, 0, 0, 0, 0.0, 0.0)
@@ -291,7 +289,7 @@ class SymbolicProfile:
             return time + staging_time(p.work_group_size, self.model, p, staged), local
         thread = _threads(template, values)
         members = [thread(t) for t in ids]
-        time, local.steps = _group_time(members, self.model, p, local, {})
+        time, local.steps = group_time(members, self.model, p, local, {})
         return time + staging_time(p.work_group_size, self.model, p, staged), local
 
     @staticmethod
@@ -339,7 +337,7 @@ class SymbolicProfile:
         return lower, upper
 
 
-def time_bounds(shape: Shape, procs: int) -> tuple[sp.Expr, sp.Expr]:
+def time_bounds(shape: CostSummary, procs: int) -> tuple[sp.Expr, sp.Expr]:
     """The time of every greedy schedule of a graph of this shape on `procs` processors lies
     between the two formulas: its serial edges' weight plus each parallel stretch's bounds (see
     the module's docstring). On one processor both are the work."""
@@ -562,7 +560,7 @@ class _LoopBody:
 
 
 class _Operands:
-    """graphs' side of profiler.symbolic.ReduceOperands: the levels' sizes and lock-step bases,
+    """graphs' side of graphs.semantics.symbolic.ReduceOperands: the levels' sizes and lock-step bases,
     and each thread's operand addresses, at concrete sizes (integers)."""
 
     def __init__(self, spec: ReduceOperands, fixed: dict):
@@ -794,16 +792,7 @@ def report(profile: SymbolicProfile, values: dict[str, int], procs: int) -> dict
     }
 
 
-# -- break-even sizes -------------------------------------------------------------------------------
-
-
-@dataclass(frozen=True, slots=True)
-class Crossing:
-    """Where two costs cross as one size grows: from `n` on, `cheaper` is the cheaper one."""
-
-    n: int
-    cheaper: str
-    method: str  # "sympy": a root of the formulas (ceilings relaxed) led to it; else "numeric"
+# -- the time a placement is compared by -------------------------------------------------------
 
 
 PLACEMENT_TIME = ("the lower bound of every greedy schedule's time: serial edges, plus "
@@ -816,230 +805,6 @@ def placement_time(profile: SymbolicProfile, procs: int) -> sp.Expr:
     return profile.time_formulas(procs)[0]
 
 
-def crossings(cost_a, cost_b, parameter: str, formula_a: sp.Expr | None = None,
-              formula_b: sp.Expr | None = None, upper: int = 10**12,
-              names: tuple[str, str] = ("a", "b")) -> list[Crossing]:
-    """Every size in 1..upper from which the cheaper of two costs changes, exactly (integers).
-
-    `cost_a(n)` and `cost_b(n)` are exact costs at a size (each O(1) for a symbolic profile).
-    With formulas, sympy first solves formula_a = formula_b with ceilings and floors relaxed to
-    their arguments; each root is checked, and moved to the exact integer, with the exact costs.
-    The numeric fallback evaluates n = 1, 2, 4, ... and bisects every change of sign."""
-
-    known: dict[int, str] = {}
-
-    def cheaper(n: int) -> str:  # a tie goes to the first (it is no worse)
-        if n not in known:
-            known[n] = names[1] if cost_b(n) < cost_a(n) else names[0]
-        return known[n]
-
-    roots = _sympy_roots(formula_a, formula_b, parameter, upper)
-    points = sorted({*_ladder(upper), *roots})
-    # The formulas, compiled, sort the ladder quickly; the exact costs then check every bracket
-    # and both ends, and bisect. Where the formulas misled (a kernel formula holds for its
-    # reference sizes' residue class), the changes found do not lead from the exact verdict at
-    # the first size to the one at the last: then every size of the ladder is priced exactly.
-    fast = _fast_verdict(formula_a, formula_b, parameter, names)
-    if fast is not None:
-        found = _scan(points, fast, cheaper, roots)
-        last = found[-1].cheaper if found else cheaper(points[0])
-        if last == cheaper(points[-1]):
-            return found
-    return _scan(points, cheaper, cheaper, roots)
-
-
-RESOLUTION = 1e-14  # relative (about 90 ulps): below it, two costs in floats are not told apart
-EXACT_FLOATS = 2**50  # below it, quarter units (abstract profiles' weights) are exact in floats
-
-
-def resolved_upper(cost_a, cost_b, parameter: str, formula_a: sp.Expr | None = None,
-                   formula_b: sp.Expr | None = None, upper: int = 10**12) -> int:
-    """The largest size up to `upper` at which the two costs can be compared (`_comparable`):
-    where they differ by less than RESOLUTION of their size and are not exact, floats (the GPU
-    model's kernel times, the values of the formulas) cannot tell which is cheaper, and a
-    crossing found there would be rounding. Walks the ladder down from `upper`, by the compiled
-    formulas where there are any, else by the exact costs."""
-    if formula_a is not None and formula_b is not None and sp.expand(formula_a - formula_b) == 0:
-        return upper  # the same formula: a tie at every size, not a rounding
-    fast = _compiled(formula_a, formula_b, parameter)
-    ladder = _ladder(upper)
-    for n in reversed(ladder):
-        try:
-            a, b = fast(n) if fast is not None else (cost_a(n), cost_b(n))
-        except (ValueError, OverflowError, TypeError):
-            a, b = cost_a(n), cost_b(n)
-        if _comparable(a, b):
-            return upper if n == ladder[-1] else n
-    return 1
-
-
-def _comparable(a: float, b: float) -> bool:
-    """Whether two costs in floats tell which is cheaper: whole numbers of quarter units below
-    EXACT_FLOATS are exact, so they always do; others must differ by more than RESOLUTION."""
-    if all(abs(x) < EXACT_FLOATS and float(4 * x).is_integer() for x in (a, b)):
-        return True
-    return abs(a - b) > RESOLUTION * max(abs(a), abs(b))
-
-
-def _compiled(formula_a, formula_b, parameter: str):
-    """Both formulas compiled to Python floats, as one function of n; None if sympy cannot."""
-    if formula_a is None or formula_b is None:
-        return None
-    symbol = size_symbol(parameter)
-    try:
-        fa = sp.lambdify(symbol, formula_a, "math")
-        fb = sp.lambdify(symbol, formula_b, "math")
-        fa(1), fb(1)
-    except Exception:  # noqa: BLE001 - sympy cannot compile every formula; then there is none
-        return None
-    return lambda n: (fa(n), fb(n))
-
-
-def _scan(points: list[int], guess, cheaper, roots: list[int]) -> list[Crossing]:
-    """`crossings` over the sizes `points`, sorted by `guess`, confirmed by `cheaper`."""
-    verdicts = [(n, guess(n)) for n in points]
-    for i in (0, len(verdicts) - 1):
-        verdicts[i] = (verdicts[i][0], cheaper(verdicts[i][0]))
-    found: list[Crossing] = []
-    for (low, left), (high, right) in zip(verdicts, verdicts[1:], strict=False):
-        if left == right:
-            continue
-        left, right = cheaper(low), cheaper(high)
-        if left == right:
-            continue
-        # A relaxed root inside the bracket is sympy's answer; bisection makes it exact.
-        method = "sympy" if any(low <= r <= high for r in roots) else "numeric"
-        # The compiled formulas narrow the bracket; the exact costs confirm it and finish.
-        narrow_low, narrow_high = low, high
-        while narrow_high - narrow_low > 64 and guess is not cheaper:
-            middle = (narrow_low + narrow_high) // 2
-            if guess(middle) == left:
-                narrow_low = middle
-            else:
-                narrow_high = middle
-        if cheaper(narrow_low) == left and cheaper(narrow_high) != left:
-            low, high = narrow_low, narrow_high
-        while high - low > 1:  # invariant: cheaper(low) == left != cheaper(high)
-            middle = (low + high) // 2
-            if cheaper(middle) == left:
-                low = middle
-            else:
-                high = middle
-        found.append(Crossing(high, cheaper(high), method))
-    return found
-
-
-def _fast_verdict(formula_a, formula_b, parameter: str, names: tuple[str, str]):
-    """cheaper(n) from the formulas compiled to Python (floats): for sorting sizes only."""
-    both = _compiled(formula_a, formula_b, parameter)
-    if both is None:
-        return None
-
-    def verdict(n: int) -> str:
-        try:
-            a, b = both(n)
-        except (ValueError, OverflowError, TypeError):
-            return names[0]
-        return names[1] if b < a else names[0]
-    return verdict
-
-
-def _ladder(upper: int) -> list[int]:
-    points: list[int] = []
-    n = 1
-    while n <= upper:
-        points.extend((n, n + n // 2) if n > 1 else (n,))
-        n *= 2
-    return [p for p in points if p <= upper]
-
-
-def _sympy_roots(formula_a, formula_b, parameter: str, upper: int) -> list[int]:
-    """Integer candidates near the real roots of formula_a = formula_b, with ceilings and floors
-    relaxed to their arguments and each side's max(...) tried branch by branch."""
-    if formula_a is None or formula_b is None:
-        return []
-    symbol = size_symbol(parameter)
-    out: list[int] = []
-    for a in _branches(formula_a):
-        for b in _branches(formula_b):
-            difference = sp.sympify(a - b)
-            for function in (sp.ceiling, sp.floor):
-                difference = difference.replace(function, lambda x: x)
-            if difference.has(sp.Piecewise, sp.Max, sp.Min, sp.Sum, sp.log) or (
-                    difference.free_symbols - {symbol}):
-                continue
-            try:
-                roots = sp.solve(sp.Eq(difference, 0), symbol)
-            except (NotImplementedError, TypeError, ValueError):
-                continue
-            for root in roots:
-                value = complex(sp.N(root))
-                if abs(value.imag) < 1e-9 and 1 <= value.real <= upper:
-                    out.extend({max(1, math.floor(value.real)), math.ceil(value.real)})
-    return out
-
-
-def _branches(formula: sp.Expr) -> list[sp.Expr]:
-    formula = sp.sympify(formula)
-    return list(formula.args) if isinstance(formula, sp.Max) else [formula]
-
-
-def symbolic_solver(scorer, upper: int = 10**12):
-    """A break-even solver for graphs.rewrite_score.break_even: both programs profiled
-    symbolically in the size parameter, their times (PLACEMENT_TIME) compared for every n up
-    to `upper` in O(log upper) evaluations (`crossings`). None where a program is not regular
-    (the ladder of explicit evaluations answers then)."""
-    profiles: dict = {}  # a subject's profile, its time formula and its times by size
-
-    def profile_of(subject, parameter: str):
-        key = (subject.key(), parameter)
-        if key not in profiles:
-            try:
-                profile = symbolic_profile(subject.checked, scorer.options_for(subject),
-                                           scorer.params, [parameter])
-                profiles[key] = (profile, placement_time(profile, scorer.procs), {})
-            except NotRegular:
-                profiles[key] = None
-        return profiles[key]
-
-    def time_of(entry, parameter: str):
-        profile, _, times = entry
-
-        def at(n: int) -> float:
-            if n not in times:
-                times[n] = profile.time_at({**scorer.params, parameter: n}, scorer.procs)[0]
-            return times[n]
-        return at
-
-    def solve(before, after, parameter: str):
-        entries = [profile_of(s, parameter) for s in (before, after)]
-        if None in entries:
-            return None
-        try:
-            first, second = (time_of(e, parameter) for e in entries)
-            largest = resolved_upper(first, second, parameter, entries[0][1], entries[1][1],
-                                     upper)
-            found = crossings(first, second, parameter, entries[0][1], entries[1][1], largest,
-                              ("before", "after"))
-            pays_at_1 = second(1) < first(1)
-        except NotRegular:
-            return None
-        method = "symbolic (time's lower bound)" if scorer.procs > 1 else "symbolic (work)"
-        if largest < upper:
-            method += (f"; above {parameter} = {largest} the two times differ by less than "
-                       "their floating-point resolution")
-        if not found:
-            return BreakEven(parameter, "always" if pays_at_1 else "never", 1 if pays_at_1
-                             else None, method, largest)
-        last = found[-1]
-        if len(found) > 1:
-            method += f"; {len(found)} crossings, the last one shown"
-        return BreakEven(parameter, "from" if last.cheaper == "after" else "below", last.n,
-                         method, largest)
-
-    return solve
-
-
 # -- long loops inside kernel threads ----------------------------------------------------------------
 
 STRUCTURED_STEPS = 4096  # a thread path longer than this is priced loop by loop (periodically)
@@ -1047,7 +812,7 @@ STRUCTURED_STEPS = 4096  # a thread path longer than this is priced loop by loop
 
 @dataclass
 class _GroupCost:
-    """A work group's lock-step time and counters (graphs.devicebox._group_time's), summed."""
+    """A work group's lock-step time and counters (graphs.devicebox.group_time's), summed."""
 
     time: float = 0.0
     steps: int = 0
@@ -1063,7 +828,7 @@ class _GroupCost:
 
 def _structured_group(path: list, values: dict, threads: list[dict], model, p,
                       cache: dict) -> _GroupCost:
-    """graphs.devicebox._group_time for threads whose paths have one shape, without unrolling
+    """graphs.devicebox.group_time for threads whose paths have one shape, without unrolling
     long loops: a loop's iterations cost the same whenever their addresses differ by a multiple
     of the banks, so a loop of C iterations with period π costs ⌊C/π⌋ periods plus the rest.
     `threads` gives each thread's own values (its index, a reduction's operands)."""
@@ -1096,7 +861,7 @@ def _structured_group(path: list, values: dict, threads: list[dict], model, p,
                 offset = offset_of(thread) if a.local else 0
                 space = Space.LOCAL if a.local and offset < limit else Space.GLOBAL
                 accesses.append(MemoryAccess(a.kind, address(thread), space))
-            key = _step_key(accesses, others, p)
+            key = step_key(accesses, others, p)
             step = cache.get(key)
             if step is None:
                 step = cache[key] = model.warp_step(accesses, others)

@@ -1,6 +1,6 @@
 """The cost semantics of λG with symbolic sizes: a compressed cost graph, built in O(program size).
 
-`profiler.evaluator` runs a program at one size and builds its cost graph node by node, O(n) for a
+`graphs.semantics.explicit` runs a program at one size and builds its cost graph node by node, O(n) for a
 `parmap` over n elements. This module runs the same rules (Figs. 5, 6 and 9, with hetprof's
 reconstructions, see the evaluator's docstring) with the size parameters as sympy symbols:
 
@@ -8,13 +8,13 @@ reconstructions, see the evaluator's docstring) with the size parameters as symp
   evaluated once, for a symbolic thread index t, and held with multiplicity n. Its balanced tree of
   binary ⊗ (graphs.costgraph.CostGraph.par_all) is summed in closed form: n - 1 forks, 4(n - 1)
   unit edges, depth ⌈log2 n⌉.
-- A CPU cost graph is summarised by `Shape`: work, span, node and edge counts, exactly as the
+- A CPU cost graph is summarised by `CostSummary`: work, span, node and edge counts, exactly as the
   explicit graph would count them, ∅ included (∅ is the unit of ⊕).
 - Region heaps hold symbolic allocation pointers: thread t of a loop allocates at ap0 + t·w + k,
   which gives GPU addresses as affine functions of t (what bank conflicts and address groups need).
   Regions that fill up grow by BSIZE (Fig. 3, ExpandW); the number of growths of a loop is a ceiling.
 - On the GPU the paths of a kernel are one thread template with its count (`SPhase`); the device
-  box (graphs.symbolic) prices one representative work group and the last one with the real GPU
+  box (graphs.symbolic_profile) prices one representative work group and the last one with the real GPU
   model, and sums rounds in closed form.
 
 - A recursive function applied to a size (`f m`) or a range (`f (x, x + m)`) is evaluated once
@@ -42,6 +42,7 @@ from typing import Any
 import sympy as sp
 
 from graphs.costgraph import EdgeKind
+from graphs.devicebox import concat_phases
 from models.base import AccessKind
 from models.device_profile import AllocationParameters, DeviceProfile, TransferParameters
 from models.providers import LinearAllocation, LinearTransfer, providers_for
@@ -154,7 +155,7 @@ class Block:
 
 
 @dataclass(frozen=True, slots=True)
-class Shape:
+class CostSummary:
     """A CPU cost graph as `graphs.costgraph.CostGraph` would build it, summarised: the sum of its
     edge weights (work), its longest path (span), and its node and edge counts. ∅ is `None`.
 
@@ -171,7 +172,7 @@ class Shape:
     blocks: tuple[Block, ...]
     width: sp.Expr
 
-    def same(self, other: Shape) -> bool:
+    def same(self, other: CostSummary) -> bool:
         if len(self.blocks) != len(other.blocks):
             return False
         pairs = list(zip(self.fields(), other.fields(), strict=True))
@@ -185,50 +186,50 @@ class Shape:
     def fields(self) -> tuple[sp.Expr, ...]:
         return (self.work, self.span, self.nodes, self.edges, self.serial, self.width)
 
-    def subs(self, mapping: dict) -> Shape:
+    def subs(self, mapping: dict) -> CostSummary:
         work, span, nodes, edges, serial, width = (sp.sympify(f).subs(mapping)
                                                    for f in self.fields())
-        return Shape(work, span, nodes, edges, serial,
+        return CostSummary(work, span, nodes, edges, serial,
                      tuple(block.subs(mapping) for block in self.blocks), width)
 
 
-POINT = Shape(ZERO, ZERO, ONE, ZERO, ZERO, (), ZERO)
+POINT = CostSummary(ZERO, ZERO, ONE, ZERO, ZERO, (), ZERO)
 
 
-def parallel(work, span, nodes, edges, width) -> Shape:
+def parallel(work, span, nodes, edges, width) -> CostSummary:
     """A graph that is one parallel stretch from its source to its sink (a ⊗)."""
-    return Shape(work, span, nodes, edges, ZERO, (Block(work, span, width),), width)
+    return CostSummary(work, span, nodes, edges, ZERO, (Block(work, span, width),), width)
 
 
-def seq(first: Shape | None, second: Shape | None, weight) -> Shape | None:
+def seq(first: CostSummary | None, second: CostSummary | None, weight) -> CostSummary | None:
     """first ⊕δ second (CostGraph.seq): one edge from first's sink to second's source."""
     if first is None:
         return second
     if second is None:
         return first
-    return Shape(first.work + second.work + weight, first.span + second.span + weight,
+    return CostSummary(first.work + second.work + weight, first.span + second.span + weight,
                  first.nodes + second.nodes, first.edges + second.edges + 1,
                  first.serial + second.serial + weight, first.blocks + second.blocks,
                  sp.Max(first.width, second.width, 1))
 
 
-def step(before: Shape | None, weight) -> Shape:
+def step(before: CostSummary | None, weight) -> CostSummary:
     """before ⊕δ [u] (CostGraph.step): with before = ∅ a start vertex is made."""
     before = before if before is not None else POINT
-    return Shape(before.work + weight, before.span + weight, before.nodes + 1, before.edges + 1,
+    return CostSummary(before.work + weight, before.span + weight, before.nodes + 1, before.edges + 1,
                  before.serial + weight, before.blocks, sp.Max(before.width, 1))
 
 
-def into(before: Shape | None, target: Shape, weight) -> Shape:
+def into(before: CostSummary | None, target: CostSummary, weight) -> CostSummary:
     """before ⊕δ target with the edge ending at target's source (`_read_into`, `_op_into`)."""
     start = before if before is not None else POINT
-    return Shape(start.work + weight + target.work, start.span + weight + target.span,
+    return CostSummary(start.work + weight + target.work, start.span + weight + target.span,
                  start.nodes + target.nodes, start.edges + target.edges + 1,
                  start.serial + weight + target.serial, start.blocks + target.blocks,
                  sp.Max(start.width, target.width, 1))
 
 
-def par(left: Shape | None, right: Shape | None, weight) -> Shape:
+def par(left: CostSummary | None, right: CostSummary | None, weight) -> CostSummary:
     """left ⊗ right (CostGraph.par): fork and join vertices, four δ edges. An antichain of edges
     takes, on each side, either one fork or join edge or an antichain of that side."""
     left = left if left is not None else POINT
@@ -239,7 +240,7 @@ def par(left: Shape | None, right: Shape | None, weight) -> Shape:
                     sp.Max(left.width, 1) + sp.Max(right.width, 1))
 
 
-def par_many(branch: Shape | None, count: sp.Expr, weight) -> Shape | None:
+def par_many(branch: CostSummary | None, count: sp.Expr, weight) -> CostSummary | None:
     """⊗ of `count` branches of one shape (CostGraph.par_all's balanced tree): count - 1 binary
     ⊗, so 4(count - 1) δ edges, and ⌈log2 count⌉ levels on the longest path."""
     count = sp.sympify(count)
@@ -288,7 +289,7 @@ class TEdge:
 @dataclass(frozen=True, slots=True)
 class TLoop:
     """A sequential loop inside a GPU path: a parmap inside a GPU thread runs its `count` threads
-    one after another (graphs.devicebox._flatten), thread `var` = 0 .. count - 1."""
+    one after another (graphs.devicebox.flatten), thread `var` = 0 .. count - 1."""
 
     count: sp.Expr
     var: sp.Symbol
@@ -357,18 +358,16 @@ def _path_append(before: list | None, edge: TEdge) -> list:
     return before
 
 
+def _serial_path(phase: SPhase | SPhaseLoop) -> list | None:
+    return phase.path if isinstance(phase, SPhase) and not phase.parallel else None
+
+
 def _path_concat(first: list, second: list) -> list:
-    if (first and second and isinstance(first[-1], SPhase) and not first[-1].parallel
-            and isinstance(second[0], SPhase) and not second[0].parallel):
-        first[-1].path.extend(second[0].path)
-        first.extend(second[1:])
-    else:
-        first.extend(second)
-    return first
+    return concat_phases(first, second, _serial_path)
 
 
 def _path_flatten(sub: list | None) -> list:
-    """A thread's whole path (graphs.devicebox._flatten): nested kernels become loops."""
+    """A thread's whole path (graphs.devicebox.flatten): nested kernels become loops."""
     if not sub:
         return []
     path: list = []
@@ -526,7 +525,7 @@ class SRegion:
 
 @dataclass(slots=True)
 class BoxRecord:
-    """What one `on` became: its GPU path template and the words it moved, for graphs.symbolic."""
+    """What one `on` became: its GPU path template and the words it moved, for graphs.symbolic_profile."""
 
     span: Span
     index: int
@@ -542,7 +541,7 @@ class SymbolicEvaluation:
     """The compressed cost graph of a program: its CPU shape (device boxes as symbols K_i),
     its device boxes, and the words each world allocated."""
 
-    shape: Shape
+    shape: CostSummary
     boxes: list[BoxRecord]
     box_symbols: list[sp.Symbol]
     space_cpu: sp.Expr  # the CPU peak under any schedule: see `SymbolicEvaluator._on`
@@ -553,7 +552,7 @@ class SymbolicEvaluation:
     fixed: dict[str, int]
     box_totals: list[sp.Expr]  # each box's edge weight, in terms of its kernel symbol
     sizes: RegionSizes  # the region-size quantities (symbols) the formulas use
-    centres: dict[str, Shape]  # `profile "name" e` on the CPU: e's work and span
+    centres: dict[str, CostSummary]  # `profile "name" e` on the CPU: e's work and span
 
 
 class RegionSizes:
@@ -654,9 +653,7 @@ class SymbolicEvaluator:
         self.checked = checked
         self.params = {k: sp.sympify(v) for k, v in params.items()}
         self.profile = profile
-        seconds = profile.units == "seconds"
-        self.cpu_scale = (profile.cpu.seconds_per_unit or 1.0) if seconds else 1.0
-        self.gpu_scale = (profile.gpu.seconds_per_unit or 1.0) if seconds else 1.0
+        self.cpu_scale, self.gpu_scale = profile.unit_scales()
         cpu = profile.cpu
         self.read_w = number(cpu.read * self.cpu_scale)
         self.write_w = number(cpu.write * self.cpu_scale)
@@ -688,7 +685,7 @@ class SymbolicEvaluator:
         self.unsolved: dict[Fix, NotRegular] = {}  # recursive functions it could not solve
         self.counter = 0
         self.sizes = RegionSizes(self.bsize)
-        self.centres: dict[str, Shape] = {}  # cost centres on the CPU: what their code cost
+        self.centres: dict[str, CostSummary] = {}  # cost centres on the CPU: what their code cost
         # The kernel whose thread template is being evaluated (see _gpu_thread).
         self.thread_var: sp.Symbol | None = None
         self.thread_count: sp.Expr = ONE
@@ -746,6 +743,8 @@ class SymbolicEvaluator:
         return _path_append(before, edge)
 
     def _seq(self, world: World, first, second):
+        """first ⊕ second (graphs.semantics.explicit's `_seq`, without its `span`: a symbolic cost
+        summary records no source locations per edge)."""
         if world is World.CPU:
             return seq(first, second, self.op_w)
         if first is None:
@@ -1457,7 +1456,7 @@ class SymbolicEvaluator:
                      branch.span + 2 * op * clog2(pairs),
                      pairs * sp.Max(branch.width, 1), level, levels)
         widest = pairs.subs(level, 0) * sp.Max(branch.width, 1)
-        return result, Shape(cost.work + work, cost.span + span_, cost.nodes + nodes,
+        return result, CostSummary(cost.work + work, cost.span + span_, cost.nodes + nodes,
                              cost.edges + edges, cost.serial + levels * (self.merge_w + op),
                              (*cost.blocks, each), sp.Max(cost.width, 1, widest))
 
@@ -1589,7 +1588,7 @@ class SymbolicEvaluator:
         self.space_peak_gpu = _max(self.space_peak_gpu, pushed_words + gpu_words)
         self.space_peak = _max(self.space_peak, self.space_cpu + pushed_words + gpu_words)
         self._peak()
-        shape = Shape(total, total, sp.Integer(2), ONE, total, (), ONE)
+        shape = CostSummary(total, total, sp.Integer(2), ONE, total, (), ONE)
         return value, shape
 
     def _box_total(self, record: BoxRecord, kernel: sp.Symbol) -> sp.Expr:
@@ -1707,8 +1706,8 @@ def _unknown_like(vec: SVec, span: Span):
 def _same_cost(a, b) -> bool:
     if a is None or b is None:
         return a is None and b is None
-    if isinstance(a, Shape):
-        return isinstance(b, Shape) and a.same(b)
+    if isinstance(a, CostSummary):
+        return isinstance(b, CostSummary) and a.same(b)
     return _paths_key(a) == _paths_key(b)
 
 
@@ -1855,12 +1854,12 @@ class _Recurrence:
 SHAPE_QUANTITIES = ("work", "span", "nodes", "edges", "width")  # what a recursion solves for
 
 
-def _quantities(shape: Shape) -> dict[str, sp.Expr]:
+def _quantities(shape: CostSummary) -> dict[str, sp.Expr]:
     """A shape's SHAPE_QUANTITIES by name."""
     return {name: getattr(shape, name) for name in SHAPE_QUANTITIES}
 
 
-def _stretch(quantities: dict[str, sp.Expr]) -> Shape:
+def _stretch(quantities: dict[str, sp.Expr]) -> CostSummary:
     """The shape of a graph seen only through its SHAPE_QUANTITIES: one parallel stretch."""
     return parallel(*(quantities[name] for name in SHAPE_QUANTITIES))
 

@@ -2,7 +2,7 @@
 
 `list_devices` and `select_device` find devices; `DeviceSession` holds a context and a profiling
 queue; `run_offload` lays the regions an `on` body (or a CPU `parmap`) uses out in one device
-buffer, runs the plan of `models.opencl_codegen` on it, reads the value back, compares it with the
+buffer, runs the plan of `models.opencl.codegen` on it, reads the value back, compares it with the
 interpreter's, and times every transfer and kernel with OpenCL profiling events (after a warm-up,
 repeated; medians and spreads are kept).
 """
@@ -16,16 +16,15 @@ from typing import Any
 
 import numpy as np
 
-from models.opencl_codegen import (
+from graphs.semantics.explicit import Offload
+from models.opencl.codegen import (
     ERR_DIVIDE,
     ERR_FULL,
     ERR_INDEX,
     Plan,
     compile_offload,
-    free_variables,
 )
 from profiler.errors import DeviceError
-from profiler.evaluator import Offload
 from profiler.regions import (
     Closure,
     FloatV,
@@ -38,6 +37,7 @@ from profiler.regions import (
     size_of,
 )
 from profiler.syntax import BoolT, Boxed, FloatS, FunS, IntS, On, PairS, RegionFunS, Type, VecS
+from profiler.transform import free_variables
 
 
 def _cl():
@@ -587,7 +587,7 @@ def _run_once(session: DeviceSession, program, plan: Plan, offload: Offload, lay
 
 
 # ---------------------------------------------------------------------------------------------------
-# Microbenchmarks (what `hetprof calibrate` measures; models/calibrate.py generates and fits them)
+# Microbenchmarks (what `hetprof calibrate` measures; models/opencl/calibrate.py generates and fits them)
 
 
 def time_transfers(session: DeviceSession, words: int, repeats: int) -> tuple[Timing, Timing]:

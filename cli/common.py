@@ -1,0 +1,151 @@
+"""What every `hetprof` sub-command shares: exit codes, usage errors, reading the source, the
+command-line parameters and model options, the evaluation options built from them, and writing a
+report. Imported by every other module of cli/; imports none of them."""
+
+from __future__ import annotations
+
+import argparse
+import math
+import sys
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+from graphs.semantics.explicit import OffloadObserver
+from graphs.semantics.options import DEFAULT_MAX_DEPTH, DEFAULT_MAX_STEPS, EvaluationOptions
+from models.device_profile import DeviceProfile, load_profile
+from profiler.checker import CheckedProgram, check_program
+from profiler.errors import ParameterError, ParseError
+from profiler.parser import parse
+from profiler.syntax import Span
+
+EXIT_OK, EXIT_PROGRAM_ERROR, EXIT_USAGE = 0, 1, 2
+
+
+class UsageError(Exception):
+    """A command line or file problem: exit 2."""
+
+
+def read_source(path: str) -> str:
+    """The text of a λG file. Unreadable: UsageError. Not UTF-8: a ParseError at the bad byte."""
+    try:
+        data = Path(path).read_bytes()
+    except IsADirectoryError:
+        raise UsageError(f"{path}: is a directory, not a λG file") from None
+    except OSError as error:
+        raise UsageError(f"cannot read {path}: {error.strerror}") from None
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as error:
+        before = data[: error.start]
+        line = before.count(b"\n") + 1
+        column = error.start - (before.rfind(b"\n") + 1) + 1
+        raise ParseError(f"the file is not UTF-8 text (byte 0x{data[error.start]:02x}): is it a "
+                         "binary file?", Span(path, line, column, line, column + 1)) from None
+
+
+class SourceHolder:
+    """The source text of the file being processed, for error messages with a caret."""
+
+    def __init__(self) -> None:
+        self.text: str | None = None
+
+    def read(self, path: str) -> str:
+        self.text = None
+        self.text = read_source(path)
+        return self.text
+
+
+def load_checked(path: str, holder: SourceHolder) -> CheckedProgram:
+    """Read, parse and check a λG file (the caret of any error comes from `holder`)."""
+    source = holder.read(path)
+    return check_program(parse(source, path))
+
+
+def parse_params(items: list[str] | None) -> dict[str, int]:
+    """`--param NAME=VALUE` options as a dict."""
+    params: dict[str, int] = {}
+    for item in items or []:
+        name, sep, value = item.partition("=")
+        if not sep or not name.strip():
+            raise ParameterError(f"--param {item!r}: write NAME=VALUE, e.g. --param n=1024")
+        try:
+            params[name.strip()] = int(value.strip().replace("_", ""))
+        except ValueError:
+            raise ParameterError(f"--param {item!r}: {value!r} is not an integer") from None
+    return params
+
+
+def device_profile(args: argparse.Namespace) -> DeviceProfile:
+    """The profile of --device-profile (or the default), with command-line overrides."""
+    profile = load_profile(args.device_profile) if args.device_profile else DeviceProfile()
+    gpu_changes = {}
+    for option, name in (("warp_width", "warp_width"), ("work_group_size", "work_group_size"),
+                         ("global_latency", "global_latency"), ("banks", "banks"),
+                         ("threads_at_once", "threads_at_once"), ("gpu_mode", "mode")):
+        value = getattr(args, option, None)
+        if value is not None:
+            if not isinstance(value, str) and not (math.isfinite(value) and value >= 1):
+                raise ParameterError(f"--{option.replace('_', '-')} must be a finite number of at "
+                                     "least 1")
+            gpu_changes[name] = value
+    if gpu_changes:
+        profile = profile.with_gpu(**gpu_changes)
+    if profile.gpu.work_group_size % profile.gpu.warp_width:
+        raise ParameterError(f"the work-group size ({profile.gpu.work_group_size}) must be a "
+                             f"multiple of the warp width ({profile.gpu.warp_width})")
+    if getattr(args, "bsize", None) is not None:
+        if args.bsize < 1:
+            raise ParameterError("--bsize must be at least 1")
+        profile = replace(profile, region=replace(profile.region, bsize=args.bsize))
+    return profile
+
+
+def evaluation_options(args: argparse.Namespace, observer: OffloadObserver | None = None,
+                       profile: DeviceProfile | None = None) -> EvaluationOptions:
+    """The evaluation options of a command line: the device profile and GPU mode, the step and
+    depth limits (--max-steps, --max-depth) and NoExpandWE (--strict-gpu-regions)."""
+    for name in ("max_steps", "max_depth"):
+        value = getattr(args, name, None)
+        if value is not None and value < 1:
+            raise ParameterError(f"--{name.replace('_', '-')} must be at least 1")
+    return EvaluationOptions(
+        profile=profile if profile is not None else device_profile(args),
+        gpu_mode=args.gpu_mode,
+        max_steps=getattr(args, "max_steps", None) or DEFAULT_MAX_STEPS,
+        max_depth=getattr(args, "max_depth", None) or DEFAULT_MAX_DEPTH,
+        grow_gpu_regions=not args.strict_gpu_regions,
+        observer=observer,
+    )
+
+
+def check_procs(args: argparse.Namespace) -> None:
+    """--procs (and --max-procs where the command has it) must be at least 1."""
+    for name in ("procs", "max_procs"):
+        value = getattr(args, name, None)
+        if value is not None and value < 1:
+            raise ParameterError(f"--{name.replace('_', '-')} must be at least 1")
+
+
+def replace_args(args: argparse.Namespace, **changes: Any) -> argparse.Namespace:
+    """A copy of the parsed command line with some options changed."""
+    values = vars(args).copy()
+    values.update(changes)
+    return argparse.Namespace(**values)
+
+
+def write_output(content: str | bytes, output: str | None) -> None:
+    """Write a report to a file, or to stdout when no file is given."""
+    if output is None:
+        if isinstance(content, bytes):
+            sys.stdout.buffer.write(content)
+        else:
+            sys.stdout.write(content)
+        return
+    try:
+        if isinstance(content, bytes):
+            Path(output).write_bytes(content)
+        else:
+            Path(output).write_text(content, encoding="utf-8")
+    except OSError as error:
+        raise UsageError(f"cannot write {output}: {error.strerror}") from None

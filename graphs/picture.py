@@ -1,0 +1,734 @@
+"""The picture of a cost graph (§6.1, Fig. 4; device boxes §6.4, Figs. 7-8): data small enough to
+draw, apart from drawing it (graphs/draw.py) or writing it as DOT (graphs/render_dot.py).
+
+`cost_picture(graph)` reads the cost graph's series-parallel structure (a chain of ⊕ steps, a
+fork/join pair for each ⊗) into a *summary*: plain JSON data, saved inside a `ProfileResult`. It
+marks the critical path (the longest path, whose weight is the span), turns each ⊗-tree of
+structurally identical threads into one node with its multiplicity (×n: a compressed `parmap`,
+`iota` or `reduce` level), splits each device-box edge into its transfers (edges labelled δ* and
+δ†) and the box itself, and, when the graph is still larger than `max_nodes`, summarises: first
+runs of plain reads, writes and steps become one node, then ⊗-blocks nested deeper than some level
+are collapsed, and last the outermost chain is cut into blocks. It never returns a hairball.
+
+The labels and colours of its elements are here too, shared by every way of drawing it.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from graphs.costgraph import CostGraph, DeviceBoxInfo, EdgeKind, NodeKind
+from graphs.numbers import number
+from profiler.syntax import Span
+
+MAX_NODES = 60  # drawn elements (nodes, boxes, summaries) before a picture is summarised
+MAX_PARSED_DEPTH = 48  # ⊗ nesting read in detail; deeper blocks are only measured
+MAX_BRANCHES = 6  # distinct thread shapes drawn side by side under one ⊗
+MAX_STEP_CELLS = 12  # lock-step cells drawn per warp box
+MAX_WARP_BOXES = 3  # warp boxes drawn per kernel
+RUN_MIN_EDGES = 3  # plain edges in a row before they may become one node
+
+Picture = dict[str, Any]
+
+_VALUES = {id(kind): kind.value for kinds in (NodeKind, EdgeKind) for kind in kinds}
+
+
+def _value(kind: NodeKind | EdgeKind) -> str:
+    """kind.value, fast: reading an enum's value or hashing it runs Python code."""
+    return _VALUES[id(kind)]
+
+
+PLAIN_NODES = frozenset({NodeKind.POINT.value, NodeKind.READ.value, NodeKind.WRITE.value})
+PLAIN_EDGES = frozenset({EdgeKind.SEQ.value, EdgeKind.OP.value, EdgeKind.READ.value,
+                         EdgeKind.WRITE.value, EdgeKind.MERGE.value})
+
+
+# ---------------------------------------------------------------------------------------------------
+# The series-parallel tree of a cost graph
+
+
+@dataclass(slots=True)
+class _Edge:
+    kind: str
+    weight: float
+    critical: bool
+    sig: int  # the exact shape: kinds and weights
+    skeleton: int  # the shape up to weights (a region growing is still a write)
+
+
+@dataclass(slots=True)
+class _Node:
+    kind: NodeKind
+    label: str
+    critical: bool
+    sig: int
+    skeleton: int
+    work: float = 0.0
+    length: float = 0.0
+    nodes: int = 1
+    boxes: int = 0
+
+
+@dataclass(slots=True)
+class _Box:
+    number: int
+    info: DeviceBoxInfo
+    critical: bool
+    sig: int
+    skeleton: int
+    work: float = 0.0
+    length: float = 0.0
+    nodes: int = 0
+    boxes: int = 1
+
+
+@dataclass(slots=True)
+class _Chain:
+    items: list[Any]  # element, edge, element, ..., element
+    work: float = 0.0
+    length: float = 0.0
+    nodes: int = 0
+    boxes: int = 0
+    critical: bool = False
+    sig: int = 0
+    skeleton: int = 0
+    depth: int = 0  # the deepest ⊗ nesting inside
+
+
+@dataclass(slots=True)
+class _Branch:
+    fork_weight: float
+    join_weight: float
+    chain: _Chain
+    critical: bool
+    sig: int
+
+
+@dataclass(slots=True)
+class _Par:
+    span: Span | None
+    branches: list[_Branch]
+    overhead: float  # Σ of the fork and join edges of the (flattened) ⊗-tree
+    critical: bool
+    sig: int = 0
+    skeleton: int = 0
+    work: float = 0.0
+    length: float = 0.0
+    nodes: int = 0
+    boxes: int = 0
+    depth: int = 1
+
+
+@dataclass(slots=True)
+class _Opaque:
+    """A ⊗-block nested deeper than `MAX_PARSED_DEPTH`: only measured."""
+
+    span: Span | None
+    critical: bool
+    sig: int
+    skeleton: int
+    work: float
+    length: float
+    nodes: int
+    boxes: int
+
+
+class _Reader:
+    """Reads a cost graph into `_Chain`s, hash-consing each sub-tree's shape into a small int so
+    that structurally identical threads compare in O(1)."""
+
+    def __init__(self, graph: CostGraph):
+        g = graph.graph
+        self.nodes: dict[int, dict] = dict(g.nodes(data=True))
+        self.succ: dict[int, dict[int, dict]] = dict(g.adjacency())
+        self.shapes: dict[tuple, int] = {}
+        self.critical_nodes, self.critical_edges = critical_path(graph, self.succ)
+        self.push_regions: dict[int, str] = {}
+        self.box_numbers: dict[int, int] = {}
+        for _, v, data in g.edges(data=True):
+            kind = data["kind"]
+            if kind is EdgeKind.DEVICE_BOX:
+                self.box_numbers[id(data["box"])] = len(self.box_numbers) + 1
+            elif kind is EdgeKind.ALLOC_REGION and "region" in data:
+                self.push_regions[v] = data["region"]
+
+    def shape(self, key: tuple) -> int:
+        return self.shapes.setdefault(key, len(self.shapes))
+
+    def edge(self, kind: str, weight: float, critical: bool) -> _Edge:
+        plain = EdgeKind.WRITE.value if kind == EdgeKind.EXPAND.value else kind
+        return _Edge(kind, weight, critical, self.shape(("e", kind, weight)),
+                     self.shape(("E", plain)))
+
+    def chain(self, start: int, join: int | None, depth: int) -> tuple[_Chain, float, bool]:
+        """The chain from `start` up to the edge into `join` (or to the sink when None); returns it
+        with that edge's weight and criticality."""
+        items: list[Any] = []
+        node = start
+        while True:
+            data = self.nodes[node]
+            if data["kind"] is NodeKind.FORK:
+                end = data["join"]
+                items.append(self.par(node, end, depth + 1))
+                node = end
+            else:
+                items.append(self.node(node, data))
+            successors = self.succ[node]
+            if not successors:
+                return self.close(items), 0.0, False
+            ((child, edge),) = successors.items()
+            critical = (node, child) in self.critical_edges
+            if child == join:
+                return self.close(items), edge["weight"], critical
+            if edge["kind"] is EdgeKind.DEVICE_BOX:
+                info: DeviceBoxInfo = edge["box"]
+                items.append(self.edge("transfer-in", info.grow + info.transfer_in, critical))
+                items.append(_Box(self.box_numbers[id(info)], info, critical,
+                                  self.shape(("b", id(info))), self.shape(("B",)), info.kernel,
+                                  info.kernel))
+                items.append(self.edge("transfer-out", info.transfer_out + info.merge, critical))
+            else:
+                items.append(self.edge(_value(edge["kind"]), edge["weight"], critical))
+            node = child
+
+    def node(self, node: int, data: dict) -> _Node:
+        kind: NodeKind = data["kind"]
+        region = self.push_regions.get(node) if kind is NodeKind.PUSH else data.get("region")
+        value = _value(kind)
+        label = f"{value} {region}" if region else ""
+        return _Node(kind, label, node in self.critical_nodes, self.shape(("n", value, label)),
+                     self.shape(("N", value, label)))
+
+    def close(self, items: list[Any]) -> _Chain:
+        chain = _Chain(items)
+        for item in items:
+            if isinstance(item, _Edge):
+                chain.work += item.weight
+                chain.length += item.weight
+            else:
+                chain.work += item.work
+                chain.length += item.length
+                chain.nodes += item.nodes
+                chain.boxes += item.boxes
+                if isinstance(item, _Par):
+                    chain.depth = max(chain.depth, item.depth)
+            chain.critical = chain.critical or item.critical
+        chain.sig = self.shape(("c", *(item.sig for item in items)))
+        chain.skeleton = self.shape(("C", *(item.skeleton for item in items)))
+        return chain
+
+    def par(self, fork: int, join: int, depth: int) -> _Par | _Opaque:
+        """The ⊗ between `fork` and `join`. The balanced tree of binary ⊗ that one `par_all`
+        builds (its forks share a source span, and each inner ⊗ is a whole branch) is read as
+        one n-ary ⊗ (Fig. 4's ⊗_i c_i), top-down, so that reading it is linear."""
+        span = self.nodes[fork]["span"]
+        if depth > MAX_PARSED_DEPTH:
+            return self.opaque(fork, join, span)
+        par = _Par(span, [], 0.0, fork in self.critical_nodes or join in self.critical_nodes)
+        # Tasks in left-to-right order: expand an inner ⊗ of the same tree, or keep a branch.
+        leaves: list[tuple] = []
+        tasks: list[tuple] = [(True, fork, join, 0.0, 0.0, True)]
+        while tasks:
+            expand, top, bottom, fork_sum, join_sum, critical_so_far, *rest = tasks.pop()
+            if not expand:
+                leaves.append((top, bottom, fork_sum, join_sum, critical_so_far, *rest))
+                continue
+            found: list[tuple] = []
+            for child, edge in self.succ[top].items():
+                fork_weight = edge["weight"]
+                critical = critical_so_far and (top, child) in self.critical_edges
+                inner = self.nodes[child]
+                if (inner["kind"] is NodeKind.FORK and inner["span"] == span
+                        and bottom in self.succ[inner["join"]]):
+                    inner_join = inner["join"]
+                    join_weight = self.succ[inner_join][bottom]["weight"]
+                    par.overhead += fork_weight + join_weight
+                    found.append((True, child, inner_join, fork_sum + fork_weight,
+                                  join_sum + join_weight,
+                                  critical and (inner_join, bottom) in self.critical_edges))
+                else:
+                    found.append((False, child, bottom, fork_sum + fork_weight, join_sum,
+                                  critical, fork_weight))
+            tasks.extend(reversed(found))
+        for child, bottom, fork_weight, join_sum, critical, own_fork in leaves:
+            chain, join_weight, join_critical = self.chain(child, bottom, depth)
+            par.overhead += own_fork + join_weight
+            par.branches.append(_Branch(fork_weight, join_sum + join_weight, chain,
+                                        critical and join_critical,
+                                        self.shape(("br", fork_weight, join_sum + join_weight,
+                                                    chain.sig))))
+        branches = par.branches
+        par.work = par.overhead + sum(b.chain.work for b in branches)
+        par.length = max(b.fork_weight + b.chain.length + b.join_weight for b in branches)
+        par.nodes = 2 * (len(branches) - 1) + sum(b.chain.nodes for b in branches)
+        par.boxes = sum(b.chain.boxes for b in branches)
+        par.depth = 1 + max(b.chain.depth for b in branches)
+        par.critical = par.critical or any(b.critical for b in branches)
+        par.sig = self.shape(("p", par.overhead, *(b.sig for b in branches)))
+        par.skeleton = self.shape(("P", *(b.chain.skeleton for b in branches)))
+        return par
+
+    def opaque(self, fork: int, join: int, span: Span | None) -> _Opaque:
+        inside = {fork}
+        stack = [fork]
+        while stack:
+            for child in self.succ[stack.pop()]:
+                if child != join and child not in inside:
+                    inside.add(child)
+                    stack.append(child)
+        work = 0.0
+        boxes = 0
+        best: dict[int, float] = {fork: 0.0}
+        for node in _topological(fork, {n: self.succ[n] for n in inside}):
+            for child, edge in self.succ[node].items():
+                work += edge["weight"]
+                boxes += edge["kind"] is EdgeKind.DEVICE_BOX
+                best[child] = max(best.get(child, 0.0), best.get(node, 0.0) + edge["weight"])
+        critical = bool(inside & self.critical_nodes)
+        length = best.get(join, 0.0)
+        return _Opaque(span, critical, self.shape(("o", len(inside), work, length)),
+                       self.shape(("O",)), work, length, len(inside) + 1, boxes)
+
+
+def critical_path(graph: CostGraph, succ: dict[int, dict[int, dict]] | None = None
+                  ) -> tuple[set[int], set[tuple[int, int]]]:
+    """The nodes and edges of one longest path from source to sink (its weight is the span).
+    Among paths of equal weight the choice is deterministic for a given graph."""
+    if graph.source is None or graph.graph.number_of_nodes() == 0:
+        return set(), set()
+    succ = succ if succ is not None else dict(graph.graph.adjacency())
+    best: dict[int, float] = {graph.source: 0.0}
+    parent: dict[int, int] = {}
+    for node in _topological(graph.source, succ):
+        here = best[node]
+        for child, data in succ[node].items():
+            candidate = here + data["weight"]
+            if child not in best or candidate > best[child]:
+                best[child] = candidate
+                parent[child] = node
+    assert graph.sink is not None  # CostGraph.finish sets it with the source
+    node = graph.sink
+    nodes = {node}
+    edges = set()
+    while node in parent:
+        edges.add((parent[node], node))
+        node = parent[node]
+        nodes.add(node)
+    return nodes, edges
+
+
+def _topological(source: int, succ: dict[int, dict[int, dict]]) -> list[int]:
+    """The nodes of `succ` reachable from `source`, in a topological order (Kahn's algorithm)."""
+    remaining: dict[int, int] = {}
+    for children in succ.values():
+        for child in children:
+            remaining[child] = remaining.get(child, 0) + 1
+    ready = [source]
+    order = []
+    while ready:
+        node = ready.pop()
+        order.append(node)
+        for child in succ.get(node, ()):
+            remaining[child] -= 1
+            if remaining[child] == 0:
+                ready.append(child)
+    return order
+
+
+# ---------------------------------------------------------------------------------------------------
+# From the tree to a summary of at most max_nodes elements
+
+
+class _TooBig(Exception):
+    pass
+
+
+@dataclass(slots=True)
+class _Detail:
+    merge_runs: bool
+    max_depth: int
+    budget: int | None
+    pairs: bool = False  # also draw a ⊗ of two identical threads as one ×2 node
+    count: int = 0
+
+    def add(self, n: int = 1) -> None:
+        self.count += n
+        if self.budget is not None and self.count > self.budget:
+            raise _TooBig
+
+
+@dataclass(slots=True)
+class _Emitter:
+    describe: Callable[[Span], str]
+    detail: _Detail
+    boxes: dict[int, Picture] = field(default_factory=dict)
+
+    def chain(self, chain: _Chain, depth: int) -> list[Picture]:
+        out: list[Picture] = []
+        for item in chain.items:
+            if isinstance(item, _Edge):
+                out.append({"t": "edge", "kind": item.kind, "weight": item.weight,
+                            "critical": item.critical})
+            else:
+                out.append(self.element(item, depth))
+        if self.detail.merge_runs:
+            out = _merge_runs(out)
+        # Nodes and runs are counted here, after merging; nested elements count themselves.
+        self.detail.add(sum(1 for x in out if x["t"] in ("node", "run")))
+        return out
+
+    def element(self, item: Any, depth: int) -> Picture:
+        match item:
+            case _Node():
+                return {"t": "node", "kind": item.kind.value, "label": item.label,
+                        "critical": item.critical, "work": 0.0, "span": 0.0}
+            case _Box():
+                self.detail.add()
+                picture = self.boxes.get(item.number)
+                if picture is None:
+                    picture = self.boxes[item.number] = _box_picture(item, self.describe)
+                return dict(picture)
+            case _Opaque():
+                self.detail.add()
+                return _block(item.nodes, item.work, item.length, item.critical, item.boxes,
+                              self.where(item.span))
+            case _Par():
+                return self.par(item, depth)
+        raise AssertionError(item)
+
+    def where(self, span: Span | None) -> tuple[str, str]:
+        if span is None:
+            return "?", ""
+        return f"{span.line}:{span.column}", self.describe(span)
+
+    def par(self, par: _Par, depth: int) -> Picture:
+        location, text = self.where(par.span)
+        # Threads of one shape up to weights (a region that grows in one of them) are drawn
+        # together when there are at least three; a pair only when it is exactly the same.
+        many = len(par.branches) >= 3
+        groups: dict[int, list[_Branch]] = {}
+        for branch in par.branches:
+            groups.setdefault(branch.chain.skeleton if many else branch.sig, []).append(branch)
+        uniform = len(groups) == 1
+        if uniform and (many or self.detail.pairs):
+            self.detail.add()
+            return _threads(par.branches, par.work, par.length, par.critical, location, text)
+        if depth > self.detail.max_depth:
+            self.detail.add()
+            return _block(par.nodes, par.work, par.length, par.critical, par.boxes,
+                          (location, text))
+        self.detail.add(2)  # the fork and the join
+        branches: list[Picture] = []
+        shown = list(groups.values())
+        hidden: list[_Branch] = []
+        if len(shown) > MAX_BRANCHES:
+            hidden = [b for group in shown[MAX_BRANCHES - 1:] for b in group]
+            shown = shown[:MAX_BRANCHES - 1]
+        for group in shown:
+            first = group[0]
+            critical = any(b.critical for b in group)
+            if len(group) == 1:
+                chain = self.chain(first.chain, depth + 1)
+            else:
+                self.detail.add()
+                chain = [_threads(group, sum(b.chain.work for b in group),
+                                  first.chain.length, critical, location, text)]
+            branches.append({"fork_weight": first.fork_weight,
+                             "join_weight": first.join_weight, "critical": critical,
+                             "chain": chain})
+        if hidden:
+            self.detail.add()
+            critical = any(b.critical for b in hidden)
+            block = _block(sum(b.chain.nodes for b in hidden), sum(b.chain.work for b in hidden),
+                           max(b.chain.length for b in hidden), critical,
+                           sum(b.chain.boxes for b in hidden), (location, text))
+            block["label"] = f"{len(hidden)} more threads of other shapes"
+            branches.append({"fork_weight": hidden[0].fork_weight,
+                             "join_weight": hidden[0].join_weight, "critical": critical,
+                             "chain": [block]})
+        return {"t": "par", "critical": par.critical, "work": par.work, "span": par.length,
+                "threads": len(par.branches), "overhead": par.overhead, "location": location,
+                "text": text, "branches": branches}
+
+
+def _threads(branches: list[_Branch], work: float, length: float, critical: bool,
+             location: str, text: str) -> Picture:
+    """⊗ of n structurally identical threads, as one node with its multiplicity."""
+    works = [b.chain.work for b in branches]
+    lengths = [b.chain.length for b in branches]
+    return {"t": "threads", "count": len(branches), "work_each": [min(works), max(works)],
+            "span_each": [min(lengths), max(lengths)], "work": work, "span": length,
+            "critical": critical, "location": location, "text": text,
+            "boxes": sum(b.chain.boxes for b in branches)}
+
+
+def _block(nodes: int, work: float, length: float, critical: bool, boxes: int,
+           where: tuple[str, str]) -> Picture:
+    return {"t": "block", "nodes": nodes, "work": work, "span": length, "critical": critical,
+            "boxes": boxes, "location": where[0], "text": where[1], "label": ""}
+
+
+def _merge_runs(items: list[Picture]) -> list[Picture]:
+    """Replace each run of at least RUN_MIN_EDGES plain edges between plain nodes by one node."""
+    out: list[Picture] = []
+    i = 0
+    while i < len(items):
+        j = i
+        while (j + 2 < len(items) and _plain(items[j]) and items[j + 1]["kind"] in PLAIN_EDGES
+               and _plain(items[j + 2])):
+            j += 2
+        edges = (j - i) // 2
+        if edges >= RUN_MIN_EDGES:
+            counts: dict[str, int] = {}
+            weight = 0.0
+            critical = False
+            for k in range(i + 1, j, 2):
+                edge = items[k]
+                counts[edge["kind"]] = counts.get(edge["kind"], 0) + 1
+                weight += edge["weight"]
+            for k in range(i, j + 1):
+                critical = critical or items[k]["critical"]
+            out.append({"t": "run", "edges": edges, "counts": counts, "work": weight,
+                        "span": weight, "critical": critical})
+            if j + 1 < len(items):
+                out.append(items[j + 1])
+            i = j + 2
+        else:
+            out.append(items[i])
+            if i + 1 < len(items):
+                out.append(items[i + 1])
+            i += 2
+    return out
+
+
+def _plain(item: Picture) -> bool:
+    return item["t"] == "node" and item["kind"] in PLAIN_NODES
+
+
+def _chunk(items: list[Picture], budget: int) -> list[Picture]:
+    """Cut a chain into at most about `budget` elements: consecutive elements become blocks;
+    device boxes stay whole."""
+    elements, links = items[0::2], items[1::2]
+    size = max(2, math.ceil(len(elements) / max(1, budget - 2)))
+    segments: list[tuple[int, int]] = []
+    i = 0
+    while i < len(elements):
+        j = i
+        if elements[i]["t"] != "device-box":
+            while (j + 1 < len(elements) and j + 1 - i < size
+                   and elements[j + 1]["t"] != "device-box"):
+                j += 1
+        segments.append((i, j))
+        i = j + 1
+    out: list[Picture] = []
+    for first, last in segments:
+        if first:
+            out.append(links[first - 1])
+        if first == last:
+            out.append(elements[first])
+            continue
+        inside = elements[first:last + 1]
+        between = links[first:last]
+        work = sum(e["work"] for e in inside) + sum(e["weight"] for e in between)
+        length = sum(e["span"] for e in inside) + sum(e["weight"] for e in between)
+        block = _block(sum(e.get("nodes", 1) for e in inside), work, length,
+                       any(e["critical"] for e in inside + between),
+                       sum(e.get("boxes", 0) for e in inside), ("", ""))
+        block["label"] = f"{len(inside)} steps in sequence"
+        out.append(block)
+    return out
+
+
+def _box_picture(box: _Box, describe: Callable[[Span], str]) -> Picture:
+    info = box.info
+    span = info.span
+    device = info.box
+    phases = []
+    if device is not None:
+        for phase in device.phases:
+            groups = []
+            for index, steps in enumerate(phase.lockstep[:MAX_WARP_BOXES]):
+                cells, steps_total = _cells(steps, phase.steps if index == 0 else len(steps))
+                groups.append({"index": index,
+                               "time": phase.group_times[index]
+                               if index < len(phase.group_times) else None,
+                               "steps": steps_total, "cells": cells})
+            phases.append({"parallel": phase.parallel, "threads": phase.threads,
+                           "warps": phase.warps, "work_groups": phase.work_groups,
+                           "rounds": phase.rounds, "steps": phase.steps, "time": phase.time,
+                           "conflicts": phase.conflicts,
+                           "max_degree": phase.conflict_degree_max, "launch": phase.launch,
+                           "location": f"{phase.span.line}:{phase.span.column}"
+                           if phase.span else "", "groups": groups})
+    return {"t": "device-box", "number": box.number,
+            "location": f"{span.line}:{span.column}" if span else "?",
+            "text": describe(span) if span else "", "grow": info.grow,
+            "transfer_in": info.transfer_in, "kernel": info.kernel,
+            "transfer_out": info.transfer_out, "merge": info.merge, "total": info.total,
+            "regions": list(info.regions), "notes": list(info.notes),
+            "mode": device.mode if device is not None else "",
+            "conflicts": device.conflicts if device is not None else 0,
+            "work": info.kernel, "span": info.kernel, "critical": box.critical,
+            "phases": phases}
+
+
+def _cells(steps: list, total: int) -> tuple[list[Picture], int]:
+    """A warp box's lock-step steps as at most MAX_STEP_CELLS cells: runs of equal steps become
+    one cell (×count); bank-conflicting runs are always kept, the others elided (`gap`)."""
+    runs: list[Picture] = []
+    for step in steps:
+        key = (step.weight, step.conflicts, step.degree, step.memory)
+        if runs and runs[-1]["key"] == key:
+            runs[-1]["count"] += 1
+        else:
+            runs.append({"key": key, "weight": step.weight, "conflicts": step.conflicts,
+                         "degree": step.degree, "memory": step.memory, "count": 1})
+    keep = {i for i, run in enumerate(runs) if run["conflicts"]}
+    keep = set(sorted(keep)[: MAX_STEP_CELLS - 1])
+    i = 0
+    while len(keep) < MAX_STEP_CELLS - 1 and i < len(runs):
+        keep.add(i)
+        i += 1
+    if len(runs) <= MAX_STEP_CELLS:
+        keep = set(range(len(runs)))
+    cells: list[Picture] = []
+    gap_count, gap_weight = 0, 0.0
+    for i, run in enumerate(runs):
+        if i in keep:
+            if gap_count:
+                cells.append({"gap": gap_count, "weight": gap_weight})
+                gap_count, gap_weight = 0, 0.0
+            cells.append({k: v for k, v in run.items() if k != "key"})
+        else:
+            gap_count += run["count"]
+            gap_weight += run["weight"] * run["count"]
+    hidden = max(0, total - len(steps))
+    if gap_count or hidden:
+        cells.append({"gap": gap_count + hidden, "weight": gap_weight})
+    return cells, total
+
+
+def cost_picture(graph: CostGraph, describe: Callable[[Span], str] | None = None,
+                 max_nodes: int = MAX_NODES) -> Picture:
+    """The summary of `graph` to draw: at most about `max_nodes` elements (see the module's
+    docstring). `describe` names a source span (e.g. by its text) for labels."""
+    describe = describe or (lambda span: "")
+    reader = _Reader(graph)
+    if graph.source is None or graph.graph.number_of_nodes() == 0:
+        root = _Chain([])
+    else:
+        root, _, _ = reader.chain(graph.source, None, 0)
+    deepest = root.depth
+    levels = [_Detail(False, deepest, max_nodes), _Detail(True, deepest, max_nodes),
+              _Detail(True, deepest, max_nodes, pairs=True)]
+    # A ⊗ at nesting depth d (0 outermost) is drawn when d <= max_depth.
+    levels += [_Detail(True, depth, max_nodes, pairs=True) for depth in range(deepest - 2, -2, -1)]
+    names = ["every node", "runs of plain steps merged", "runs merged, identical pairs as ×2"]
+    chain: list[Picture] = []
+    detail_name = ""
+    for index, detail in enumerate(levels):
+        emitter = _Emitter(describe, detail)
+        try:
+            chain = emitter.chain(root, 0)
+        except _TooBig:
+            continue
+        detail_name = (names[index] if index < len(names) else
+                       f"⊗-blocks nested deeper than {detail.max_depth + 1} collapsed")
+        break
+    else:
+        emitter = _Emitter(describe, _Detail(True, -1, None, pairs=True))
+        chain = _chunk(emitter.chain(root, 0), max_nodes)
+        detail_name = "collapsed into blocks"
+    g = graph.graph
+    return {"version": 1, "nodes": g.number_of_nodes(), "edges": g.number_of_edges(),
+            "work": root.work, "span": root.length, "device_boxes": len(reader.box_numbers),
+            "detail": detail_name, "max_nodes": max_nodes, "chain": chain}
+
+
+def count_elements(chain: list[Picture]) -> int:
+    """How many elements a summary draws (a ⊗ counts its fork and join)."""
+    total = 0
+    for item in chain:
+        if item["t"] == "edge":
+            continue
+        total += 1
+        if item["t"] == "par":
+            total += 1 + sum(count_elements(b["chain"]) for b in item["branches"])
+    return total
+
+
+def walk(chain: list[Picture]):
+    """Every element and edge of a summary, depth first."""
+    for item in chain:
+        yield item
+        if item["t"] == "par":
+            for branch in item["branches"]:
+                yield from walk(branch["chain"])
+
+
+# ---------------------------------------------------------------------------------------------------
+# Drawing
+
+NODE_COLOURS = {
+    "point": "#bdbdbd", "read": "#4e79a7", "write": "#59a14f", "fork": "#ffffff",
+    "join": "#ffffff", "push": "#b07aa1", "pop": "#b07aa1", "device-start": "#76b7b2",
+    "device-end": "#76b7b2",
+}
+EDGE_COLOURS = {
+    "read": "#4e79a7", "write": "#59a14f", "expand": "#f28e2b", "alloc-region": "#b07aa1",
+    "merge": "#9c755f", "fork": "#8c8c8c", "join": "#8c8c8c", "transfer-in": "#17becf",
+    "transfer-out": "#17becf", "seq": "#555555", "op": "#555555",
+}
+CRITICAL = "#d62728"
+STEP_COLOURS = {"global": "#c6dbef", "local": "#c7e9c0", "global+local": "#dadaeb", "": "#f0f0f0"}
+
+
+def _range(bounds: list[float]) -> str:
+    low, high = bounds
+    return number(low) if low == high else f"{number(low)}–{number(high)}"
+
+
+def _short(text: str, width: int = 30) -> str:
+    return text if len(text) <= width else text[: width - 1] + "…"
+
+
+def element_label(item: Picture) -> str:
+    """The text drawn in (or beside) an element; DOT uses it too."""
+    match item["t"]:
+        case "node":
+            return item["label"]
+        case "run":
+            parts = ", ".join(f"{n} {k}" for k, n in sorted(item["counts"].items()))
+            return f"{item['edges']} steps ({parts})\nweight {number(item['work'])}"
+        case "threads":
+            text = f"\n{_short(item['text'])}" if item["text"] else ""
+            return (f"⊗ ×{item['count']:,} threads @{item['location']}: work "
+                    f"{number(item['work'])}, span {number(item['span'])}\n"
+                    f"each: work {_range(item['work_each'])}, span {_range(item['span_each'])}"
+                    f"{text}")
+        case "block":
+            head = item["label"] or f"⊗ block @{item['location']}"
+            boxes = f", {item['boxes']} device box(es)" if item["boxes"] else ""
+            return (f"{head}: {item['nodes']:,} nodes{boxes}\n"
+                    f"work {number(item['work'])}, span {number(item['span'])}")
+        case "device-box":
+            text = f"  {_short(item['text'], 24)}" if item["text"] else ""
+            return (f"device box #{item['number']} (on @{item['location']}){text}\n"
+                    f"kernel {number(item['kernel'])}, {item['mode']}, "
+                    f"{item['conflicts']:,} bank conflicts")
+    return ""
+
+
+def edge_label(edge: Picture) -> str:
+    """An edge's weight, named for transfers (δ*, δ†); unit edges are left unlabelled."""
+    kind, weight = edge["kind"], edge["weight"]
+    if kind == "transfer-in":
+        return f"δ* transfer in {number(weight)}"
+    if kind == "transfer-out":
+        return f"δ† transfer out + merge {number(weight)}"
+    if weight == 1:
+        return ""
+    return number(weight)
