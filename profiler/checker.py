@@ -17,6 +17,19 @@ What hetprof infers, and what it requires (documented in README "The language"):
 - The program's outermost letregions may hold its result: hetprof reads the value out before they
   are popped (as the paper's own §7.1 program, which returns a function over r0, needs).
 
+World effects (hetprof's, beyond the paper): Fig. 2 types `on` and `letregion` on the CPU world
+only, and the paper checks that by syntax, which a call escapes: `let f = λx. on ... in on (f 1)`
+runs an `on` inside an `on`. So a function type also records its *world effect* ω, whether calling
+it may run `on` or `letregion` (`τ1 -> τ2 [φ; on]`), inferred like a latent effect: an `on` or
+`letregion` form, or a call of a function whose type has them, puts them in the enclosing effect
+(internally, as the markers WORLD_EFFECTS beside the region names: no region can be named `on` or
+`letregion`, both keywords). A call, parmap, reduce or instantiation inside `on` of a function
+with a world effect is rejected at the call, naming where the function's body does it. A lambda's
+world effect is always inferred, also where its region effect is written; a parameter's function
+type must admit the world effect of the function passed (write `[φ; on]` in it); `fix` adds its
+body's world effect to the declared type and checks the body again, so a recursive call inside `on`
+is caught too.
+
 Subtyping is the one the bounded-effect calculus gives function types: a function with a smaller
 latent effect may be used where a larger one is expected. The effect relation φ ∋ ρ is taken up to
 the outlives constraints Δ (Fig. 15, ⊢er): ρ is covered if it is in φ, or outlives a region in φ.
@@ -28,6 +41,7 @@ from dataclasses import dataclass, field, replace
 
 from profiler.errors import CheckError, ParameterError, RegionError, WorldError
 from profiler.syntax import (
+    WORLD_EFFECTS,
     App,
     BinOp,
     BoolLit,
@@ -67,6 +81,7 @@ from profiler.syntax import (
     VecLit,
     VecS,
     World,
+    children,
     format_effect,
     substitute_type,
     type_regions,
@@ -116,6 +131,14 @@ class _Region:
 
 
 @dataclass(frozen=True, slots=True)
+class _Site:
+    """Where a function's body does a world effect: the `on`/`letregion` form, or a call."""
+
+    span: Span
+    call: bool
+
+
+@dataclass(frozen=True, slots=True)
 class _Context:
     """Ω (regions in scope, with their worlds), Δ (outlives), Γ, the world ω and the ambient."""
 
@@ -128,6 +151,8 @@ class _Context:
     in_on: bool
     top: bool = False  # in the program's outermost chain of letregions, whose values it prints
     types: dict[int, Type] = field(default_factory=dict)  # shared: id(elaborated node) -> type
+    # variables bound to functions with a world effect -> where their bodies do each of them
+    sites: dict[str, dict[str, _Site]] = field(default_factory=dict)
 
 
 def check_program(program: Program) -> CheckedProgram:
@@ -140,11 +165,98 @@ def check_program(program: Program) -> CheckedProgram:
     types: dict[int, Type] = {}
     context = _Context({}, {}, {}, World.CPU, None, frozenset(seen), False, top=True, types=types)
     body, type_, effect = _check(program.body, context)
-    return CheckedProgram(program, body, type_, effect, types)
+    return CheckedProgram(program, body, type_, _regions_of(effect), types)
 
 
 def _error(kind: type[CheckError], message: str, span: Span, rule: str) -> CheckError:
     return kind(message, span, rule)
+
+
+# ---------------------------------------------------------------------------------------------------
+# World effects
+
+_WORLDS = frozenset(WORLD_EFFECTS)
+_WORLD_FORMS = {"on": ("an `on`", "launch kernels"), "letregion": ("a `letregion`",
+                                                                  "create regions")}
+
+
+def _regions_of(effect: frozenset[str]) -> frozenset[str]:
+    """The region names of an effect (without the world markers)."""
+    return effect - _WORLDS
+
+
+def _worlds_of(effect: frozenset[str]) -> frozenset[str]:
+    """The world markers of an effect: `on`, `letregion`."""
+    return effect & _WORLDS
+
+
+def _callee_worlds(type_: Type | None) -> frozenset[str]:
+    if isinstance(type_, Boxed) and isinstance(type_.shape, (FunS, RegionFunS)):
+        return type_.shape.worlds
+    return frozenset()
+
+
+def _world_sites(function: Expr, ctx: _Context) -> dict[str, _Site]:
+    """Where an elaborated function (a lambda, a region abstraction or a `fix` of one) first does
+    each world effect in its body: an `on` or `letregion` form, or a call of a function that does
+    (nested lambdas' bodies run only when called). Empty for other expressions."""
+    while isinstance(function, Fix):
+        function = function.body
+    if not isinstance(function, (Lambda, RegionLambda)):
+        return {}
+    sites: dict[str, _Site] = {}
+    todo = [function.body]
+    while todo:
+        node = todo.pop()
+        match node:
+            case On():
+                sites.setdefault("on", _Site(node.span, False))
+            case LetRegion():
+                sites.setdefault("letregion", _Site(node.span, False))
+            case App(func=callee) | ParMap(func=callee) | Reduce(func=callee) | RegionApp(
+                    expr=callee):
+                for world in _callee_worlds(ctx.types.get(id(callee))):
+                    sites.setdefault(world, _Site(node.span, True))
+        if not isinstance(node, (Lambda, RegionLambda)):
+            todo.extend(reversed(children(node)))
+    return sites
+
+
+def _bind(ctx: _Context, name: str, type_: Type, function: Expr | None = None) -> _Context:
+    """Γ, name : type, remembering where `function` (the bound value) does its world effects."""
+    sites = {k: v for k, v in ctx.sites.items() if k != name}
+    if function is not None and _callee_worlds(type_):
+        sites[name] = _world_sites(function, ctx)
+    return replace(ctx, values={**ctx.values, name: type_}, sites=sites)
+
+
+def _with_worlds(type_: Type, worlds: frozenset[str]) -> Type:
+    assert isinstance(type_, Boxed) and isinstance(type_.shape, (FunS, RegionFunS))
+    return replace(type_, shape=replace(type_.shape, worlds=type_.shape.worlds | worlds))
+
+
+def _gpu_call(ctx: _Context, callee: Expr, callee_t: Type, span: Span, how: str) -> None:
+    """Fig. 2's world rule through calls: inside `on`, a function whose world effect names `on`
+    or `letregion` must not be called (`how`: "calling", "mapping", ...). `callee` is the
+    elaborated function expression."""
+    worlds = _callee_worlds(callee_t)
+    if ctx.world is not World.GPU or not worlds:
+        return
+    world = next(w for w in WORLD_EFFECTS if w in worlds)
+    form, action = _WORLD_FORMS[world]
+    name = f"`{callee.name}`" if isinstance(callee, Var) else "this function"
+    sites = ctx.sites.get(callee.name, {}) if isinstance(callee, Var) else _world_sites(callee,
+                                                                                        ctx)
+    site = sites.get(world)
+    if site is None:
+        where = f"its type {callee_t} says so"
+    elif site.call:
+        where = f"its body calls, at {site.span.line}:{site.span.column}, a function that does"
+    else:
+        where = f"its body has {form} at {site.span.line}:{site.span.column}"
+    raise _error(WorldError, f"{how} {name} inside `on` would run {form} on the GPU ({where}); "
+                 f"code on the GPU cannot {action}", span,
+                 f"Fig. 2, {world} is typed on ℂ only (the function's world effect)")
 
 
 # ---------------------------------------------------------------------------------------------------
@@ -229,13 +341,16 @@ def _subshape(actual: Shape, expected: Shape) -> bool:
             return subtype(a1, e1) and subtype(a2, e2)
         case VecS(a), VecS(e):
             return subtype(a, e)
-        case FunS(arg_a, res_a, eff_a), FunS(arg_e, res_e, eff_e):
-            return subtype(arg_e, arg_a) and subtype(res_a, res_e) and eff_a <= eff_e
-        case RegionFunS(ra, ba, body_a, eff_a), RegionFunS(re, be, body_e, eff_e):
+        case FunS(arg_a, res_a, eff_a, worlds_a), FunS(arg_e, res_e, eff_e, worlds_e):
+            return (subtype(arg_e, arg_a) and subtype(res_a, res_e) and eff_a <= eff_e
+                    and worlds_a <= worlds_e)
+        case (RegionFunS(ra, ba, body_a, eff_a, worlds_a),
+              RegionFunS(re, be, body_e, eff_e, worlds_e)):
             renamed = substitute_type(body_a, ra, re)
             eff_a2 = frozenset(re if r == ra else r for r in eff_a)
             bound_a = frozenset(re if r == ra else r for r in ba)
-            return bound_a == be and subtype(renamed, body_e) and eff_a2 <= eff_e
+            return (bound_a == be and subtype(renamed, body_e) and eff_a2 <= eff_e
+                    and worlds_a <= worlds_e)
     return False
 
 
@@ -334,17 +449,18 @@ def _check_node(e: Expr, ctx: _Context) -> tuple[Expr, Type, frozenset[str]]:
             _check_type(ctx, param_type, span)
             if effect is not None:
                 _effect_names(ctx, effect, span)
-            inner = replace(ctx, values={**ctx.values, param: param_type}, ambient=region)
+            inner = replace(_bind(ctx, param, param_type), ambient=region)
             body_e, body_t, body_eff = _check(body, inner)
+            touched_regions = _regions_of(body_eff)
             if effect is None:
-                effect = body_eff
+                effect = touched_regions
             else:
-                for touched in sorted(body_eff):
+                for touched in sorted(touched_regions):
                     if not _covered(ctx, effect, touched):
                         raise _error(RegionError, f"the body of this function touches region "
                                      f"{touched}, which its latent effect {format_effect(effect)}"
                                      " does not include", span, "Fig. 14, λ: φ ⊇ φ'")
-            fun_t = Boxed(FunS(param_type, body_t, effect), region)
+            fun_t = Boxed(FunS(param_type, body_t, effect, _worlds_of(body_eff)), region)
             return (replace(e, effect=effect, body=body_e, region=region), fun_t,
                     frozenset({region}))
 
@@ -356,7 +472,8 @@ def _check_node(e: Expr, ctx: _Context) -> tuple[Expr, Type, frozenset[str]]:
             if not subtype(arg_t, fun.shape.arg):
                 raise _error(CheckError, f"this function expects {fun.shape.arg}, but the "
                              f"argument has type {arg_t}", arg.span, "Fig. 14, application")
-            effect = func_eff | arg_eff | fun.shape.effect | {fun.region}
+            _gpu_call(ctx, func_e, func_t, span, "calling")
+            effect = func_eff | arg_eff | fun.shape.effect | fun.shape.worlds | {fun.region}
             return replace(e, func=func_e, arg=arg_e), fun.shape.result, effect
 
         case Pair(first, second, region, span):
@@ -398,7 +515,7 @@ def _check_node(e: Expr, ctx: _Context) -> tuple[Expr, Type, frozenset[str]]:
                              f"refers to region {region}; {region} is deallocated when the "
                              "letregion ends, so its values cannot escape", span,
                              "Fig. 2, letregion: Ω; Δ ⊢type τ")
-            return replace(e, body=body_e), body_t, body_eff - {region}
+            return replace(e, body=body_e), body_t, (body_eff - {region}) | {"letregion"}
 
         case Fix(name, fix_type, body, span):
             _check_type(ctx, fix_type, span)
@@ -409,8 +526,14 @@ def _check_node(e: Expr, ctx: _Context) -> tuple[Expr, Type, frozenset[str]]:
             if not isinstance(body, (Lambda, RegionLambda)):
                 raise _error(CheckError, "the body of fix must be a lambda", body.span,
                              "Fig. 14, fix f: τ. u")
-            inner = replace(ctx, values={**ctx.values, name: fix_type})
-            body_e, body_t, body_eff = _check(body, inner)
+            body_e, body_t, body_eff = _check(body, _bind(ctx, name, fix_type))
+            added = _callee_worlds(body_t) - _callee_worlds(fix_type)
+            if added:
+                # The body runs `on` or `letregion`: so does every call of `name`, the recursive
+                # ones too. Check the body again knowing it.
+                fix_type = _with_worlds(fix_type, added)
+                first = replace(e, body=body_e)
+                body_e, body_t, body_eff = _check(body, _bind(ctx, name, fix_type, first))
             if not subtype(body_t, fix_type):
                 raise _error(CheckError, f"the body of fix has type {body_t}, but fix declares "
                              f"{fix_type}", span, "Fig. 14, fix")
@@ -453,7 +576,9 @@ def _check_node(e: Expr, ctx: _Context) -> tuple[Expr, Type, frozenset[str]]:
             if not subtype(vec.shape.element, fun.shape.arg):
                 raise _error(CheckError, f"the function expects {fun.shape.arg}, but the vector "
                              f"holds {vec.shape.element}", span, "Fig. 2, parmap")
-            effect = func_eff | vec_eff | fun.shape.effect | {fun.region, vec.region, region}
+            _gpu_call(ctx, func_e, func_t, span, "mapping")
+            effect = (func_eff | vec_eff | fun.shape.effect | fun.shape.worlds
+                      | {fun.region, vec.region, region})
             return (replace(e, func=func_e, vector=vec_e, region=region),
                     Boxed(VecS(fun.shape.result), region), effect)
 
@@ -475,8 +600,9 @@ def _check_node(e: Expr, ctx: _Context) -> tuple[Expr, Type, frozenset[str]]:
                 if name not in body_eff:
                     raise _error(WorldError, f"`local [{name}]`: the body of this `on` does not "
                                  f"use region {name}", span, "§7.1.2, local memory")
-            uses = tuple(sorted(body_eff | {region}))
-            return replace(e, body=body_e, region=region, uses=uses), body_t, body_eff | {region}
+            uses = tuple(sorted(_regions_of(body_eff) | {region}))
+            return (replace(e, body=body_e, region=region, uses=uses), body_t,
+                    body_eff | {region, "on"})
 
         case RegionLambda(param, bound, effect, body, region, span):
             region = _ambient(ctx, region, span)
@@ -494,16 +620,17 @@ def _check_node(e: Expr, ctx: _Context) -> tuple[Expr, Type, frozenset[str]]:
             if effect is not None:
                 _effect_names(inner, effect, span)
             body_e, body_t, body_eff = _check(body, inner)
+            touched_regions = _regions_of(body_eff)
             if effect is None:
-                effect = body_eff
+                effect = touched_regions
             else:
-                for touched in sorted(body_eff):
+                for touched in sorted(touched_regions):
                     if not _covered(inner, effect, touched):
                         raise _error(RegionError, f"the body of this region abstraction touches "
                                      f"{touched}, which its latent effect "
                                      f"{format_effect(effect)} does not include", span,
                                      "Fig. 14, region abstraction")
-            type_ = Boxed(RegionFunS(param, bound, body_t, effect), region)
+            type_ = Boxed(RegionFunS(param, bound, body_t, effect, _worlds_of(body_eff)), region)
             return (replace(e, effect=effect, body=body_e, region=region), type_,
                     frozenset({region}))
 
@@ -512,8 +639,7 @@ def _check_node(e: Expr, ctx: _Context) -> tuple[Expr, Type, frozenset[str]]:
 
         case Let(name, bound, body, span):
             bound_e, bound_t, bound_eff = _check(bound, ctx)
-            body_e, body_t, body_eff = _check(body, replace(ctx, values={**ctx.values,
-                                                                          name: bound_t}))
+            body_e, body_t, body_eff = _check(body, _bind(ctx, name, bound_t, bound_e))
             return replace(e, bound=bound_e, body=body_e), body_t, bound_eff | body_eff
 
         case Index(vector, index, span):
@@ -572,8 +698,9 @@ def _check_node(e: Expr, ctx: _Context) -> tuple[Expr, Type, frozenset[str]]:
                 raise _error(CheckError, f"reduce needs f : ((τ, τ), {region}) -> τ, z : τ and a "
                              f"Vec τ; here f takes {pair_t}, returns {result}, z is {zero_t} and "
                              f"the vector holds {element_t}", span, "reduce")
-            effect = func_eff | zero_eff | vec_eff | fun.shape.effect | {fun.region, vec.region,
-                                                                         region}
+            _gpu_call(ctx, func_e, func_t, span, "reducing with")
+            effect = (func_eff | zero_eff | vec_eff | fun.shape.effect | fun.shape.worlds
+                      | {fun.region, vec.region, region})
             return (replace(e, func=func_e, zero=zero_e, vector=vec_e, region=region), result,
                     effect)
 
@@ -598,6 +725,8 @@ def _check_region_app(node: RegionApp, inner_e: Expr, region: str, span: Span,
             raise _error(RegionError, f"{region} does not satisfy the bound "
                          f"{shape.region} >= {format_effect(shape.bound)}: {bound} is not known "
                          f"to outlive {region}", span, "Fig. 14, instantiation: Δ ⊢re ρ2 ≥ φ''")
+    _gpu_call(ctx, sub_e, sub_t, span, "instantiating")
     result = substitute_type(shape.body, shape.region, region)
     effect = frozenset(region if r == shape.region else r for r in shape.effect)
-    return RegionApp(sub_e, region, node.span), result, sub_eff | effect | {fun.region}
+    return (RegionApp(sub_e, region, node.span), result,
+            sub_eff | effect | shape.worlds | {fun.region})

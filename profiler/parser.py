@@ -122,17 +122,34 @@ class _Builder(Transformer_NonRecursive):
     def at(self, children):
         return _At(str(children[0]))
 
-    def effect(self, children):
-        return _Effect(frozenset(str(c) for c in children))
+    @v_args(meta=True)
+    def effect(self, meta, children):
+        names = frozenset(str(c) for c in children if not isinstance(c, _World))
+        worlds = frozenset(c.name for c in children if isinstance(c, _World))
+        return _Effect(names, worlds, self._span(meta))
+
+    def world_on(self, children):
+        return _World("on")
+
+    def world_letregion(self, children):
+        return _World("letregion")
 
     def local(self, children):
         return _Local(tuple(str(c) for c in children))
 
     # -- binders ----------------------------------------------------------------------------------
+    @staticmethod
+    def _no_worlds(effect: _Effect | None) -> None:
+        """A lambda's world effect is inferred from its body; it is written in types only."""
+        if effect is not None and effect.worlds:
+            raise ParseError("a world effect (`; on`, `; letregion`) is written only in a "
+                             "function type: a lambda's is inferred from its body", effect.span)
+
     @v_args(meta=True)
     def lam(self, meta, children):
         name, param_type, *rest = children
         effect, rest = _take(rest, _Effect)
+        self._no_worlds(effect)
         body, rest = rest[0], rest[1:]
         region, _ = _take(rest, _At)
         return Lambda(str(name), param_type, effect.names if effect else None, body,
@@ -141,7 +158,9 @@ class _Builder(Transformer_NonRecursive):
     @v_args(meta=True)
     def rlam(self, meta, children):
         name, bound, *rest = children
+        self._no_worlds(bound)
         effect, rest = _take(rest, _Effect)
+        self._no_worlds(effect)
         body, rest = rest[0], rest[1:]
         region, _ = _take(rest, _At)
         return RegionLambda(str(name), bound.names, effect.names if effect else None, body,
@@ -291,7 +310,7 @@ class _Builder(Transformer_NonRecursive):
 
     def fun_s(self, children):
         arg, result, effect = children
-        return FunS(arg, result, effect.names)
+        return FunS(arg, result, effect.names, effect.worlds)
 
     def pair_shape(self, children):
         return PairS(children[0], children[1])
@@ -301,7 +320,8 @@ class _Builder(Transformer_NonRecursive):
 
     def region_fun_s(self, children):
         name, bound, body, effect = children
-        return RegionFunS(str(name), bound.names, body, effect.names)
+        self._no_worlds(bound)
+        return RegionFunS(str(name), bound.names, body, effect.names, effect.worlds)
 
 
 class _At:
@@ -312,10 +332,19 @@ class _At:
 
 
 class _Effect:
-    __slots__ = ("names",)
+    __slots__ = ("names", "worlds", "span")
 
-    def __init__(self, names: frozenset[str]):
+    def __init__(self, names: frozenset[str], worlds: frozenset[str], span: Span):
         self.names = names
+        self.worlds = worlds
+        self.span = span
+
+
+class _World:
+    __slots__ = ("name",)
+
+    def __init__(self, name: str):
+        self.name = name
 
 
 class _Local:

@@ -68,6 +68,7 @@ from profiler.syntax import (
     VecLit,
     VecS,
     children,
+    format_effect,
 )
 
 WIDTH = 100
@@ -105,21 +106,18 @@ def _shape(shape: Shape) -> str:
             return "int"
         case FloatS():
             return "float"
-        case FunS(arg, result, effect):
-            return f"{pretty_type(arg)} -> {pretty_type(result)} {_effect(effect)}"
+        case FunS(arg, result, effect, worlds):
+            return f"{pretty_type(arg)} -> {pretty_type(result)} {format_effect(effect, worlds)}"
         case PairS(first, second):
             return f"({pretty_type(first)}, {pretty_type(second)})"
         case VecS(PairS() as pair):
             return f"Vec {_shape(pair)}"
         case VecS(element):
             return f"Vec {pretty_type(element)}"
-        case RegionFunS(region, bound, body, effect):
-            return f"forall {region} >= {_effect(bound)}. {pretty_type(body)} {_effect(effect)}"
+        case RegionFunS(region, bound, body, effect, worlds):
+            return (f"forall {region} >= {format_effect(bound)}. {pretty_type(body)} "
+                    f"{format_effect(effect, worlds)}")
     raise AssertionError(f"unknown shape {shape!r}")
-
-
-def _effect(effect: frozenset[str]) -> str:
-    return "[" + ", ".join(sorted(effect)) + "]"
 
 
 def _param(param: Param) -> str:
@@ -329,13 +327,13 @@ def _expr(e: Expr, parts: list[_Printed]) -> _Printed:
             return _Printed(_Group(doc), _Level.BINDER, else_p.open)
 
         case Lambda(param, param_type, effect, _, region, _):
-            effect_text = "" if effect is None else " " + _effect(effect)
+            effect_text = "" if effect is None else " " + format_effect(effect)
             head = f"lambda {param}: {pretty_type(param_type)}{effect_text}."
             return _binder(head, _wrap(parts[0], _Level.BINDER, region is not None), region)
 
         case RegionLambda(param, bound, effect, _, region, _):
-            effect_text = "" if effect is None else " " + _effect(effect)
-            head = f"lambda {param} >= {_effect(bound)}{effect_text}."
+            effect_text = "" if effect is None else " " + format_effect(effect)
+            head = f"lambda {param} >= {format_effect(bound)}{effect_text}."
             return _binder(head, _wrap(parts[0], _Level.BINDER, region is not None), region)
 
         case App():

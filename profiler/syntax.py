@@ -82,14 +82,19 @@ class FloatS:
 
 @dataclass(frozen=True, slots=True)
 class FunS:
-    """`τ1 -> τ2 [φ]`: a function whose body may touch the regions of its latent effect φ."""
+    """`τ1 -> τ2 [φ; ω]`: a function whose body may touch the regions of its latent effect φ, and
+    whose call may do what its world effect ω names (`on`: launch a kernel; `letregion`: create a
+    region), which Fig. 2 allows on the CPU only. ω is hetprof's: the paper checks the world
+    rules by syntax, which calls through closures escape (see profiler.checker)."""
 
     arg: Type
     result: Type
     effect: frozenset[str]
+    worlds: frozenset[str] = frozenset()
 
     def __str__(self) -> str:
-        return f"{_arrow_operand(self.arg)} -> {self.result} {format_effect(self.effect)}"
+        return (f"{_arrow_operand(self.arg)} -> {self.result} "
+                f"{format_effect(self.effect, self.worlds)}")
 
 
 @dataclass(frozen=True, slots=True)
@@ -119,11 +124,12 @@ class RegionFunS:
     bound: frozenset[str]
     body: Type
     effect: frozenset[str]
+    worlds: frozenset[str] = frozenset()  # as FunS's: what instantiating it may do
 
     def __str__(self) -> str:
         return (
             f"forall {self.region} >= {format_effect(self.bound)}. {self.body} "
-            f"{format_effect(self.effect)}"
+            f"{format_effect(self.effect, self.worlds)}"
         )
 
 
@@ -131,8 +137,17 @@ Shape = IntS | FloatS | FunS | PairS | VecS | RegionFunS
 Type = BoolT | Boxed
 
 
-def format_effect(effect: frozenset[str]) -> str:
-    return "[" + ", ".join(sorted(effect)) + "]"
+WORLD_EFFECTS = ("on", "letregion")
+"""What a function's world effect may name: running `on` (a kernel launch) and creating a region
+with `letregion`, the two forms Fig. 2 types on the CPU world only."""
+
+
+def format_effect(effect: frozenset[str], worlds: frozenset[str] = frozenset()) -> str:
+    """`[r1, r2]`, or with a world effect `[r1, r2; on, letregion]`."""
+    text = ", ".join(sorted(effect))
+    if worlds:
+        text += "; " + ", ".join(w for w in WORLD_EFFECTS if w in worlds)
+    return "[" + text + "]"
 
 
 def _atomic(t: Type) -> str:
@@ -187,22 +202,23 @@ def _substitute_shape(s: Shape, old: str, new: str) -> Shape:
     match s:
         case IntS() | FloatS():
             return s
-        case FunS(arg, result, effect):
+        case FunS(arg, result, effect, worlds):
             return FunS(
                 substitute_type(arg, old, new),
                 substitute_type(result, old, new),
                 _rename(effect, old, new),
+                worlds,
             )
         case PairS(first, second):
             return PairS(substitute_type(first, old, new), substitute_type(second, old, new))
         case VecS(element):
             return VecS(substitute_type(element, old, new))
-        case RegionFunS(region, bound, body, effect):
+        case RegionFunS(region, bound, body, effect, worlds):
             if region == old:
                 return s
             return RegionFunS(
                 region, _rename(bound, old, new), substitute_type(body, old, new),
-                _rename(effect, old, new),
+                _rename(effect, old, new), worlds,
             )
     raise AssertionError(s)
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from profiler.checker import check_program
-from profiler.errors import CheckError, RegionError, WorldError
+from profiler.errors import CheckError, ParseError, RegionError, WorldError
 from profiler.parser import parse
 from profiler.syntax import Boxed, IntLit, IntS, Lambda, On, RegionApp, VecS
 
@@ -127,3 +127,71 @@ def test_error_names_the_offending_span():
                     "letregion is not allowed")
     assert (error.span.line, error.span.column) == (2, 7)
     assert "Fig. 2" in error.rule
+
+
+# -- world effects: Fig. 2's world rules through calls ------------------------------------------------
+
+ON_IN_F = "letregion r in\nlet f = lambda x: int r [r]. on (x + 1 at r) at r in\n"
+
+
+@pytest.mark.parametrize("source, fragment, line, column", [
+    # the issue's case: an `on` reached through a closure inside `on`
+    (ON_IN_F + "on (f (1 at r)) at r",
+     "calling `f` inside `on` would run an `on` on the GPU (its body has an `on` at 2:30)", 3, 5),
+    # a `letregion` in the body, through parmap
+    ("letregion r in\nlet f = lambda x: int r [r]. letregion s in x in\n"
+     "on (parmap f (iota (4 at r) at r) at r) at r",
+     "mapping `f` inside `on` would run a `letregion` on the GPU (its body has a `letregion` at "
+     "2:30)", 3, 5),
+    # through a second function: the site is the call in its body
+    ("letregion r in\nlet f = lambda x: int r [r]. letregion s in x in\n"
+     "let g = lambda y: int r [r]. f y in\non (g (1 at r)) at r",
+     "calling `g` inside `on` would run a `letregion` on the GPU (its body calls, at 3:30, a "
+     "function that does)", 4, 5),
+    # a parameter whose type says it may run `on`
+    ("letregion r in\nlet g = lambda h: (int r -> int r [r; on], r) [r]. on (h (2 at r)) at r "
+     "in g (lambda x: int r [r]. on (x + 1 at r) at r)",
+     "calling `h` inside `on` would run an `on` on the GPU (its type ((int r) -> int r [r; on], "
+     "r) says so)", 2, 56),
+    # a recursive call inside `on` of a function whose body runs `on`
+    ("param n : int = 4\nletregion r in\nlet go = fix go: (int r -> int r [r], r). "
+     "lambda k: int r [r].\n  if k < 1 then on (k + 1 at r) at r else on (go (k - 1 at r)) at r"
+     " in go n", "calling `go` inside `on` would run an `on` on the GPU", 4, 47),
+    # reduce, and a region abstraction instantiated inside `on`
+    ("letregion r in\nlet f = lambda p: ((int r, int r), r) [r]. letregion s in fst p in\n"
+     "on (reduce f (0 at r) (iota (4 at r) at r)) at r",
+     "reducing with `f` inside `on` would run a `letregion`", 3, 5),
+    ("letregion r in\nlet k = lambda s >= [r]. (letregion t in 1 at r) at r in\n"
+     "on (k[r]) at r", "instantiating `k` inside `on` would run a `letregion`", 3, 5),
+])
+def test_a_world_effect_reached_through_a_call_inside_on_is_rejected(source, fragment, line,
+                                                                      column):
+    error = rejects(source, WorldError, fragment)
+    assert (error.span.line, error.span.column) == (line, column)
+    assert "Fig. 2" in error.rule
+
+
+def test_a_function_type_records_its_world_effect():
+    assert type_of(ON_IN_F + "f") == "((int r) -> int r [r; on], r)"
+    assert type_of("letregion r in lambda x: int r [r]. letregion s in x") == (
+        "((int r) -> int r [r; letregion], r)")
+    # calling it on the CPU is fine, and the call carries no world effect to the outside type
+    assert type_of(ON_IN_F + "f (1 at r)") == "int r"
+    # a shadowing binding without `on` may be called inside `on`
+    assert type_of(ON_IN_F + "let f = lambda x: int r [r]. x + 1 at r in on (f (1 at r)) at r"
+                   ) == "int r"
+
+
+def test_a_parameter_must_admit_the_world_effect_of_the_function_passed():
+    rejects("letregion r in\nlet g = lambda h: (int r -> int r [r], r) [r]. h (2 at r) in\n"
+            "g (lambda x: int r [r]. on (x + 1 at r) at r)", CheckError,
+            "but the argument has type ((int r) -> int r [r; on], r)")
+    assert type_of("letregion r in\nlet g = lambda h: (int r -> int r [r; on], r) [r]. h (2 at r)"
+                   " in\ng (lambda x: int r [r]. on (x + 1 at r) at r)") == "int r"
+
+
+def test_a_lambda_world_effect_is_inferred_not_written():
+    with pytest.raises(ParseError) as info:
+        parse("letregion r in lambda x: int r [r; on]. x", "t.lg")
+    assert "written only in a function type" in info.value.message
+    assert (info.value.span.line, info.value.span.column) == (1, 32)

@@ -280,3 +280,20 @@ def test_a_good_parameter_runs():
     assert_clean(result, EXIT_OK)
     # xs[i] * ys[i] summed: (i + 1) * 2i for i < 4 = 0 + 4 + 12 + 24.
     assert result.stdout.splitlines()[0] == "40"
+
+
+@pytest.mark.parametrize("body, fragment", [
+    ("on (x + 1 at r) at r", "calling `f` inside `on` would run an `on` on the GPU"),
+    ("letregion s in x", "calling `f` inside `on` would run a `letregion` on the GPU"),
+])
+def test_a_closure_that_runs_on_or_letregion_is_rejected_before_running(tmp_path, body,
+                                                                      fragment):
+    """Issue 17's fuzz finding: `check` accepted these and `run`/`profile` crashed."""
+    program = write(tmp_path, "closure.lg", "letregion r in\n"
+                    f"let f = lambda x: int r [r]. {body} in\non (f (1 at r)) at r\n")
+    calls = [(command, program, *extra) for command, *extra in (
+        ("check",), ("run",), ("profile",), ("profile", "--symbolic"))]
+    for result in hetprof_all(calls):
+        assert_clean(result, EXIT_PROGRAM_ERROR)
+        assert f"closure.lg:3:5: world error: {fragment}" in result.stderr
+        assert "    on (f (1 at r)) at r\n        ^" in result.stderr
