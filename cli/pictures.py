@@ -184,10 +184,10 @@ def command_plot_space(args: argparse.Namespace, holder: SourceHolder) -> int:
     """`hetprof plot space`: space per step and world under 1DF and BF."""
     fmt = _format(args.output, PICTURE_FORMATS)
     check_procs(args)
-    _, params, evaluation, _ = run_program(args, holder)
+    _, params, evaluation, profile = run_program(args, holder)
     series = plots.space_series(evaluation.graph, args.procs)
     title = f"space over the schedule, P = {args.procs}: {_title(args, params)}"
-    write_output(plots.space_plot(series, fmt, title), args.output)
+    write_output(plots.space_plot(series, fmt, title, profile.units), args.output)
     return EXIT_OK
 
 

@@ -90,24 +90,26 @@ def _unit(units: str) -> str:
     return "seconds" if units == "seconds" else "abstract units"
 
 
-def space_plot(series: dict[str, list[list[float]]], fmt: str = "png", title: str = "") -> bytes:
-    """Space (words) over schedule steps, CPU and GPU worlds, one line per policy."""
+def space_plot(series: dict[str, list[list[float]]], fmt: str = "png", title: str = "",
+               units: str = "abstract") -> bytes:
+    """Space (words) over the schedule's time, CPU and GPU worlds, one line per policy: every
+    instant where space changes (device boxes' pushes included), so its peaks are the report's."""
 
     def draw(fig) -> None:
         axes = fig.subplots(2, 1, sharex=True)
         for world, column, ax in (("CPU", 2, axes[0]), ("GPU", 3, axes[1])):
             for name, samples in series.items():
                 colour, style = POLICY_STYLES.get(name, ("#555555", "-"))
-                steps = [s[0] for s in samples]
+                times = [s[1] for s in samples]
                 words = [s[column] for s in samples]
                 peak = max(words, default=0)
-                ax.step(steps, words, where="post", color=colour, linestyle=style,
+                ax.step(times, words, where="post", color=colour, linestyle=style,
                         label=f"{name.upper()} (peak {peak:,.0f} words)")
             ax.set_ylabel(f"{world} words live")
             ax.set_title(f"{world} world: space(V_i, ⊴) (eq. 8)", fontsize=9, loc="left")
             ax.legend(fontsize=8, loc="upper right")
             ax.grid(alpha=0.3)
-        axes[1].set_xlabel("schedule step i")
+        axes[1].set_xlabel(f"time ({_unit(units)})")
         fig.suptitle(title or "space over the schedule", fontsize=10)
 
     return _render(8, 5.5, fmt, draw)

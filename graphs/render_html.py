@@ -101,8 +101,8 @@ class HtmlRenderer:
         if space is None and result.timeline is not None:
             space = {result.schedule: result.timeline["space"]}
         if space:
-            figures.append(_figure(plots.space_plot(space, "svg"), "space",
-                                   "Words live per world over the schedule's steps (eq. 8)."))
+            figures.append(_figure(plots.space_plot(space, "svg", units=result.units), "space",
+                                   "Words live per world over the schedule's time (eq. 8)."))
         if extras.speedup:
             figures.append(_figure(
                 plots.speedup_plot(result.work, result.span, extras.speedup, "svg",

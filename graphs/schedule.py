@@ -101,8 +101,11 @@ class ScheduleResult:
     does something, which includes each step; an instant that is not a step (a device-box edge
     starting right after an edge into a join that is not yet reached) can raise the peak above
     the largest `Step.space`. `intervals` holds (processor, start, end, u, v) for each edge of
-    positive weight, sorted by processor and start. A schedule made with `record=False` leaves
-    `steps` and `intervals` empty.
+    positive weight, sorted by processor and start. `space_trace` holds (step index, time, CPU
+    words, GPU words) at the end of every instant whose space differs from the instant before
+    (from 0 words): the whole curve of eq. 8, device boxes' pushes included, so that its maxima
+    are the peaks. A schedule made with `record=False` leaves `steps`, `intervals` and
+    `space_trace` empty.
     """
 
     policy: Policy
@@ -113,6 +116,7 @@ class ScheduleResult:
     peak_space_gpu: int
     peak_space: int
     intervals: tuple[tuple[int, float, float, int, int], ...]
+    space_trace: tuple[tuple[int, float, int, int], ...] = ()
 
     def processor_intervals(self, processor: int) -> list[tuple[float, float, int, int]]:
         """The (start, end, u, v) tasks that `processor` ran, in order."""
@@ -260,6 +264,9 @@ class _Simulation:
         # is their concatenation (without sorting millions of them).
         self.intervals: list[list[tuple[int, float, float, int, int]]] = [
             [] for _ in range(procs)]
+        self.space_trace: list[tuple[int, float, int, int]] = []
+        self.traced = (0, 0)  # the space of the last entry of space_trace
+        self.now: float = 0  # the instant being simulated
 
     def run(self) -> ScheduleResult:
         # The loop runs once per edge of a graph of up to millions of edges, so the per-edge work
@@ -282,7 +289,7 @@ class _Simulation:
         busy = self.dispatch(time)
         self.close_instant(time, busy)
         while events:
-            time = events[0][0]
+            time = self.now = events[0][0]
             self.instant += 1
             # A ready task's key: its 1DF number, after the instant it became ready under bf.
             base = self.instant * count if breadth_first else 0
@@ -342,6 +349,8 @@ class _Simulation:
                                            gpu, busy))
                 self.stepped_at = time
                 step_nodes.clear()
+            if record and (cpu, gpu) != self.traced:
+                self.trace(time)
         return ScheduleResult(
             policy=self.policy,
             procs=self.procs,
@@ -351,6 +360,7 @@ class _Simulation:
             peak_space_gpu=self.peak_gpu,
             peak_space=self.peak_total,
             intervals=tuple(chain.from_iterable(self.intervals)),
+            space_trace=tuple(self.space_trace),
         )
 
     # -- the graph ----------------------------------------------------------------------------------
@@ -425,6 +435,8 @@ class _Simulation:
                 # they merge into are alive (§7.1.2): sample it before the target node frees the
                 # GPU copies in the same instant.
                 self.sample_peak()
+                if self.record:
+                    self.trace(self.now)
 
     # -- the processors -----------------------------------------------------------------------------
     def make_ready(self, enabled: list[int], processor: int) -> None:
@@ -505,3 +517,12 @@ class _Simulation:
                                        self.space_cpu, self.space_gpu, busy))
             self.stepped_at = time
             self.step_nodes.clear()
+        if self.record and (self.space_cpu, self.space_gpu) != self.traced:
+            self.trace(time)
+
+    def trace(self, time: float) -> None:
+        """Record the space now (ScheduleResult.space_trace), if it changed."""
+        if (self.space_cpu, self.space_gpu) == self.traced:
+            return
+        self.traced = (self.space_cpu, self.space_gpu)
+        self.space_trace.append((max(0, len(self.steps) - 1), time, *self.traced))

@@ -97,21 +97,26 @@ def build_timeline(graph: CostGraph, result: ScheduleResult,
 
 
 def space_samples(result: ScheduleResult, limit: int = MAX_SPACE_SAMPLES) -> list[list[float]]:
-    """[step index, time, CPU words, GPU words] per step of the schedule (eq. 8), at most `limit`
-    of them: past it, each window of steps keeps its step of largest total space (eq. 9's max)."""
-    steps = result.steps
+    """[step index, time, CPU words, GPU words] at every instant where the schedule's space
+    changes (eq. 8; `ScheduleResult.space_trace`), from 0 words at time 0 to the end: at most
+    `limit` of them. Past it, each window keeps its instant of largest total space, so that the
+    maxima plotted are eq. 9's peaks."""
+    trace = [(0, 0.0, 0, 0), *result.space_trace]
+    end = (max(0, len(result.steps) - 1), result.time, *trace[-1][2:])
+    if trace[-1][:2] != end[:2]:
+        trace.append(end)
     chosen: range | list[int]
-    if len(steps) <= limit:
-        chosen = range(len(steps))
+    if len(trace) <= limit:
+        chosen = range(len(trace))
     else:
-        size = math.ceil(len(steps) / limit)
+        size = math.ceil(len(trace) / limit)
         chosen = []
-        for first in range(0, len(steps), size):
-            window = range(first, min(first + size, len(steps)))
-            chosen.append(max(window, key=lambda i: steps[i].space))
-        if chosen[-1] != len(steps) - 1:
-            chosen.append(len(steps) - 1)
-    return [[i, steps[i].time, steps[i].space_cpu, steps[i].space_gpu] for i in chosen]
+        for first in range(0, len(trace), size):
+            window = range(first, min(first + size, len(trace)))
+            chosen.append(max(window, key=lambda i: trace[i][2] + trace[i][3]))
+        if chosen[-1] != len(trace) - 1:
+            chosen.append(len(trace) - 1)
+    return [list(trace[i]) for i in chosen]
 
 
 def _coarsen(track: list[list[Any]], window: float, across_gaps: bool) -> list[list[Any]]:

@@ -250,3 +250,16 @@ def test_plot_commands(tmp_path):
     report.write_text("{}")
     result = hetprof("plot", "validation", str(report), "-o", str(tmp_path / "v.png"))
     assert result.returncode == 2 and "cases" in result.stderr and "Traceback" not in result.stderr
+
+
+@pytest.mark.parametrize("name", ["map_map", "zipmul", "dot", "nbody"])
+def test_the_space_plot_peaks_are_the_report_peaks(name):
+    """Issue 19: map_map's GPU peak plotted as 2,049 (1DF) and 0 (BF) while `profile` said 8,193:
+    the plot sampled only steps, and a device box's push happens between them."""
+    source, checked, evaluation = example(name)
+    series = plots.space_series(evaluation.graph, 2)
+    for policy, samples in series.items():
+        result = analyse(evaluation, 2, policy, source=source)
+        assert max(s[2] for s in samples) == result.space["cpu"], policy
+        assert max(s[3] for s in samples) == result.space["gpu"], policy
+        assert max(s[2] + s[3] for s in samples) == result.space["peak"], policy
