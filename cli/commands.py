@@ -29,6 +29,9 @@ from graphs.semantics.symbolic import NotRegular
 from models.device_profile import DeviceProfile
 from profiler.checker import CheckedProgram, bind_parameters
 
+PICTURE_FORMATS = ("json", "dot", "trace", "html")
+"""The formats that write the cost-graph picture or the timeline (the others skip computing them)."""
+
 
 def run_program(args: argparse.Namespace, holder: SourceHolder,
                 observer: OffloadObserver | None = None) -> tuple[
@@ -69,7 +72,7 @@ def command_profile(args: argparse.Namespace, holder: SourceHolder) -> int:
     result = analyse(
         evaluation, args.procs, args.schedule, file=args.file, params=params, body=checked.body,
         source=checked.program.source, units=profile.units, profile_name=profile.name,
-        pictures=args.format != "text",
+        pictures=args.format in PICTURE_FORMATS,
         seconds_per_unit={"cpu": profile.cpu.seconds_per_unit,
                           "gpu": profile.gpu.seconds_per_unit},
     )

@@ -3,10 +3,12 @@
 
 from __future__ import annotations
 
+from graphs.render_cilkscale import CilkscaleRenderer
 from graphs.render_csv import CsvRenderer
 from graphs.render_dot import DotRenderer
 from graphs.render_html import HtmlRenderer
 from graphs.render_json import JsonRenderer
+from graphs.render_speedscope import SpeedscopeRenderer
 from graphs.render_text import TextRenderer
 from graphs.render_trace import TraceRenderer
 
@@ -17,4 +19,6 @@ RENDERERS = {
     "dot": DotRenderer,
     "trace": TraceRenderer,
     "html": HtmlRenderer,
+    "speedscope": SpeedscopeRenderer,
+    "cilkscale": CilkscaleRenderer,
 }
