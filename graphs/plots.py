@@ -33,6 +33,9 @@ KIND_COLOURS = {
     "merge": "#9c755f", "fork": "#bab0ac", "join": "#bab0ac", "seq": "#8c8c8c", "op": "#8c8c8c",
     "device-box": "#17becf", "mixed": "#d4a6c8",
 }
+# Transfers apart from the device box's own cyan (they shared it, and the legend could not tell).
+TRANSFER_IN, TRANSFER_OUT = "#e15759", "#ff9d9a"
+RATIO_PARTS = frozenset({"bank_conflict_slowdown"})  # ratios, not seconds: their own axes
 POLICY_STYLES = {"1df": ("#1f77b4", "-"), "bf": ("#d62728", "--"), "ws": ("#2ca02c", ":")}
 
 
@@ -130,7 +133,7 @@ def timeline_plot(timeline: dict[str, Any], fmt: str = "png", title: str = "",
     transfers: list[tuple[float, float]] = []
     transfer_colours: list[str] = []
     for run in timeline["device"]:
-        for part, colour in (("transfer_in", "#17becf"), ("transfer_out", "#9edae5")):
+        for part, colour in (("transfer_in", TRANSFER_IN), ("transfer_out", TRANSFER_OUT)):
             start, end = run[part]
             if end > start:
                 transfers.append((start, end - start))
@@ -165,8 +168,8 @@ def timeline_plot(timeline: dict[str, Any], fmt: str = "png", title: str = "",
         if kernels:
             handles.append(Patch(color="#9467bd", label="GPU work group"))
         if transfers:
-            handles += [Patch(color="#17becf", label="transfer in δ*"),
-                        Patch(color="#9edae5", label="transfer out δ†")]
+            handles += [Patch(color=TRANSFER_IN, label="transfer in δ*"),
+                        Patch(color=TRANSFER_OUT, label="transfer out δ†")]
         ax.legend(handles=handles, fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1.0))
         coarse = " (tasks gathered into windows)" if timeline.get("coarsened") else ""
         ax.set_title(title or f"schedule {timeline['schedule'].upper()} on P = {timeline['procs']}: "
@@ -234,36 +237,54 @@ def sizes_plot(points: list[SizePoint], parameter: str, fmt: str = "png", title:
 
 
 def validation_plot(cases: list[dict[str, Any]], fmt: str = "png", title: str = "") -> bytes:
-    """Predicted against measured seconds (log-log), the diagonal and a factor-2 band."""
+    """Predicted against measured seconds (log-log), the diagonal and a factor-2 band, one colour
+    per part (matplotlib's tab10, or tab20 past 10 parts); ratios (bank-conflict slowdowns) on
+    axes of their own beside it."""
+    timed = [c for c in cases if str(c["part"]) not in RATIO_PARTS]
+    ratios = [c for c in cases if str(c["part"]) in RATIO_PARTS]
+    parts = sorted({str(c["part"]) for c in cases})
 
-    def draw(fig) -> None:
-        ax = fig.subplots()
-        parts = sorted({str(c["part"]) for c in cases})
-        colours = ["#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2"]
-        values = [c["predicted_s"] for c in cases] + [c["measured_s"] for c in cases]
-        low, high = min(values) / 2, max(values) * 2
+    def colour(part: str) -> Any:
+        import matplotlib
+
+        palette = "tab10" if len(parts) <= 10 else "tab20"
+        return matplotlib.colormaps[palette](parts.index(part) % 20)
+
+    def scatter(ax, chosen: list[dict[str, Any]], log: bool, unit: str) -> None:
+        values = [c["predicted_s"] for c in chosen] + [c["measured_s"] for c in chosen]
+        low, high = (min(values) / 2, max(values) * 2) if log else (0, max(values) * 1.1)
         ax.plot([low, high], [low, high], color="#7f7f7f", label="predicted = measured")
-        ax.fill_between([low, high], [low / 2, high / 2], [low * 2, high * 2], color="#7f7f7f",
-                        alpha=0.12, label="within a factor of 2")
-        for index, part in enumerate(parts):
-            chosen = [c for c in cases if str(c["part"]) == part]
-            ax.scatter([c["measured_s"] for c in chosen], [c["predicted_s"] for c in chosen],
-                       color=colours[index % len(colours)], label=part, zorder=3)
-        if len(cases) <= 24:
-            for c in cases:
+        if log:
+            ax.fill_between([low, high], [low / 2, high / 2], [low * 2, high * 2],
+                            color="#7f7f7f", alpha=0.12, label="within a factor of 2")
+        for part in sorted({str(c["part"]) for c in chosen}):
+            mine = [c for c in chosen if str(c["part"]) == part]
+            ax.scatter([c["measured_s"] for c in mine], [c["predicted_s"] for c in mine],
+                       color=colour(part), label=part, zorder=3)
+        if len(chosen) <= 24:
+            for c in chosen:
                 ax.annotate(f"{c['program']} n={c['n']}", (c["measured_s"], c["predicted_s"]),
                             fontsize=6.5, xytext=(3, 3), textcoords="offset points")
-        ratios = [c["predicted_s"] / c["measured_s"] for c in cases]
-        geomean = math.exp(sum(math.log(r) for r in ratios) / len(ratios))
-        ax.set_xscale("log")
-        ax.set_yscale("log")
+        if log:
+            ax.set_xscale("log")
+            ax.set_yscale("log")
         ax.set_xlim(low, high)
         ax.set_ylim(low, high)
-        ax.set_xlabel("measured (s)")
-        ax.set_ylabel("predicted (s)")
+        ax.set_xlabel(f"measured {unit}")
+        ax.set_ylabel(f"predicted {unit}")
         ax.grid(alpha=0.3, which="both")
         ax.legend(fontsize=8, loc="upper left")
-        ax.set_title(title or f"predicted vs measured: {len(cases)} cases, geometric mean of "
-                     f"predicted/measured {geomean:.3g}", fontsize=10)
 
-    return _render(7, 6, fmt, draw)
+    def draw(fig) -> None:
+        panels = [chosen for chosen in (timed, ratios) if chosen]
+        axes = fig.subplots(1, len(panels), squeeze=False)[0]
+        for ax, chosen in zip(axes, panels, strict=True):
+            scatter(ax, chosen, chosen is timed, "(s)" if chosen is timed else "(slowdown, ×)")
+        summary = ""
+        if timed:
+            logs = [math.log(c["predicted_s"] / c["measured_s"]) for c in timed]
+            summary = (f": {len(timed)} timed cases, geometric mean of predicted/measured "
+                       f"{math.exp(sum(logs) / len(logs)):.3g}")
+        fig.suptitle(title or f"predicted vs measured{summary}", fontsize=10)
+
+    return _render(7 * (2 if timed and ratios else 1), 6, fmt, draw)
