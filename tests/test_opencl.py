@@ -75,15 +75,68 @@ def test_zipmul_moves_the_words_of_the_model(pocl):
     assert run.words_out == 2 * n + 1
 
 
+TAIL_LOOP = ROOT / "tests" / "programs" / "backend" / "tail_loop.lg"
+
+
+def collatz_steps(k: int) -> int:
+    steps = 0
+    while k > 1:
+        k, steps = (k // 2 if k % 2 == 0 else 3 * k + 1), steps + 1
+    return steps
+
+
+def test_tail_recursion_compiles_to_a_loop_matching_its_golden_file():
+    checked, params, found = offloads(TAIL_LOOP, {"n": 6})
+    text = plan_offload(found[0], checked.types, params)[0].source
+    golden = GOLDEN / "tail_loop.cl"
+    if os.environ.get("HETPROF_UPDATE_GOLDEN"):
+        golden.write_text(text)
+    assert text == golden.read_text()
+    assert text.count("for (;;) {") == 2 and text.count("continue;") == 4
+
+
+@pytest.mark.parametrize("n", [1, 9])
+def test_tail_recursion_on_pocl_equals_the_interpreter(n, pocl):
+    checked, params, (offload,) = offloads(TAIL_LOOP, {"n": n})
+    run = run_offload(pocl, offload, checked.types, params, repeats=1, warmup=0)
+    assert run.matches and run.value == (collatz_steps(27), [collatz_steps(k + 1)
+                                                             for k in range(n)])
+
+
+RECURSIVE = ("letregion r in on (let f = fix f: ((int r) -> int r [r], r). lambda x: int r [r]. "
+             "if x <= 0 then x else {} in f (3 at r)) at r")
+
+
+@pytest.mark.parametrize("body, at, reason", [
+    ("x + f (x - 1)", "f (x", "`f` is called inside `+`, where its result is still needed"),
+    ("f (f (x - 1))", "f (x", "`f` is called in the argument of a call of `f`"),
+    ("(if f (x - 1) <= 0 then x else x)", "f (x", "`f` is called in the condition of an `if`"),
+    ("let y = f (x - 1) in y", "f (x", "`f` is called in the value bound to `y`"),
+    ("let g = lambda y: int r [r]. f y in g (x - 1)", "f y",
+     "`f` is used inside the function `g`"),
+    ("let g = f in g (x - 1)", "f in", "`f` is used as a value in the value bound to `g`"),
+])
+def test_recursion_that_is_not_a_loop_is_refused_with_its_place_and_reason(body, at, reason):
+    checked = check_program(parse(RECURSIVE.format(body), "fix.lg"))
+    collector = OffloadCollector()
+    evaluate(checked, {}, EvaluationOptions(observer=collector))
+    with pytest.raises(BackendError) as info:
+        plan_offload(collector.offloads[0], checked.types, {})
+    assert info.value.message.startswith(reason)
+    assert "only" in info.value.message  # and what the backend does compile
+    column = RECURSIVE.index("{}") + body.index(at) + 1
+    assert (info.value.span.line, info.value.span.column) == (1, column)
+
+
 def test_unsupported_construct_is_named(pocl):
-    source = ("letregion r in on (let f = fix f: ((int r) -> int r [r], r). "
-              "lambda x: int r [r]. x in f (1 at r)) at r")
-    checked = check_program(parse(source, "fix.lg"))
+    source = "letregion r in on (let g = lambda s >= [r]. (1 at s) at r in g[r]) at r"
+    checked = check_program(parse(source, "region.lg"))
     collector = OffloadCollector()
     evaluate(checked, {}, EvaluationOptions(observer=collector))
     with pytest.raises(BackendError) as info:
         run_offload(pocl, collector.offloads[0], checked.types, {})
-    assert "fix" in info.value.message and info.value.span.line == 1
+    assert "`region lambda` cannot be compiled" in info.value.message
+    assert (info.value.span.line, info.value.span.column) == (1, 28)
 
 
 def test_device_selection_errors():

@@ -17,8 +17,11 @@ An `on` body becomes a *plan* of steps run in order by the host:
 - `let x = e1 in e2` at the top sequences them; x's location passes through a slot buffer.
 Inside a work item, every construct compiles to straight-line C: a `parmap`, `iota` or `reduce`
 inside a thread becomes a loop (the GPU cannot launch kernels from a kernel), and applications of
-known lambdas are inlined. What the backend cannot compile (functions as values, `fix`, region
-abstractions, `letregion`) raises a BackendError naming the construct and its source position.
+known lambdas are inlined. A `fix` whose function calls itself only in tail position (issue 13:
+mandelbrot's escape loop, serial loops) becomes a loop too: its argument is the loop variable, a
+tail call assigns it and goes round again, any other result leaves the loop. What the backend
+cannot compile (other recursion, functions as values, region abstractions, `letregion`) raises a
+BackendError naming the construct, its source position and the reason.
 """
 
 from __future__ import annotations
@@ -35,6 +38,7 @@ from profiler.syntax import (
     BoolT,
     Boxed,
     Expr,
+    Fix,
     FloatLit,
     FloatS,
     Fst,
@@ -45,17 +49,21 @@ from profiler.syntax import (
     Lambda,
     Length,
     Let,
+    LetRegion,
     On,
     Pair,
     Par,
     ParMap,
     Profile,
     Reduce,
+    RegionApp,
+    RegionLambda,
     Snd,
     Span,
     Type,
     Var,
     VecLit,
+    children,
 )
 
 
@@ -127,6 +135,102 @@ class _Fun:
     env: dict
 
 
+@dataclass(frozen=True, slots=True)
+class _Loop:
+    """A tail-recursive `fix f: τ. lambda x: τ'. e` known at compile time: applied, it becomes a
+    loop whose variable is x (checked by `tail_recursion_error` before it is emitted)."""
+
+    node: Fix
+    env: dict
+
+    @property
+    def function(self) -> Lambda:
+        assert isinstance(self.node.body, Lambda)
+        return self.node.body
+
+
+def known_function(bound: Expr, env: dict) -> _Fun | _Loop | None:
+    """The compile-time function a `let` binds, if it binds one (a lambda or a `fix`)."""
+    match bound:
+        case Lambda():
+            return _Fun(bound, env)
+        case Fix():
+            return _Loop(bound, env)
+        case Profile(_, inner, _):
+            return known_function(inner, env)
+    return None
+
+
+def tail_recursion_error(fix: Fix) -> tuple[str, Span] | None:
+    """Why `fix` cannot become a loop, and where; None when it can: its body is a lambda that
+    uses its own name only as the function of a call in tail position (through `if` branches,
+    `let` bodies and cost centres), never as a value, inside another function, or in an
+    argument."""
+    name = fix.name
+    if not isinstance(fix.body, Lambda):
+        return (f"`fix {name}` abstracts over a region; the OpenCL backend compiles only a "
+                "recursive lambda, as a loop", fix.span)
+    if fix.body.param == name:
+        return None
+
+    def not_tail(e: Expr, where: str) -> tuple[str, Span] | None:
+        found = _occurrence(e, name)
+        if found is None:
+            return None
+        span, called = found
+        if called:
+            return (f"`{name}` is called {where}, where its result is still needed after the "
+                    "call returns: the OpenCL backend compiles only tail recursion, as a loop",
+                    span)
+        return (f"`{name}` is used as a value {where}: the OpenCL backend compiles a `fix` only "
+                "as a loop, called in tail position", span)
+
+    def tail(e: Expr) -> tuple[str, Span] | None:
+        match e:
+            case App(Var(var, _), arg, _) if var == name:
+                return not_tail(arg, f"in the argument of a call of `{name}`")
+            case If(cond, then, orelse, _):
+                return not_tail(cond, "in the condition of an `if`") or tail(then) or tail(orelse)
+            case Let(bound_name, Lambda() | Fix() as bound, _, _) if _occurrence(bound, name):
+                inside = _occurrence(bound, name)
+                assert inside is not None
+                return (f"`{name}` is used inside the function `{bound_name}`: the OpenCL backend "
+                        f"compiles `{name}` only as a loop, called in tail position of its own "
+                        "body", inside[0])
+            case Let(bound_name, bound, body, _):
+                return (not_tail(bound, f"in the value bound to `{bound_name}`")
+                        or (None if bound_name == name else tail(body)))
+            case Profile(_, inner, _):
+                return tail(inner)
+        construct = _construct(e)
+        return not_tail(e, f"inside {'an' if construct[0] in 'aeiou' else 'a'} {construct}"
+                        if " " in construct or construct == "application"
+                        else f"inside `{construct}`")
+
+    return tail(fix.body.body)
+
+
+def _occurrence(e: Expr, name: str) -> tuple[Span, bool] | None:
+    """The first free occurrence of the variable `name` in e, and whether it is called there."""
+    match e:
+        case App(Var(var, _), _, span) if var == name:
+            return span, True
+        case Var(var, span):
+            return (span, False) if var == name else None
+        case Lambda(param=param) if param == name:
+            return None
+        case Fix(name=bound) if bound == name:
+            return None
+        case Let(bound_name, bound, body, _):
+            return _occurrence(bound, name) or (None if bound_name == name
+                                                else _occurrence(body, name))
+    for child in children(e):
+        found = _occurrence(child, name)
+        if found is not None:
+            return found
+    return None
+
+
 class _Emitter:
     """Compiles one expression into C statements inside a work item (one `match`)."""
 
@@ -172,7 +276,7 @@ class _Emitter:
                 if bound is None:
                     raise BackendError(f"the OpenCL backend does not know the variable {name}",
                                        span)
-                if isinstance(bound, _Fun):
+                if isinstance(bound, (_Fun, _Loop)):
                     raise BackendError("the OpenCL backend cannot pass a function as a value; "
                                        "apply it or give it to parmap or reduce", span)
                 if isinstance(bound, tuple):  # a value computed by an earlier step
@@ -197,8 +301,9 @@ class _Emitter:
                 self.line("}")
                 return t
             case Let(name, bound, body, _):
-                if isinstance(bound, Lambda):
-                    return self.value(body, {**env, name: _Fun(bound, env)})
+                known = known_function(bound, env)
+                if known is not None:
+                    return self.value(body, {**env, name: known})
                 v = self.value(bound, env)
                 return self.value(body, {**env, name: v})
             case Lambda(span=span):
@@ -206,8 +311,7 @@ class _Emitter:
                                    "apply the function or give it to parmap or reduce", span)
             case App(func, arg, span):
                 fun = self.function(func, env, span)
-                a = self.value(arg, env)
-                return self.value(fun.node.body, {**fun.env, fun.node.param: a})
+                return self.apply(fun, self.value(arg, env))
             case Pair(first, second, region, span) | Par(first, second, region, span):
                 a = self.value(first, env)
                 b = self.value(second, env)
@@ -267,7 +371,7 @@ class _Emitter:
                 self.indent += 1
                 x = self.temp()
                 self.line(f"long {x} = {self.load(f'{v} + 1 + {i}', vector)};")
-                mapped = self.value(fun.node.body, {**fun.env, fun.node.param: x})
+                mapped = self.apply(fun, x)
                 self.line(f"heap[{t} + 1 + {i}] = {mapped};")
                 self.indent -= 1
                 self.line("}")
@@ -278,17 +382,73 @@ class _Emitter:
                 return self.value(inner, env)
         raise BackendError(f"`{_construct(e)}` cannot be compiled to OpenCL C (on the device "
                            "hetprof runs first-order code: literals, arithmetic, pairs, vectors, "
-                           "let, if, parmap, iota, reduce and applied lambdas)", e.span)
+                           "let, if, parmap, iota, reduce, applied lambdas and applied "
+                           "tail-recursive `fix`)", e.span)
 
-    def function(self, func: Expr, env: dict, span: Span) -> _Fun:
-        if isinstance(func, Lambda):
-            return _Fun(func, env)
-        if isinstance(func, Var) and isinstance(env.get(func.name), _Fun):
+    def function(self, func: Expr, env: dict, span: Span) -> _Fun | _Loop:
+        if isinstance(func, (Lambda, Fix)):
+            known = known_function(func, env)
+            assert known is not None
+            return known
+        if isinstance(func, Var) and isinstance(env.get(func.name), (_Fun, _Loop)):
             return env[func.name]
         if isinstance(func, Profile):
             return self.function(func.expr, env, span)
-        raise BackendError("the OpenCL backend needs a lambda written in place or bound by "
-                           "`let` here", func.span)
+        raise BackendError("the OpenCL backend needs a lambda (or a `fix`) written in place or "
+                           "bound by `let` here", func.span)
+
+    def apply(self, fun: _Fun | _Loop, argument: str) -> str:
+        """The C name of the value of `fun` applied to the value named `argument`: a lambda's
+        body inlined, a `fix` as a loop."""
+        if isinstance(fun, _Fun):
+            return self.value(fun.node.body, {**fun.env, fun.node.param: argument})
+        return self.loop(fun, argument)
+
+    def loop(self, fun: _Loop, argument: str) -> str:
+        """A tail-recursive function applied: `for (;;)` over its body, the parameter a C
+        variable that each tail call assigns before going round again."""
+        error = tail_recursion_error(fun.node)
+        if error is not None:
+            raise BackendError(*error)
+        param, result = self.temp(), self.temp()
+        self.line(f"long {param} = {argument};")
+        self.line(f"long {result};")
+        self.line("for (;;) {")
+        self.indent += 1
+        env = {**fun.env, fun.node.name: fun, fun.function.param: param}
+        self.tail(fun.function.body, env, fun, param, result)
+        self.indent -= 1
+        self.line("}")
+        return result
+
+    def tail(self, e: Expr, env: dict, fun: _Loop, param: str, result: str) -> None:
+        """Emit e in tail position of `fun`'s body: a call of `fun` goes round the loop again,
+        any other value leaves it."""
+        match e:
+            case App(Var(name, _), arg, _) if env.get(name) is fun:
+                a = self.value(arg, env)
+                self.line(f"{param} = {a};")
+                self.line("continue;")
+            case If(cond, then, orelse, _):
+                c = self.value(cond, env)
+                self.line(f"if ({c}) {{")
+                self.indent += 1
+                self.tail(then, env, fun, param, result)
+                self.indent -= 1
+                self.line("} else {")
+                self.indent += 1
+                self.tail(orelse, env, fun, param, result)
+                self.indent -= 1
+                self.line("}")
+            case Let(name, bound, body, _):
+                known = known_function(bound, env)
+                value = known if known is not None else self.value(bound, env)
+                self.tail(body, {**env, name: value}, fun, param, result)
+            case Profile(_, inner, _):
+                self.tail(inner, env, fun, param, result)
+            case _:
+                self.line(f"{result} = {self.value(e, env)};")
+                self.line("break;")
 
     def binop(self, op: BinaryOperator, left: Expr, right: Expr, region: str | None, span: Span,
               env: dict) -> str:
@@ -338,7 +498,7 @@ class _Emitter:
         self.line(f"long {pair} = ALLOC({r}, 2);")
         self.line(f"heap[{pair}] = heap[{cur} + 1 + 2 * {i}]; "
                   f"heap[{pair} + 1] = heap[{cur} + 2 + 2 * {i}];")
-        result = self.value(fun.node.body, {**fun.env, fun.node.param: pair})
+        result = self.apply(fun, pair)
         self.line(f"heap[{nxt} + 1 + {i}] = {result};")
         self.indent -= 1
         self.line("}")
@@ -438,8 +598,9 @@ class Compiler:
         """Plan e; return the slot its value ends in."""
         match e:
             case Let(name, bound, body, _):
-                if isinstance(bound, Lambda):
-                    return self.top(body, {**env, name: _Fun(bound, env)})
+                known = known_function(bound, env)
+                if known is not None:
+                    return self.top(body, {**env, name: known})
                 slot = self.top(bound, env)
                 return self.top(body, {**env, name: ("slot", slot)})
             case Profile(_, inner, _):
@@ -483,7 +644,7 @@ class Compiler:
         element = emitter.load(f"slots[{vec}] + 1 + i", vector_node) if vector_node is not None \
             else f"heap[slots[{vec}] + 1 + i]"
         lines.append(f"    long x = {element};")
-        value = emitter.value(fun.node.body, {**fun.env, fun.node.param: "x"})
+        value = emitter.apply(fun, "x")
         lines += [f"    heap[out + 1 + i] = {value};", "}"]
         self.kernels.append("\n".join(lines))
         self.steps.append(Step("map", name, result, vector=vec,
@@ -522,7 +683,7 @@ class Compiler:
         lines += [f"    long p = ALLOC({r}, 2);",
                   "    heap[p] = heap[cur + 1 + 2 * i]; heap[p + 1] = heap[cur + 2 + 2 * i];"]
         emitter = _Emitter(self, lines, staged=bool(self.local))
-        value = emitter.value(fun.node.body, {**fun.env, fun.node.param: "p"})
+        value = emitter.apply(fun, "p")
         lines += ["    heap[out + 1 + i] = " + value + ";",
                   f"    if (last) slots[{result}] = {value};", "}"]
         self.kernels.append("\n".join(lines))
@@ -547,5 +708,9 @@ def _double(value: float) -> str:
 
 
 def _construct(e: Expr) -> str:
-    names = {On: "on", Lambda: "lambda"}
+    if isinstance(e, BinOp):
+        return e.op.value
+    names = {On: "on", Lambda: "lambda", App: "application", VecLit: "vector literal",
+             Index: "indexing", Par: "||", ParMap: "parmap", LetRegion: "letregion",
+             RegionLambda: "region lambda", RegionApp: "region application"}
     return names.get(type(e), type(e).__name__.lower())
