@@ -37,14 +37,20 @@ Under the calibrated rules (every difference from §7.1; the README's table has 
 from __future__ import annotations
 
 import math
+import re
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
+import sympy as sp
 from conftest import ROOT, run
 
 from graphs.schedule import schedule
 from graphs.semantics.explicit import evaluate
 from graphs.semantics.options import EvaluationOptions
+from graphs.semantics.symbolic import size_symbol
+from graphs.symbolic_profile import symbolic_profile
 from models.device_profile import PAPER_PROFILE, DeviceProfile
 from profiler.checker import check_program
 from profiler.errors import EvaluationError
@@ -420,3 +426,72 @@ def test_paper_rules_need_room_on_the_gpu():
         evaluate(check_program(parse(ZIPMUL, "zipmul.lg")), {"n": 64},
                  EvaluationOptions(rules="paper"))
     assert run(ZIPMUL, {"n": 64}).ons[0].info.grow > 0
+
+
+# -- the same at large n, symbolically -----------------------------------------------------------
+
+N = size_symbol("n")
+
+
+def paper_symbolic(program: str, **gpu):
+    return symbolic_profile(check_program(parse(program, "zipmul.lg")), paper_options(**gpu))
+
+
+def test_paper_rules_symbolic_cpu_formulas():
+    """§7.1.1 at every n: the grayed code's work is 4(n-1) + 6n and the rule's 3n + 3."""
+    profile = paper_symbolic(ZIPMUL_CPU)
+    work = profile.evaluation.centres["gray"].work
+    assert sp.expand(work - (4 * (N - 1) + 6 * N) - (3 * N + 3)) == 0
+    # the whole program's space: r0 before the grayed code (14n + 7) and its 6n + 1
+    assert sp.expand(profile.formulas()["space_cpu"] - (pushed_words(N) + 6 * N + 1)) == 0
+    for n in (10**3, 10**6, 10**9):
+        assert profile.at({"n": n})["space"]["cpu"] == pushed_words(n) + 6 * n + 1
+
+
+@pytest.mark.parametrize("local", [False, True])
+def test_paper_rules_symbolic_gpu_formulas(local):
+    """§7.1.2 at every n: the device box's kernel is the thread's time per round, ⌈n/H⌉ rounds,
+    (with local memory) l·k for k = ⌈n/(w·p)⌉ work groups, and the rule's once-only 2l + 1 (3
+    locally); the `on` adds δ*(r0) and δ†(r0); space is 2 (3) copies of r0 with the 6n + 1
+    words the GPU allocated."""
+    profile = paper_symbolic(LOCAL if local else ZIPMUL, **SMALL_GPU)
+    formulas = profile.formulas({"n": 64})  # work-group times priced at n = 64 (8 groups)
+    latency = 32
+    rounds = sp.ceiling(sp.ceiling(N / 8) / 2)  # ⌈groups / (H / wg)⌉ = ⌈n/H⌉
+    if local:
+        kernel = (5 * 1 + 1) * rounds + 3 * rounds + latency * sp.ceiling(N / 8) + 3
+    else:
+        kernel = (5 * latency + 1) * rounds + (2 * latency + 1) * rounds + 2 * latency + 1
+    assert sp.expand(formulas["on0.kernel"] - kernel) == 0
+    transfer_in = 10000 + pushed_words(N) / sp.Integer(4)
+    transfer_out = 10000 + (6 * N + 1) / sp.Integer(4)
+    assert sp.expand(formulas["on0.transfer_in"] - transfer_in) == 0
+    assert sp.expand(formulas["on0.transfer_out"] - transfer_out) == 0
+    assert formulas["on0.merge"] == 0 and formulas["on0.grow"] == 0
+    copies = 3 if local else 2
+    assert sp.expand(formulas["space_peak"] - copies * (pushed_words(N) + 6 * N + 1)) == 0
+    for n in (100, 500):  # the formulas' values are the explicit evaluator's
+        (on,) = paper_run(LOCAL if local else ZIPMUL, n, **SMALL_GPU).ons
+        assert on.box.time == int(kernel.subs(N, n))
+        assert profile.at({"n": n})["on"][0]["kernel"] == on.box.time
+
+
+def test_hetprof_profile_rules_paper_symbolic_prints_section_71s_formulas():
+    """The command of issue 16, with the paper preset's profile (l = 32, w = 32, work groups of
+    256, H = 65 536): the kernel is (5l + 1) + (2l + 1) = 226 per round of ⌈⌈n/256⌉/256⌉ = ⌈n/H⌉
+    and 2l + 1 = 65 once, the GPU allocates 6n + 1 words, and the grayed code on the CPU costs
+    4(n-1) + 6n + 3n + 3 = 13n - 1."""
+    gpu = subprocess.run([sys.executable, "-m", "cli", "profile", str(ROOT / "examples" /
+                                                                       "zipmul.lg"),
+                          "--rules", "paper", "--symbolic"], capture_output=True, text=True,
+                         cwd=ROOT, check=True).stdout
+    kernel = re.search(r"^on #1 kernel +(.+?)  +", gpu, re.MULTILINE).group(1)
+    assert kernel == "226*ceiling(ceiling(n/256)/256) + 65"
+    assert re.search(r"^on #1 words allocated on the GPU +6\*n \+ 1 ", gpu, re.MULTILINE)
+    assert re.search(r"^on #1 grow +0 ", gpu, re.MULTILINE)
+    assert re.search(r"^on #1 merge +0 ", gpu, re.MULTILINE)
+    cpu = subprocess.run([sys.executable, "-m", "cli", "profile", str(ROOT / "examples" /
+                                                                       "zipmul_cpu.lg"),
+                          "--rules", "paper", "--symbolic"], capture_output=True, text=True,
+                         cwd=ROOT, check=True).stdout
+    assert re.search(r'^centre "gray" work +13\*n - 1 ', cpu, re.MULTILINE)
