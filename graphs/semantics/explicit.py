@@ -30,6 +30,11 @@ The graph each rule builds, in the paper's notation (δr, δw: read and write co
 - `reduce f z v at ρ`: c ⊕δr then ⌈log2 n⌉ levels (⊗_i ([u] ⊕δw [pair] ⊕ c_f(pair))) ⊕δm [u] in
   sequence: each level is a parallel map of combinations, merged like a parmap's.
 - `profile "name" e`: c, with every node and edge of c charged to the cost centre.
+
+Under the paper's rules (`EvaluationOptions.paper`, graphs/semantics/options.py) ap moves by
+|v| + 1, `fix` writes two closures (`_fix`), parmap is f e_i per element (`_parmap_paper`),
+parallel branches start from one configuration table (`_branches`), and an `on` pushes its
+branch's table, merges with a conflict check and prices §7.1.2's local memory (`_on`).
 """
 
 from __future__ import annotations
