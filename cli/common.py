@@ -13,7 +13,7 @@ from typing import Any
 
 from graphs.semantics.explicit import OffloadObserver
 from graphs.semantics.options import DEFAULT_MAX_DEPTH, DEFAULT_MAX_STEPS, EvaluationOptions
-from models.device_profile import DeviceProfile, load_profile
+from models.device_profile import PAPER_PROFILE, DeviceProfile, load_profile
 from profiler.checker import CheckedProgram, check_program
 from profiler.errors import ParameterError, ParseError
 from profiler.parser import parse
@@ -77,8 +77,12 @@ def parse_params(items: list[str] | None) -> dict[str, int]:
 
 
 def device_profile(args: argparse.Namespace) -> DeviceProfile:
-    """The profile of --device-profile (or the default), with command-line overrides."""
-    profile = load_profile(args.device_profile) if args.device_profile else DeviceProfile()
+    """The profile of --device-profile (or the default, or under --rules paper the paper
+    preset's), with command-line overrides."""
+    if args.device_profile:
+        profile = load_profile(args.device_profile)
+    else:
+        profile = PAPER_PROFILE if getattr(args, "rules", None) == "paper" else DeviceProfile()
     gpu_changes = {}
     for option, name in (("warp_width", "warp_width"), ("work_group_size", "work_group_size"),
                          ("global_latency", "global_latency"), ("banks", "banks"),
@@ -104,7 +108,8 @@ def device_profile(args: argparse.Namespace) -> DeviceProfile:
 def evaluation_options(args: argparse.Namespace, observer: OffloadObserver | None = None,
                        profile: DeviceProfile | None = None) -> EvaluationOptions:
     """The evaluation options of a command line: the device profile and GPU mode, the step and
-    depth limits (--max-steps, --max-depth) and NoExpandWE (--strict-gpu-regions)."""
+    depth limits (--max-steps, --max-depth), NoExpandWE (--strict-gpu-regions) and the rule set
+    (--rules; graphs.semantics.options)."""
     for name in ("max_steps", "max_depth"):
         value = getattr(args, name, None)
         if value is not None and value < 1:
@@ -116,6 +121,7 @@ def evaluation_options(args: argparse.Namespace, observer: OffloadObserver | Non
         max_depth=getattr(args, "max_depth", None) or DEFAULT_MAX_DEPTH,
         grow_gpu_regions=not args.strict_gpu_regions,
         observer=observer,
+        rules=getattr(args, "rules", None),
     )
 
 

@@ -140,7 +140,8 @@ def _formulas(args: argparse.Namespace, checked, params: dict[str, int]) -> dict
     """The report's symbolic formulas (graphs.symbolic_profile), or None where the program is not
     regular."""
     options = EvaluationOptions(profile=device_profile(args), gpu_mode=args.gpu_mode,
-                                grow_gpu_regions=not args.strict_gpu_regions)
+                                grow_gpu_regions=not args.strict_gpu_regions,
+                                rules=getattr(args, "rules", None))
     try:
         profile = symbolic_profile(checked, options, params)
         formulas = profile.formulas(params)

@@ -63,6 +63,7 @@ class Phase:
     parallel: bool
     span: Span | None = None
     staged: int = 0  # words the kernel copies into local memory first (`on local [ρ]`)
+    writeback: bool = False  # the paper's §7.1.2: each work group writes its results back (l)
 
 
 GSub = list[Phase]
@@ -111,12 +112,13 @@ class PathBuilder:
         return _concat(first, second)
 
     def par_all(self, branches: list[GSub | None], span: Span | None,
-                staged: int = 0) -> GSub | None:
+                staged: int = 0, writeback: bool = False) -> GSub | None:
         """⊗_i c_i on 𝔾: one kernel phase with a thread per branch (nested phases flattened),
-        which first stages `staged` words in local memory."""
+        which first stages `staged` words in local memory (and with `writeback`, ends with a
+        write-back per work group: `phase_cost`)."""
         if not branches:
             return None
-        return [Phase([flatten(b) for b in branches], True, span, staged)]
+        return [Phase([flatten(b) for b in branches], True, span, staged, writeback)]
 
 
 def concat_phases(first: list, second: list, serial_path: Callable[[Any], list | None]) -> list:
@@ -317,6 +319,8 @@ def phase_cost(phase: Phase, model: GpuModel, p: GpuParameters,
         round_time = max(group_times[start:start + resident])
         cost.round_times.append(round_time)
         total += round_time
+    if phase.writeback and phase.parallel:
+        total += writeback_time(groups, p)
     if _launches(phase):
         total += p.launch
     if p.atomic:
@@ -427,6 +431,15 @@ def step_key(accesses: list[MemoryAccess], others: list[float], p: GpuParameters
     # Comparing members one by one, not hashing them: an Enum hashes in Python.
     local = None if spaces.count(_GLOBAL) == len(spaces) else tuple(s is _LOCAL for s in spaces)
     return (tuple([a - base for a in addresses]), local, tuple(others))
+
+
+def writeback_time(groups: int, p: GpuParameters) -> float:
+    """§7.1.2's l·k, under the paper's rules: in a kernel of an `on local [ρ]` body "one thread
+    in each work group must write the results for its work group to global memory after all the
+    threads in the work group have finished their computations", l per work group, k work
+    groups. The paper adds the term once to the kernel, outside its rounds, and so does hetprof:
+    the write-backs are not overlapped with each other or with later rounds."""
+    return groups * p.global_latency
 
 
 def staging_time(threads: int, model: GpuModel, p: GpuParameters, staged_words: int) -> float:

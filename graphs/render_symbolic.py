@@ -41,6 +41,11 @@ def render_symbolic(result: dict) -> str:
         for part in ("transfer_in", "kernel", "transfer_out", "grow", "merge"):
             rows.append((f"on #{i + 1} {part.replace('_', ' ')}", box[part],
                          number(numbers[part])))
+        if "total" in box:  # the paper's rules: §7.1.2's quantities
+            rows.append((f"on #{i + 1} total (δ* + kernel + δ†)", box["total"],
+                         number(numbers["total"])))
+            rows.append((f"on #{i + 1} words allocated on the GPU", box["gpu_words"],
+                         number(numbers["gpu_words"])))
     for name, centre in formulas["cost_centres"].items():
         rows.append((f'centre "{name}" work', centre["work"],
                      number(values["cost_centres"][name]["work"])))

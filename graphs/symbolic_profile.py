@@ -40,6 +40,7 @@ from graphs.devicebox import (
     phase_cost,
     staging_time,
     step_key,
+    writeback_time,
 )
 from graphs.semantics.options import EvaluationOptions
 from graphs.semantics.symbolic import (
@@ -58,6 +59,7 @@ from graphs.semantics.symbolic import (
 from models.base import AccessKind, MemoryAccess, Space, StepCost
 from models.gpu import gpu_model
 from profiler.checker import CheckedProgram, bind_parameters
+from profiler.errors import EvaluationError
 
 MAX_INSTANTIATED_EDGES = 4_000_000  # what `_path_length` says of a path it cannot count
 
@@ -98,6 +100,13 @@ class SymbolicProfile:
         subs: dict[Any, Any] = {self.symbols[k]: v for k, v in values.items()
                                 if k in self.symbols}
         subs.update(self.evaluation.sizes.values(subs))
+        for box in self.evaluation.boxes:
+            for label, words in box.overflow:
+                if _value(words, subs) > 0:
+                    raise EvaluationError(
+                        f"region {label} is full on the GPU and regions cannot grow there (the "
+                        f"`on` needs {_value(words, subs)} words more)", box.span,
+                        "Fig. 9, NoExpandWE")
         for symbol, box in zip(self.evaluation.box_symbols, self.evaluation.boxes, strict=True):
             subs[symbol] = self.kernel(box, subs).time
         return subs
@@ -194,6 +203,8 @@ class SymbolicProfile:
             cost.conflict_degree_max = max(cost.conflict_degree_max, local.conflict_degree_max)
             cost.steps = max(cost.steps, local.steps)
         total = _rounds_time(runs, times, groups, resident)
+        if template.writeback:
+            total += writeback_time(groups, p)
         total += p.launch
         if p.atomic:
             total += p.atomic * _writes(template.path, {**values, **own(0)}) * count
@@ -256,15 +267,19 @@ class SymbolicProfile:
             groups = sp.ceiling(count / size)
             rounds = sp.ceiling(groups / resident)
             concrete = int(_value(template.count, {**subs, **local_subs}))
+            # The paper's §7.1.2 write-back, l per work group, outside the rounds.
+            extra = p.launch + (writeback_time(cost.work_groups, p) if template.writeback else 0)
+            if template.writeback:
+                total += groups * _tidy_number(p.global_latency)
             if concrete % size == 0 and cost.rounds:
-                per_round = (cost.time - p.launch) / cost.rounds
+                per_round = (cost.time - extra) / cost.rounds
                 total += rounds * _tidy_number(per_round) + _tidy_number(p.launch)
             else:
                 # Rounds of full groups, then the last round: priced at `values`' residue.
                 # With no full group at `values`, the one group stands for them.
                 full_round = (self._full_group_time(template, local_subs, subs)
-                              if concrete >= size else cost.time - p.launch)
-                last = cost.time - p.launch - (cost.rounds - 1) * full_round
+                              if concrete >= size else cost.time - extra)
+                last = cost.time - extra - (cost.rounds - 1) * full_round
                 total += ((rounds - 1) * _tidy_number(full_round) + _tidy_number(last)
                           + _tidy_number(p.launch))
         return total
@@ -375,7 +390,8 @@ def symbolic_profile(checked: CheckedProgram, options: EvaluationOptions | None 
     names = list(reference) if symbolic is None else symbolic
     params: dict[str, Any] = {k: (size_symbol(k) if k in names else v)
                               for k, v in reference.items()}
-    evaluation = SymbolicEvaluator(checked, params, options.profile, options.gpu_mode).run()
+    evaluation = SymbolicEvaluator(checked, params, options.profile, options.gpu_mode,
+                                   options.paper).run()
     return SymbolicProfile(checked, evaluation, options, reference)
 
 
@@ -760,10 +776,17 @@ def report(profile: SymbolicProfile, values: dict[str, int], procs: int) -> dict
                                 "span": formula_text(_tidy(shape.span))}
                          for name, shape in profile.evaluation.centres.items()},
     }
-    for i, _ in enumerate(profile.evaluation.boxes):
+    parts = ("grow", "transfer_in", "kernel", "transfer_out", "merge")
+    for i, box in enumerate(profile.evaluation.boxes):
         out_formulas["on"].append({part: formula_text(formulas[f"on{i}.{part}"])
-                                   for part in ("grow", "transfer_in", "kernel", "transfer_out",
-                                                "merge")})
+                                   for part in parts})
+        if profile.options.paper:
+            # §7.1.2's own quantities: the `on`'s whole cost δ*(r0) + δ†(r0) + the kernel, and
+            # the words the GPU allocated (what δ† copies back, and what both copies hold).
+            out_formulas["on"][i]["total"] = formula_text(_tidy(sum(
+                (formulas[f"on{i}.{part}"] for part in parts), sp.Integer(0))))
+            out_formulas["on"][i]["gpu_words"] = formula_text(_tidy(sum(
+                (w for _, w in box.returned), sp.Integer(0))))
     subs = {profile.symbols[k]: v for k, v in values.items() if k in profile.symbols}
     centre_values = {name: {"work": _value(shape.work, subs), "span": _value(shape.span, subs)}
                      for name, shape in profile.evaluation.centres.items()}

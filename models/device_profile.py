@@ -18,7 +18,9 @@ Schema (all numbers non-negative; see docs/device-profile.md):
       "allocation": {"latency": Δa(0), "per_word": slope of Δa(n)},
       "transfer": {"host_to_device": {"latency": .., "words_per_unit": .., "pieces": [..]},
                    "device_to_host": {...}},
-      "region": {"bsize": BSIZE in words, "word_bytes": 4}
+      "region": {"bsize": BSIZE in words, "word_bytes": 4},
+      "rules": "calibrated" | "paper"   the rule set (graphs/semantics/options.py); "paper" is
+                                       the paper's own rules, §7.1 reproduced
     }
 
 `pieces` (optional) make a transfer piecewise linear: a list of {"up_to_words", "latency",
@@ -35,7 +37,12 @@ from typing import Any
 from profiler.errors import ProfileError
 
 GPU_MODES = ("paper", "dmm")
+RULES = ("calibrated", "paper")
 DEFAULT_NAME = "default (abstract units)"
+PAPER_BSIZE = 1 << 20
+"""BSIZE of `PAPER_PROFILE`: §7.1 assumes that r0 never needs resizing, and the paper's GPU cannot
+grow a region (NoExpandWE, Fig. 9); a million words keeps every example at every size up to about
+10^5 within its first block. The paper gives no value."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -114,6 +121,7 @@ class DeviceProfile:
     device_to_host: TransferParameters = field(default_factory=TransferParameters)
     region: RegionParameters = field(default_factory=RegionParameters)
     notes: tuple[str, ...] = ()
+    rules: str = "calibrated"  # the rule set, RULES (graphs.semantics.options)
 
     def with_gpu(self, **changes: Any) -> DeviceProfile:
         return replace(self, gpu=replace(self.gpu, **changes))
@@ -143,7 +151,8 @@ def profile_from_json(data: Any, where: str = "profile") -> DeviceProfile:
     """Build a profile from parsed JSON, validating every field."""
     if not isinstance(data, dict):
         raise ProfileError(f"{where}: expected a JSON object at the top level")
-    known = {"name", "units", "cpu", "gpu", "allocation", "transfer", "region", "notes"}
+    known = {"name", "units", "cpu", "gpu", "allocation", "transfer", "region", "notes",
+             "rules"}
     for key in data:
         if key not in known:
             raise ProfileError(f"{where}: unknown field '{key}' (known: {', '.join(sorted(known))})")
@@ -152,6 +161,10 @@ def profile_from_json(data: Any, where: str = "profile") -> DeviceProfile:
     if units not in ("abstract", "seconds"):
         raise ProfileError(f"{where}: field 'units' must be \"abstract\" or \"seconds\", "
                            f"not {units!r}")
+    rules = _string(data, "rules", where, "calibrated")
+    if rules not in RULES:
+        raise ProfileError(f"{where}: field 'rules' must be one of {', '.join(RULES)}, "
+                           f"not {rules!r}")
     cpu = _section(data, "cpu", CpuParameters, where)
     gpu = _section(data, "gpu", GpuParameters, where)
     if gpu.mode not in GPU_MODES:
@@ -181,7 +194,18 @@ def profile_from_json(data: Any, where: str = "profile") -> DeviceProfile:
     if units == "seconds" and (cpu.seconds_per_unit is None or gpu.seconds_per_unit is None):
         raise ProfileError(f"{where}: a profile in seconds needs 'cpu.seconds_per_unit' and "
                            "'gpu.seconds_per_unit'")
-    return DeviceProfile(name, units, cpu, gpu, allocation, h2d, d2h, region, tuple(notes))
+    return DeviceProfile(name, units, cpu, gpu, allocation, h2d, d2h, region, tuple(notes), rules)
+
+
+PAPER_PROFILE = DeviceProfile(
+    name="paper (Fig. 9, abstract units)", gpu=GpuParameters(mode="paper"),
+    region=RegionParameters(bsize=PAPER_BSIZE), rules="paper",
+    notes=("the paper's rules (graphs/semantics/options.py): Fig. 9's GPU, NoExpandWE, "
+           "ap + |v| + 1, f e_i per element, branches from one configuration, §7.1.2's local "
+           "memory",))
+"""The `paper` preset's profile (`hetprof ... --rules paper` without --device-profile): hetprof's
+default numbers in abstract units (δr = δw = 1, l = 32, w = 32, ...), Fig. 9's GPU, and a BSIZE of
+`PAPER_BSIZE` words."""
 
 
 def load_profile(path: str | Path) -> DeviceProfile:

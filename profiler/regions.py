@@ -132,8 +132,13 @@ _new_loc = _loc_maker()
 _new_allocation = partial(tuple.__new__, Allocation)
 
 
-def allocate(region: Region, value: HeapValue, bsize: int) -> Allocation:
-    """Bump allocation (Fig. 3). A full region grows by max(BSIZE, what is missing) (ExpandW)."""
+def allocate(region: Region, value: HeapValue, bsize: int, gap: int = 0) -> Allocation:
+    """Bump allocation (Fig. 3). A full region grows by max(BSIZE, what is missing) (ExpandW).
+
+    ap moves by |v| + `gap`: hetprof's rules take gap 0 (ap + |v|, a region's words are its
+    values'); the paper's rules take gap 1, as Fig. 3 and Fig. 9 write ap + |v| + 1 (whether the
+    word is a header or a typo the paper does not say). The fullness test stays Fig. 3's
+    |v| + ap > |R|. `Allocation.words` is how far ap moved."""
     words = size_of(value)
     offset = region.ap
     expanded = 0
@@ -141,8 +146,8 @@ def allocate(region: Region, value: HeapValue, bsize: int) -> Allocation:
         expanded = max(bsize, words + offset - region.size)
         region.size += expanded
     region.values[offset] = value
-    region.ap = offset + words
-    return _new_allocation((_new_loc(region.name, offset), words, expanded))
+    region.ap = offset + words + gap
+    return _new_allocation((_new_loc(region.name, offset), words + gap, expanded))
 
 
 def read(region: Region, location: Loc, span: Span) -> HeapValue:
@@ -160,21 +165,41 @@ class MergeResult:
     new_words: int  # words the GPU allocated, copied back by ω†β
 
 
-def merge(cpu: Region, gpu: Region, span: Span) -> MergeResult:
+def merge(cpu: Region, gpu: Region, span: Span, base: int | None = None) -> MergeResult:
     """R1; R1' ▶ R2; δ (Definition 4.3): the CPU region gains what the GPU copy allocated.
 
     Reconstructed (the definition's body is lost in the text): R2 = (max(ap1, ap1'),
-    max(s1, s1'), refcnt1, v1 ∪ v1'); δ is priced by the caller as ω†β of the words the GPU added.
-    Merge-conflict freedom (Theorem 4.4) is checked: offsets both sides hold must hold one value.
+    max(s1, s1'), refcnt1, v1 ∪ v1'); δ is priced by the caller as ω†β of the words the GPU added
+    (from `base`, the ap the copy was made with; default: the CPU side's ap).
+
+    Merge-conflict freedom (Theorem 4.4: every value of R1 and of R1' is in R2, and offsets both
+    sides hold hold one value) is checked, and holds exactly when the words the two sides added
+    since the copy (offsets from `base` on) do not disagree: when at most one side grew, always;
+    when both grew, only if they added the same values at the same offsets. Both sides allocate by
+    bumping their own ap from `base` (Fig. 3), so two sides that both grew collide from `base` on
+    and, holding different values, conflict: the theorem's proof ("by immutability") does not
+    cover them, and nothing in Def. 4.3 relocates one side's words. hetprof's calibrated rules
+    never let the CPU side grow while its GPU copy exists (an `on` runs to its merge before
+    anything else allocates); under the paper's rules a sibling branch can (see
+    graphs.semantics.explicit, `_Branches`). Such a merge raises an EvaluationError.
     """
     cpu_values, gpu_values = cpu.values, gpu.values
     for offset in cpu_values.keys() & gpu_values.keys():
         # The GPU copy holds the very values it was pushed with, so most pairs are one object.
         cpu_value, gpu_value = cpu_values[offset], gpu_values[offset]
         if cpu_value is not gpu_value and cpu_value != gpu_value:
-            raise EvaluationError(f"merge conflict in region {cpu.label} at offset {offset}",
-                                  span, "Theorem 4.4")
-    new_words = max(0, gpu.ap - cpu.ap)
+            raise EvaluationError(f"merge conflict in region {cpu.label} at offset {offset}: the "
+                                  "CPU region and its GPU copy both allocated there", span,
+                                  "Theorem 4.4")
+    start = cpu.ap if base is None else base
+    if cpu.ap > start and gpu.ap > start:
+        cpu_new = {o: v for o, v in cpu_values.items() if o >= start}
+        gpu_new = {o: v for o, v in gpu_values.items() if o >= start}
+        if cpu_new != gpu_new:
+            raise EvaluationError(f"merge conflict in region {cpu.label}: the CPU region and its "
+                                  f"GPU copy both grew from offset {start} (bump allocation "
+                                  "collides; Def. 4.3 relocates nothing)", span, "Theorem 4.4")
+    new_words = max(0, gpu.ap - start)
     merged = Region(cpu.name, cpu.label, max(cpu.ap, gpu.ap), max(cpu.size, gpu.size),
                     cpu.refcnt, {**cpu.values, **gpu.values}, World.CPU)
     return MergeResult(merged, new_words)

@@ -657,3 +657,59 @@ def well_typed_programs(draw, allow_on: bool = True, max_depth: int = 4) -> Prog
     for region in reversed(regions):
         body = LetRegion(region, body, NO_SPAN)
     return Program(tuple(Param(name, value, NO_SPAN) for name, value in params), body)
+
+
+@st.composite
+def parallel_on_programs(draw) -> Program:
+    """A well-typed λG program whose `on`s run inside parallel branches: `e1 || e2` with an `on`
+    on one or both sides (or a CPU allocation beside it), and a parmap whose function's body is
+    an `on`, each thread pushing, running and merging its own device box. These are the forks
+    whose branches Fig. 6 evaluates from one configuration table and whose GPU copies are merged
+    back (Def. 4.3, Theorem 4.4). 1-2 regions; each `on` is drawn as `well_typed_programs` draws
+    them (a parmap, sometimes in local memory), over vectors of at most 4 elements."""
+    generator = _Generator(draw)
+    regions = tuple(f"r{i}" for i in range(draw(st.integers(1, 2))))
+    size = draw(st.integers(1, 4))
+    scope = Scope(regions, regions[-1], (), (), False, 2, 1, size)
+
+    def vector_goal(region: str) -> VecG:
+        return VecG(IntG(region, 0, 100), region, draw(st.integers(1, 4)))
+
+    # Every form built here names its region (`at ρ`): a form without one allocates in the
+    # region of the nearest enclosing form that names one (profiler.checker), which the scopes
+    # below follow as the ambient region.
+    def side(outer: Scope, cpu: bool) -> Expr:
+        """An `on`, or (`cpu`) CPU code that allocates beside the other side's `on`."""
+        region = generator.region(outer)
+        if cpu:
+            return generator.vector_literal(vector_goal(region), outer)
+        return generator.on(vector_goal(region), outer)
+
+    def par(outer: Scope) -> Expr:
+        region = generator.region(outer)
+        inner = outer.at(region)
+        cpu = draw(st.sampled_from([None, "left", "right"]))  # at most one side without `on`
+        return Par(side(inner, cpu == "left"), side(inner, cpu == "right"), region, NO_SPAN)
+
+    def parmap_of_ons(outer: Scope) -> Expr:
+        """`parmap (lambda x. on ... at ρ) (iota n at ρ') at ρ''`: every thread runs an `on`."""
+        target, home, index_region = (generator.region(outer) for _ in range(3))
+        n = draw(st.integers(1, 4))
+        name = generator.fresh("x")
+        index = IntG(index_region, 0, n - 1)
+        inner = replace(outer.at(home).bind(name, index), work=n, depth=1)
+        body = generator.on(vector_goal(generator.region(inner)), inner)
+        function = Lambda(name, lg_type(index), None, body, home, NO_SPAN)
+        vector = Iota(IntLit(n, index_region, NO_SPAN), index_region, NO_SPAN)
+        return ParMap(function, vector, target, NO_SPAN)
+
+    shape = draw(st.sampled_from(["par", "parmap", "both"]))
+    if shape == "par":
+        body = par(scope)
+    elif shape == "parmap":
+        body = parmap_of_ons(scope)
+    else:
+        body = Par(par(scope), parmap_of_ons(scope), regions[-1], NO_SPAN)
+    for region in reversed(regions):
+        body = LetRegion(region, body, NO_SPAN)
+    return Program((), body)

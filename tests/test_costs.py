@@ -10,6 +10,8 @@ from __future__ import annotations
 import pytest
 from conftest import edge_kinds, node_kinds, run
 
+from profiler.errors import EvaluationError
+
 LETREGION = 3  # Δa(BSIZE) + the two ⊕ edges around the body
 
 
@@ -174,3 +176,84 @@ def test_gpu_region_full_is_an_error_in_strict_mode():
 
     with pytest.raises(EvaluationError, match="NoExpandWE|cannot grow"):
         run("letregion r in on (iota (100 at r) at r) at r", grow_gpu_regions=False)
+
+
+# -- the paper's rules (graphs/semantics/options.py), where they differ ---------------------------
+
+
+def paper(source: str, **options):
+    from models.device_profile import PAPER_PROFILE
+
+    return run(source, profile=PAPER_PROFILE, **options)
+
+
+def test_paper_rules_move_ap_by_the_size_plus_one():
+    # Fig. 3: R; v ↓ o@(ap + |v| + 1, ...): 1 + 1, 1 + 1 and the pair 2 + 1
+    source = "letregion r in (1 at r, 2 at r) at r"
+    assert [r.ap for r in run(source).regions.values()] == [4]
+    assert [r.ap for r in paper(source).regions.values()] == [7]
+    assert paper(source).graph.work() == run(source).graph.work()
+
+
+def test_paper_rules_fix_writes_two_closures():
+    # Fig. 5: clos(f, u, E[f ↦ (r, o)]) at (r, o), then u's closure: [u1] ⊕δ c, two writes
+    source = "letregion r in fix f: (int r -> int r [r], r). lambda x: int r [r]. x at r"
+    assert edge_kinds(run(source))["write"] == 1
+    assert edge_kinds(paper(source))["write"] == 2
+    assert paper(source).graph.work() - LETREGION == 2
+
+
+@pytest.mark.parametrize("n", [1, 2, 3, 4, 7])
+def test_paper_rules_parmap_applies_f_to_each_literal_element_in_its_thread(n):
+    # Thread i is f e_i by the application rule: the closure's write, its read into e_i's
+    # graph (the literal's write), ⊕ into the body (4 edges, as in the calibrated test above):
+    # 8 edges. The literal is never allocated, so no n-edge chain before the fork: the span
+    # is one thread's and the ⊗ tree's depth.
+    elements = ", ".join(f"{i} at r" for i in range(n))
+    source = f"letregion r in parmap (lambda x: int r [r]. x + 1 at r) ([{elements}] at r) at r"
+    e = paper(source)
+    assert e.render_value() == "[" + ", ".join(str(i + 1) for i in range(n)) + "]"
+    forks = 4 * (n - 1)
+    assert e.graph.work() - LETREGION == 8 * n + forks + 2
+    depth = (n - 1).bit_length()
+    assert e.graph.span() - LETREGION == 8 + 2 * depth + 2
+    calibrated = run(source)
+    assert calibrated.graph.span() - LETREGION >= 2 * n + 4  # the literal, element by element
+
+
+def test_paper_rules_parmap_reads_a_named_function_per_thread():
+    source = ("letregion r in let f = lambda x: int r [r]. x at r in "
+              "parmap f (iota (3 at r) at r) at r")
+    assert edge_kinds(paper(source))["read"] - edge_kinds(run(source))["read"] == 3 - 1
+
+
+TWO_ONS = ("letregion r in let v = (1 at r, 2 at r) at r in "
+           "(on (fst v + 1 at r) at r) || ({right}) at r")
+
+
+def test_paper_rules_branches_start_from_the_same_configuration():
+    # Fig. 6: both sides of || are evaluated from one table. Calibrated: the second `on` pushes
+    # what the first one added (4 words, then 4 + 2); paper: both push the table at the fork
+    # (7 words: 2 + 2 + 3). The second `on` allocates nothing, so its merge holds (Theorem 4.4).
+    source = TWO_ONS.format(right="on v at r")
+    assert [o.pushed_words for o in run(source).ons] == [4, 6]
+    assert [o.pushed_words for o in paper(source).ons] == [7, 7]
+
+
+@pytest.mark.parametrize("right", ["on (snd v + 1 at r) at r", "[5 at r] at r"])
+def test_paper_rules_a_merge_whose_two_sides_grew_conflicts(right):
+    # The second side allocates where its `on` (or the first side's, merged) puts words: both
+    # sides of a merge grew from one ap, Def. 4.3 relocates nothing, Theorem 4.4 fails.
+    source = TWO_ONS.format(right=right) if right.startswith("on") else (
+        "letregion r in let v = (1 at r, 2 at r) at r in "
+        f"({right}) || (on (fst v + 1 at r) at r) at r")
+    run(source)  # the calibrated rules: one heap, no conflict
+    with pytest.raises(EvaluationError, match="merge conflict") as info:
+        paper(source)
+    assert info.value.rule == "Theorem 4.4"
+
+
+def test_paper_rules_fold_the_merge_into_delta_dagger():
+    (on,) = paper("letregion r in on (1 at r) at r").ons
+    assert on.info.merge == 0 and on.info.transfer_out == 10000 + 2 / 4
+    assert on.info.kernel == 32  # Fig. 9: one global write, l

@@ -7,9 +7,10 @@ import json
 import pytest
 from conftest import ROOT, run
 
-from models.device_profile import DeviceProfile, load_profile, profile_from_json
+from graphs.semantics.options import EvaluationOptions
+from models.device_profile import PAPER_PROFILE, DeviceProfile, load_profile, profile_from_json
 from models.providers import LinearTransfer, providers_for
-from profiler.errors import ProfileError
+from profiler.errors import ParameterError, ProfileError
 
 
 def test_shipped_default_profile_is_the_default():
@@ -66,3 +67,20 @@ def test_seconds_profile_scales_each_world():
     (on,) = gpu.ons
     assert on.info.kernel == pytest.approx(32 * 2e-9)  # one global write: l = 32 GPU units
     assert on.info.transfer_out == pytest.approx(2e-5 + 1e-9)
+
+
+def test_the_paper_preset_is_selectable_in_a_profile():
+    """`"rules": "paper"` in a profile selects the paper's rules (graphs.semantics.options), as
+    --rules paper does; the shipped profiles/paper-rules.json is the preset's profile."""
+    assert load_profile(ROOT / "profiles" / "paper-rules.json") == PAPER_PROFILE
+    loaded = profile_from_json({"rules": "paper", "gpu": {"mode": "dmm", "launch": 5}})
+    options = EvaluationOptions(profile=loaded)
+    assert options.paper and options.gpu_mode == "paper" and not options.grow_gpu_regions
+    assert options.profile.gpu.mode == "paper" and options.profile.gpu.launch == 0
+    assert not EvaluationOptions(profile=loaded, rules="calibrated").paper
+    assert EvaluationOptions(rules="paper").paper
+    with pytest.raises(ParameterError, match="Fig. 9"):
+        EvaluationOptions(rules="paper", gpu_mode="dmm")
+    with pytest.raises(ProfileError, match="'rules'"):
+        profile_from_json({"rules": "harlan"})
+    assert profile_from_json(json.loads(json.dumps(PAPER_PROFILE.to_json()))) == PAPER_PROFILE

@@ -5,17 +5,26 @@
 - The pretty printer round-trips generated programs, parsed and elaborated.
 - The GPU model prices memory but does not compute: the value is the same under `--gpu-mode paper`
   and `--gpu-mode dmm`, and a program without `on` costs the same CPU work under both.
+- Theorem 4.4 (merge-conflict freedom) over programs with `on` inside `||` and parmap, under the
+  calibrated rules and the paper's, with the conditions under which it holds.
 """
 
-from hypothesis import HealthCheck, given, note, settings
+from unittest.mock import patch
 
+from hypothesis import HealthCheck, event, given, note, settings
+from hypothesis import strategies as st
+
+import graphs.semantics.explicit
 from graphs.semantics.explicit import evaluate
 from graphs.semantics.options import EvaluationOptions
+from models.device_profile import PAPER_PROFILE
 from profiler.checker import check_program
+from profiler.errors import EvaluationError
 from profiler.parser import parse
 from profiler.printer import pretty
+from profiler.regions import merge
 from profiler.syntax import On, Program, children
-from tests.generate import well_typed_programs
+from tests.generate import parallel_on_programs, well_typed_programs
 
 PROPERTY_SETTINGS = settings(
     max_examples=60,
@@ -94,3 +103,73 @@ def test_cpu_work_does_not_depend_on_the_gpu_mode(program):
     assert paper.render_value(ALL_ELEMENTS) == dmm.render_value(ALL_ELEMENTS)
     assert paper.graph.work() == dmm.graph.work()
     assert paper.graph.span() == dmm.graph.span()
+
+
+def _same(a, b) -> bool:
+    return a is b or a == b
+
+
+@PROPERTY_SETTINGS
+@given(parallel_on_programs(), st.sampled_from(["calibrated", "paper"]))
+def test_theorem_4_4_merge_conflict_freedom(program, rules):
+    """Theorem 4.4: for R1; R1' ▶ R; δ, every value of R1 and of R1' is in R, and an offset both
+    hold holds one value. Checked on every merge of an `on` (profiler.regions.merge, Def. 4.3).
+
+    The conditions under which it holds: the words the two sides allocated since the copy was
+    made (from the ap it was pushed with) must not disagree; in particular it holds whenever at
+    most one side grew. Both sides bump their own allocation pointer from that ap (Fig. 3) and
+    Def. 4.3 relocates nothing, so two sides that both grew put different values at the same
+    offsets, and the merge raises (the paper's proof, "by immutability", misses this case).
+    - Calibrated rules: the CPU side never grows while its copy is on the GPU (an `on` runs to its
+      merge before anything else allocates, branches one after another on one heap), so the
+      theorem holds for every merge of every program.
+    - Paper rules (Fig. 6: each branch evaluated from the same configuration table): an `on` in a
+      branch pushes the region as its branch's table holds it, whose ap comes before the words
+      its earlier siblings allocated there since the fork. If its kernel allocates in that region
+      (both sides grew), the merge conflicts: a parmap whose threads each run an `on` that
+      allocates where the threads' results go, `(on a) || (on b)` both allocating in one region,
+      `(CPU code allocating in r) || (on ... at r)`. Otherwise (the first branch, or a kernel that
+      allocates nowhere its siblings did) it holds."""
+    note(pretty(program))
+    note(rules)
+    checked = check_program(program)
+    merges = []
+
+    def recording(cpu, gpu, span, base=None):
+        start = cpu.ap if base is None else base
+        record = {"cpu_grew": cpu.ap > start, "gpu_grew": gpu.ap > start,
+                  "cpu": dict(cpu.values), "gpu": dict(gpu.values), "start": start}
+        merges.append(record)
+        result = merge(cpu, gpu, span, base)
+        record["merged"] = result.region.values
+        return result
+
+    options = EvaluationOptions(profile=PAPER_PROFILE if rules == "paper" else
+                                EvaluationOptions().profile)
+    with patch.object(graphs.semantics.explicit, "merge", recording):
+        try:
+            evaluate(checked, {}, options)
+            raised = False
+        except EvaluationError as error:
+            assert error.rule == "Theorem 4.4", error
+            raised = True
+    assert merges
+    for record in merges:
+        both_grew = record["cpu_grew"] and record["gpu_grew"]
+        if "merged" not in record:  # this merge raised
+            assert raised and both_grew
+            start = record["start"]
+            assert ({o: v for o, v in record["cpu"].items() if o >= start}
+                    != {o: v for o, v in record["gpu"].items() if o >= start})
+            continue
+        merged = record["merged"]
+        for side in ("cpu", "gpu"):  # ∀v ∈ range(R1) ∪ range(R1'). v ∈ range(R), in place
+            assert all(o in merged and _same(merged[o], v) for o, v in record[side].items())
+        for o in record["cpu"].keys() & record["gpu"].keys():  # v1(o) ≡ v1'(o)
+            assert _same(record["cpu"][o], record["gpu"][o])
+    if rules == "calibrated":
+        assert not raised
+        assert not any(record["cpu_grew"] for record in merges)
+    else:
+        event("paper: a merge whose both sides grew raised" if raised else
+              "paper: every merge held")

@@ -8,6 +8,7 @@ placement of every example, and for generated programs.
 
 from __future__ import annotations
 
+import re
 from dataclasses import replace
 from pathlib import Path
 
@@ -24,7 +25,9 @@ from graphs.semantics.explicit import evaluate
 from graphs.semantics.options import EvaluationOptions
 from graphs.semantics.symbolic import NotRegular
 from graphs.symbolic_profile import formula_text, parse_formula, report, symbolic_profile
+from models.device_profile import PAPER_PROFILE
 from profiler.checker import check_program
+from profiler.errors import EvaluationError
 from profiler.parser import parse, parse_file
 from profiler.printer import pretty
 from profiler.rewrite import Subject, find
@@ -96,6 +99,72 @@ def test_symbolic_equals_explicit_for_n_1_to_64(name, mode):
     for n in sizes:
         values = sizes_for(name, n)
         assert_same(symbolic(profile, values), explicit(checked, values, options), f"n={n}")
+
+
+@pytest.mark.parametrize("name", REGULAR)
+def test_symbolic_equals_explicit_under_the_paper_rules(name):
+    """The same differential test under `--rules paper` (graphs/semantics/options.py): ap moving
+    by |v| + 1, f e_i per element, fix's two writes, δ† without a merge step, §7.1.2's local
+    memory (strided stages a table), NoExpandWE; every example is regular under it too."""
+    checked = load(name)
+    options = EvaluationOptions(profile=PAPER_PROFILE)
+    profile = symbolic_profile(checked, options)
+    sizes = SIZES if name not in ("nbody",) else range(1, 65, 5)
+    for n in sizes:
+        values = sizes_for(name, n)
+        assert_same(symbolic(profile, values), explicit(checked, values, options), f"n={n}")
+
+
+@pytest.mark.parametrize("name", ["zipmul", "strided", "map_map"])
+def test_paper_rules_on_a_small_gpu_and_with_local_memory_equal_explicit(name):
+    """Rounds, partial work groups and §7.1.2's write-back (l per work group) under the paper's
+    rules, with the program's regions in local memory (`on local`)."""
+    source = (EXAMPLES / f"{name}.lg").read_text()
+    region = re.search(r"^letregion (\w+)", source, re.MULTILINE).group(1)
+    source = re.sub(r"^on (?!local)", f"on local [{region}] ", source, flags=re.MULTILINE)
+    assert "on local [" in source
+    checked = check_program(parse(source, f"{name}.lg"))
+    options = EvaluationOptions(profile=PAPER_PROFILE.with_gpu(
+        warp_width=4, work_group_size=8, threads_at_once=16))
+    profile = symbolic_profile(checked, options)
+    for n in (1, 7, 8, 9, 16, 17, 33, 64):
+        values = sizes_for(name, n)
+        assert_same(symbolic(profile, values), explicit(checked, values, options), f"n={n}")
+
+
+def test_paper_rules_no_expand_we_is_an_error_in_both_evaluators():
+    """NoExpandWE (Fig. 9): with BSIZE 64 zipmul's r0 has room for the kernel's words at n = 1,
+    2, 5, 6 and 9 only (where its 64-word blocks end); wherever it has not, both evaluators
+    raise."""
+    checked = load("zipmul")
+    options = EvaluationOptions(rules="paper")
+    profile = symbolic_profile(checked, options)
+    outcomes = []
+    for n in range(1, 33):
+        try:
+            want = explicit(checked, {"n": n}, options)
+        except EvaluationError:
+            with pytest.raises(EvaluationError, match="full on the GPU"):
+                profile.at({"n": n})
+            outcomes.append(False)
+            continue
+        assert_same(symbolic(profile, {"n": n}), want, f"n={n}")
+        outcomes.append(True)
+    assert [n for n, fits in enumerate(outcomes, 1) if fits] == [1, 2, 5, 6, 9]
+
+
+def test_paper_rules_refuse_what_the_symbolic_evaluator_cannot_follow():
+    """Under the paper's rules a literal's elements run in their threads and an `on` in the
+    second side of `||` pushes its own branch's view: `--symbolic` falls back, saying why."""
+    literal = check_program(parse(
+        "letregion r in parmap (lambda x: int r [r]. x + 1 at r) ([1 at r, 2 at r] at r) at r"))
+    with pytest.raises(NotRegular, match="vector literal"):
+        symbolic_profile(literal, EvaluationOptions(profile=PAPER_PROFILE))
+    symbolic_profile(literal, EvaluationOptions())  # the calibrated rules take it
+    branches = check_program(parse(
+        "letregion r in (on (1 at r) at r) || (on (2 at r) at r) at r"))
+    with pytest.raises(NotRegular, match="second side"):
+        symbolic_profile(branches, EvaluationOptions(profile=PAPER_PROFILE))
 
 
 @pytest.mark.parametrize("name", REGULAR)
@@ -415,6 +484,24 @@ def test_generated_programs_symbolic_equals_explicit(program):
         return
     assert_same(got, explicit(checked, values, EvaluationOptions()), "generated")
     assert_time_within_bounds(profile, checked, values, EvaluationOptions(), procs=(2, 3))
+
+
+@settings(max_examples=40, deadline=None,
+          suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+@given(well_typed_programs())
+def test_generated_programs_symbolic_equals_explicit_under_the_paper_rules(program):
+    """As above, under the paper's rules; a program either evaluator refuses (a merge conflict,
+    Theorem 4.4, or a form the symbolic one cannot follow) is left out."""
+    note(pretty(program))
+    checked = check_program(program)
+    values = {p.name: p.default for p in program.params}
+    options = EvaluationOptions(profile=PAPER_PROFILE)
+    try:
+        profile = symbolic_profile(checked, options, values)
+        got = symbolic(profile, values)
+    except NotRegular:
+        return
+    assert_same(got, explicit(checked, values, options), "generated")
 
 
 def test_symbolic_break_even_of_a_rewrite_is_the_exact_crossing():

@@ -30,6 +30,11 @@ The graph each rule builds, in the paper's notation (δr, δw: read and write co
 - `reduce f z v at ρ`: c ⊕δr then ⌈log2 n⌉ levels (⊗_i ([u] ⊕δw [pair] ⊕ c_f(pair))) ⊕δm [u] in
   sequence: each level is a parallel map of combinations, merged like a parmap's.
 - `profile "name" e`: c, with every node and edge of c charged to the cost centre.
+
+Under the paper's rules (`EvaluationOptions.paper`, graphs/semantics/options.py) ap moves by
+|v| + 1, `fix` writes two closures (`_fix`), parmap is f e_i per element (`_parmap_paper`),
+parallel branches start from one configuration table (`_branches`), and an `on` pushes its
+branch's table, merges with a conflict check and prices §7.1.2's local memory (`_on`).
 """
 
 from __future__ import annotations
@@ -127,6 +132,10 @@ _COMPARISONS = {BinaryOperator.LT: operator.lt, BinaryOperator.LE: operator.le,
                 BinaryOperator.EQ: operator.eq, BinaryOperator.NE: operator.ne}
 _ARITHMETIC = {BinaryOperator.ADD: operator.add, BinaryOperator.SUB: operator.sub,
                BinaryOperator.MUL: operator.mul}
+
+
+def _no_branch(k: int) -> None:
+    """`Evaluator._branches` where the branches share one configuration table."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -270,6 +279,12 @@ class Evaluator:
         self.bookkeeping = False  # building a parmap's own read, merge and result vector
         self.has_on = has_on(checked.body)
         self.max_steps, self.max_depth = options.max_steps, options.max_depth
+        # The paper's rules (graphs.semantics.options): ap moves by |v| + 1 (Fig. 3), and the
+        # words a parallel branch cannot see, region id -> (start, end) ranges its earlier
+        # siblings allocated since their fork (`_branches`).
+        self.paper = options.paper
+        self.gap = 1 if self.paper else 0
+        self.hidden: dict[int, tuple[tuple[int, int], ...]] = {}
 
     # -- entry --------------------------------------------------------------------------------------
     def run(self) -> Evaluation:
@@ -311,7 +326,8 @@ class Evaluator:
         address = (region.name << 32) + offset
         # A region staged in local memory is there as far as the running kernel copied it (see
         # `_kernel`); the rest of it, and what the kernel allocates, is in global memory.
-        local = region.local and offset < self.stage_limit.get(region.name, 0)
+        # Under the paper's rules the whole region is in local memory (§7.1.2).
+        local = region.local and (self.paper or offset < self.stage_limit.get(region.name, 0))
         return self.paths.step(before, 0.0, _READ_EDGE if kind is _READ else _WRITE_EDGE, span,
                                self.centres, _new_access((kind, address,
                                                           _LOCAL if local else _GLOBAL)),
@@ -351,7 +367,10 @@ class Evaluator:
     def _par(self, world: World, branches: list, span: Span, staged: int = 0):
         if world is _CPU:
             return self.graph.par_all(branches, self.cpu_op, span, self.centres)
-        return self.paths.par_all(branches, span, staged)
+        # §7.1.2 under the paper's rules: a kernel of an `on local` body writes each work
+        # group's results back to global memory (graphs.devicebox.phase_cost).
+        writeback = self.paper and any(r.local for r in self.gpu_stack.values())
+        return self.paths.par_all(branches, span, staged, writeback)
 
     @contextmanager
     def _kernel(self, world: World, stages: bool = True):
@@ -367,13 +386,63 @@ class Evaluator:
             finally:
                 self.kernel_depth -= world is _GPU
             return
+        # The paper's local memory holds the whole region and stages nothing (§7.1.2).
         limits = ({rid: min(r.ap, self.local_share) for rid, r in self.gpu_stack.items()
-                   if r.local} if stages else {})
+                   if r.local} if stages and not self.paper else {})
         self.kernel_depth, self.stage_limit = 1, limits
         try:
             yield sum(limits.values())
         finally:
             self.kernel_depth, self.stage_limit = 0, {}
+
+    @contextmanager
+    def _branches(self, world: World):
+        """Parallel branches (`||`, the threads of a parmap or of a reduction level), evaluated one
+        after another. Yields `branch(k)`, to call before the k-th branch (k >= 1) starts.
+
+        Under hetprof's calibrated rules the branches share one heap, and `branch` does nothing.
+        Under the paper's rules (Fig. 6: each branch is evaluated from the same configuration
+        table 𝒯, and their tables are merged, Def. 4.3) a branch sees the words allocated before
+        the fork and its own, not what its earlier siblings allocated since the fork: those
+        become `hidden`. The words still go where one bump pointer puts them (Def. 4.1: a
+        region's ap is atomic, and §4.1: the memory of a region is shared between threads), so
+        same-world branches never collide; what a branch's own table changes is what an `on` in
+        it pushes (see `_on`). Nothing else reads `hidden`: a well-typed branch holds no location
+        of a sibling's words. Only the CPU world forks tables that an `on` can read, and only a
+        program with an `on` needs them."""
+        if not self.paper or world is _GPU or not self.has_on:
+            yield _no_branch
+            return
+        saved = self.hidden
+        fork = {rid: region.ap for rid, region in self.cpu_stack.items()}
+
+        def branch(k: int) -> None:
+            hidden = dict(saved)
+            for rid, start in fork.items():
+                region = self.cpu_stack.get(rid)
+                if region is not None and region.ap > start:
+                    hidden[rid] = (*saved.get(rid, ()), (start, region.ap))
+            self.hidden = hidden
+
+        try:
+            yield branch
+        finally:
+            self.hidden = saved
+
+    def _view(self, region: Region) -> tuple[int, int, dict[int, HeapValue]]:
+        """A CPU region as the running branch's configuration table holds it (`_branches`): its
+        ap (the end of its last visible word), its visible words and their values."""
+        hidden = self.hidden.get(region.name)
+        if not hidden:
+            return region.ap, region.ap, region.values
+        ap = region.ap
+        for start, end in reversed(hidden):
+            if end >= ap > start:
+                ap = start
+        words = ap - sum(min(end, ap) - start for start, end in hidden if start < ap)
+        values = {offset: value for offset, value in region.values.items()
+                  if offset < ap and not any(start <= offset < end for start, end in hidden)}
+        return ap, words, values
 
     def _point(self, world: World, span: Span):
         if world is _CPU:
@@ -385,7 +454,8 @@ class Evaluator:
         assert region_name is not None  # the checker elaborates every allocation's region
         region = self._region(regions, region_name, world, span)
         expanded_before = region.size
-        location, words, expanded = allocate(region, value, self.bsize if world is _CPU else 0)
+        location, words, expanded = allocate(region, value, self.bsize if world is _CPU else 0,
+                                             self.gap)
         if expanded and world is _GPU:
             if not self.options.grow_gpu_regions:
                 raise EvaluationError(
@@ -494,8 +564,10 @@ class Evaluator:
                     return self._fix(name, body, span, env, regions, world)
 
                 case Par(left, right, region, span):
-                    v1, c1 = self.eval(left, env, regions, world)
-                    v2, c2 = self.eval(right, env, regions, world)
+                    with self._branches(world) as branch:
+                        v1, c1 = self.eval(left, env, regions, world)
+                        branch(1)
+                        v2, c2 = self.eval(right, env, regions, world)
                     c = self._par(world, [c1, c2], span)
                     c = self._op(world, c, span, EdgeKind.MERGE, self._merge_cost(world))
                     return self._alloc(c, world, regions, region, PairV(v1, v2), span)
@@ -642,9 +714,19 @@ class Evaluator:
         """fix f: τ. u (Fig. 5). Reconstructed: the paper stores clos(f, u, E[f ↦ (r, o)]) at
         (r, o) and then evaluates u, which would make a call of f apply a closure whose parameter
         is f. hetprof allocates u's own closure at (r, o) with f ↦ (r, o) in its environment, so
-        that f names the recursive function itself: one write, [u1] ⊕δw [u2]."""
+        that f names the recursive function itself: one write, [u1] ⊕δw [u2].
+
+        Under the paper's rules the cost is the literal rule's, [u1] ⊕δ c with c u's graph: the
+        closure clos(f, u, E[f ↦ (r, o)]) is written at (r, o) (|clos| + 1 words) and then u's
+        closure after it, two writes; f names u's closure, as above, so that calls mean what
+        they do under the calibrated rules."""
         assert isinstance(body, (Lambda, RegionLambda)) and body.region is not None
         region = self._region(regions, body.region, world, span)
+        c: Cost = None
+        if self.paper:
+            fix_env = {**env, name: Loc(region.name, region.ap)}
+            _, c = self._alloc(None, world, regions, body.region,
+                               Closure(name, body, fix_env, regions), span)
         placeholder = Loc(region.name, region.ap)
         rec_env = {**env, name: placeholder}
         heap: HeapValue
@@ -652,7 +734,7 @@ class Evaluator:
             heap = Closure(body.param, body.body, rec_env, regions)
         else:
             heap = RegionClosure(body.param, body.body, rec_env, regions)
-        loc, c = self._alloc(None, world, regions, body.region, heap, span)
+        loc, c = self._alloc(c, world, regions, body.region, heap, span)
         assert loc == placeholder
         return loc, c
 
@@ -688,6 +770,8 @@ class Evaluator:
 
     def _parmap_rule(self, func: Expr, vector: Expr, region: str | None, span: Span, env: dict,
                      regions: dict, world: World) -> tuple[Value, Cost]:
+        if self.paper:
+            return self._parmap_paper(func, vector, region, span, env, regions, world)
         closure, c_f = self._function(func, env, regions, world, span)
         vec_loc, c_v = self.eval(vector, env, regions, world)
         assert isinstance(vec_loc, Loc)
@@ -704,6 +788,57 @@ class Evaluator:
         with self._bookkeeping():
             c = self._read_into(world, self._seq(world, c_f, c_v, span), vec_loc, c_par, span)
             c = self._op(world, c, span, EdgeKind.MERGE, self._merge_cost(world))
+            return self._alloc(c, world, regions, region, VecV(tuple(items)), span)
+
+    def _parmap_paper(self, func: Expr, vector: Expr, region: str | None, span: Span, env: dict,
+                      regions: dict, world: World) -> tuple[Value, Cost]:
+        """parmap f [e1, ..., en] at ρ as Fig. 6 writes it, for the paper's rules: thread i is the
+        application f e_i, evaluated by the application rule (Fig. 5) from the configuration
+        the parmap starts with (`_branches`): c_i = c_f ⊕δr c_ei ⊕ c_body, where c_f writes the
+        closure when f is a lambda (a variable costs ∅) and δr reads it. A literal's elements
+        are evaluated in their threads, so the literal itself is never allocated. Then
+        (⊗_i c_i) ⊕δm [u1] ⊕δa [u2]: the tables' merge and the result vector.
+
+        The rule is given for a literal only. A vector that is not one (a variable, an iota) is
+        evaluated first and read once, its read edge ending at the fork (c_v ⊕δr ⊗_i c_i), as
+        under the calibrated rules: the elements are values, so each e_i costs ∅ (§7.1 assumes
+        as much of `arrs`)."""
+        assert region is not None
+        literal = isinstance(vector, VecLit)
+        vec_loc: Loc | None = None
+        c_v: Cost = None
+        if isinstance(vector, VecLit):
+            elements: tuple = vector.elements
+        else:
+            vec_value, c_v = self.eval(vector, env, regions, world)
+            assert isinstance(vec_value, Loc)
+            vec_loc = vec_value
+            _, vec = self._peek(world, vec_loc, span)
+            assert isinstance(vec, VecV)
+            elements = vec.items
+        items, threads = [], []
+        with self._kernel(world) as staged, self._branches(world) as branch:
+            for i, element in enumerate(elements):
+                if i:
+                    branch(i)
+                f_loc, c1 = self.eval(func, env, regions, world)
+                assert isinstance(f_loc, Loc)
+                _, closure = self._peek(world, f_loc, span)
+                assert isinstance(closure, Closure)
+                if literal:
+                    argument, c2 = self.eval(element, env, regions, world)
+                else:
+                    argument, c2 = element, None
+                value, c3 = self.eval(closure.body, {**closure.env, closure.param: argument},
+                                      closure.regions, world)
+                c = self._read_into(world, c1, f_loc, c2, span)
+                items.append(value)
+                threads.append(self._seq(world, c, c3, span))
+        c_par = self._par(world, threads, span, staged)
+        with self._bookkeeping():
+            if vec_loc is not None:
+                c_par = self._read_into(world, c_v, vec_loc, c_par, span)
+            c = self._op(world, c_par, span, EdgeKind.MERGE, self._merge_cost(world))
             return self._alloc(c, world, regions, region, VecV(tuple(items)), span)
 
     @contextmanager
@@ -780,8 +915,10 @@ class Evaluator:
         items = list(vec.items)
         while len(items) > 1:
             combined, branches = [], []
-            with self._kernel(world) as staged:
+            with self._kernel(world) as staged, self._branches(world) as branch:
                 for i in range(0, len(items) - 1, 2):
+                    if i:
+                        branch(i // 2)
                     pair, c_pair = self._alloc(None, world, regions, region,
                                                PairV(items[i], items[i + 1]), span)
                     value, c_body = self.eval(closure.body, {**closure.env, closure.param: pair},
@@ -799,19 +936,35 @@ class Evaluator:
 
     # -- on -----------------------------------------------------------------------------------------
     def _on(self, e: On, env: dict, regions: dict, world: World) -> tuple[Value, Cost]:
-        """on e at ρ (Fig. 6): push frv(e) to 𝔾, build the device box, copy back and merge."""
+        """on e at ρ (Fig. 6): push frv(e) to 𝔾, build the device box, copy back and merge.
+
+        Under the paper's rules: what is pushed is each region as the running branch's table
+        holds it (`_view`; the whole region outside parallel branches), and the merge starts
+        from the ap it was pushed with, so that a sibling's words after it collide with the
+        GPU's (profiler.regions.merge, Theorem 4.4); δ† is the merges' cost, ω†β of what the
+        GPU added, with no separate merge step (Fig. 6: δ† = Σ_i δ_i); and an `on local [ρ]`
+        holds a third copy of ρ while it runs, in local memory (§7.1.2: "the local version will
+        replicate the local memory state to global memory at the end", 9n)."""
         span = e.span
         assert world is World.CPU and e.region is not None
         names = sorted(set(e.uses) | {e.region})
         pushed: list[Region] = []
+        start_ap: dict[int, int] = {}
+        start_words: dict[int, int] = {}
         for name in names:
             cpu_region = self._region(regions, name, World.CPU, span)
             if cpu_region.name in self.stacks[World.GPU]:
                 continue
             copy = cpu_region.copy_to(World.GPU, local=name in e.local)
+            if self.paper:
+                copy.ap, start_words[copy.name], values = self._view(cpu_region)
+                if values is not cpu_region.values:
+                    copy.values = values
+            else:
+                start_words[copy.name] = copy.ap
+            start_ap[copy.name] = copy.ap
             self.stacks[World.GPU][copy.name] = copy
             pushed.append(copy)
-        start_ap = {r.name: r.ap for r in pushed}
         snapshot = ({r.name: self.stacks[World.CPU][r.name].copy_to(World.CPU) for r in pushed}
                     if self.options.observer is not None else {})
         saved_growth = self.gpu_growth
@@ -825,17 +978,22 @@ class Evaluator:
             gpu_copies = {r.name: self.stacks[World.GPU].pop(r.name) for r in pushed}
         assert not isinstance(body_paths, Sub)  # the GPU world's: cost paths, or ∅
         box = build_device_box(body_paths, self.gpu, self.profile.gpu)
-        pushed_words = sum(start_ap.values())
-        transfer_in = sum(self.providers.host_to_device(start_ap[r.name]) for r in pushed)
+        pushed_words = sum(start_words.values())
+        transfer_in = sum(self.providers.host_to_device(start_words[r.name]) for r in pushed)
         transfer_out = 0.0
         merge_cost = 0.0
         gpu_words = 0
+        local_words = 0  # the paper's local copies (§7.1.2), pushed and added
         for rid, copy in gpu_copies.items():
-            result = merge(self.stacks[World.CPU][rid], copy, span)
+            result = merge(self.stacks[World.CPU][rid], copy, span,
+                           start_ap[rid] if self.paper else None)
             self._replace_region(rid, result.region)
             transfer_out += self.providers.device_to_host(result.new_words)
-            merge_cost += self.cpu_op  # updating ap and s of the CPU region (Def. 4.3)
+            if not self.paper:
+                merge_cost += self.cpu_op  # updating ap and s of the CPU region (Def. 4.3)
             gpu_words += result.new_words
+            if self.paper and copy.local:
+                local_words += start_words[rid] + result.new_words
         # Harlan's retry: a region that filled up on the GPU is grown on the CPU before the push.
         grow_cost = sum(self.providers.allocation(words) for words in growth.values())
         notes = []
@@ -845,11 +1003,15 @@ class Evaluator:
                          + ", ".join(f"{k} by {v} words" for k, v in sorted(grown_labels.items())))
         info = DeviceBoxInfo(transfer_in, box.time * self.gpu_scale, transfer_out, merge_cost,
                              tuple(r.label for r in pushed), box, span, tuple(notes), grow_cost)
+        local_start = (sum(start_words[rid] for rid, c in gpu_copies.items() if c.local)
+                       if self.paper else 0)
+        space_start = ((World.GPU, pushed_words + local_start),)
+        space_end = ((World.GPU, gpu_words + local_words - local_start), (World.CPU, gpu_words))
         cost = self.graph.device_box(
             None, info, self.centres,
-            space_start=((World.GPU, pushed_words),),
-            space_end=((World.GPU, gpu_words), (World.CPU, gpu_words)),
-            space_after=((World.GPU, -(pushed_words + gpu_words)),),
+            space_start=space_start,
+            space_end=space_end,
+            space_after=((World.GPU, -(pushed_words + gpu_words + local_words)),),
         )
         record = OnRecord(span, info, box, pushed_words, gpu_words, grown_labels, self.centres,
                           body_paths if self.options.observer is not None else None)

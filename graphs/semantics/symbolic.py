@@ -87,6 +87,7 @@ from profiler.syntax import (
 ZERO = sp.Integer(0)
 ONE = sp.Integer(1)
 FRESH = sp.Integer(1 << 60)  # graphs.devicebox.FRESH: device addresses of words a kernel allocates
+LOCAL_ALL = sp.Integer(1 << 62)  # the paper's local memory: every word of a local region (§7.1.2)
 MAX_RECURSION = 64
 MAX_SIZES = 100_000  # the sizes a solved recursion (`_Recurrence`) may be evaluated at
 
@@ -311,6 +312,7 @@ class SPhase:
     writes: sp.Expr = ZERO
     reduce: ReduceOperands | None = None  # a reduction level: where its operands are
     staged: sp.Expr = ZERO  # words the kernel first copies into local memory (devicebox.Phase)
+    writeback: bool = False  # the paper's §7.1.2: l per work group after it (devicebox.Phase)
 
 
 @dataclass(slots=True)
@@ -534,6 +536,9 @@ class BoxRecord:
     returned: list[tuple[str, sp.Expr]]  # (region label, words the GPU added, copied back)
     growth: list[tuple[str, sp.Expr]]  # (region label, words grown before the push)
     parts: dict = field(default_factory=dict)  # grow, transfer_in, transfer_out, merge
+    # Under the paper's rules, NoExpandWE (Fig. 9): (region label, words the GPU needed beyond
+    # the region's size), an error wherever it is positive (graphs.symbolic_profile checks).
+    overflow: list[tuple[str, sp.Expr]] = field(default_factory=list)
 
 
 @dataclass(slots=True)
@@ -560,8 +565,9 @@ class RegionSizes:
     the region's allocations: O(allocation sites), not O(n). `size_r_k` is s of region r after
     its first k logged allocations; `grows_r_k` is how many words the k-th one grew it by."""
 
-    def __init__(self, bsize: int) -> None:
+    def __init__(self, bsize: int, gap: int = 0) -> None:
         self.bsize = bsize
+        self.gap = gap  # ap moves by |v| + gap (profiler.regions.allocate); logs hold |v|
         # symbol -> (what, region, upto, the region's log when the symbol was made)
         self.quantities: dict[sp.Symbol, tuple[str, SRegion, int, list]] = {}
         self.derived: dict[sp.Symbol, sp.Expr] = {}  # quantities defined by the ones above
@@ -595,7 +601,7 @@ class RegionSizes:
             elif kind == "fill":
                 # Allocations of at most BSIZE words each, from ap = start to end (a solved
                 # recursion): each that does not fit grows the region by BSIZE (Fig. 3).
-                end = _int(event[2], params)
+                end = _int(event[2], params) - self.gap  # the last allocation's last word
                 grew = -(-max(0, end - size) // self.bsize) * self.bsize
             elif kind == "loop":
                 start, end = _int(event[1], params), _int(event[2], params)
@@ -629,7 +635,7 @@ class RegionSizes:
                 words = _int(entry, params)
                 if words > slack:
                     slack += max(self.bsize, words - slack)
-                slack -= words
+                slack -= words + self.gap
             i += 1
         return slack
 
@@ -649,8 +655,12 @@ class SymbolicEvaluator:
     or an int (fixed)."""
 
     def __init__(self, checked: CheckedProgram, params: dict[str, Any], profile: DeviceProfile,
-                 gpu_mode: str | None = None):
+                 gpu_mode: str | None = None, paper: bool = False):
         self.checked = checked
+        # The paper's rules (graphs.semantics.options), as the explicit evaluator's `paper`.
+        self.paper = paper
+        self.gap = 1 if paper else 0
+        self.later_branch = 0  # evaluating the second side of a `||` (paper's rules: `_on`)
         self.params = {k: sp.sympify(v) for k, v in params.items()}
         self.profile = profile
         self.cpu_scale, self.gpu_scale = profile.unit_scales()
@@ -684,7 +694,7 @@ class SymbolicEvaluator:
         self.solving: _Recursion | None = None  # the recursive function `_recursion` solves
         self.unsolved: dict[Fix, NotRegular] = {}  # recursive functions it could not solve
         self.counter = 0
-        self.sizes = RegionSizes(self.bsize)
+        self.sizes = RegionSizes(self.bsize, self.gap)
         self.centres: dict[str, CostSummary] = {}  # cost centres on the CPU: what their code cost
         # The kernel whose thread template is being evaluated (see _gpu_thread).
         self.thread_var: sp.Symbol | None = None
@@ -736,7 +746,8 @@ class SymbolicEvaluator:
             address = loc.address
         else:
             address = sp.Integer(loc.region << 32) + loc.offset
-        limit = self.stage_limit.get(region.name, ZERO) if region.local else ZERO
+        limit = ((LOCAL_ALL if self.paper else self.stage_limit.get(region.name, ZERO))
+                 if region.local else ZERO)
         edge = TEdge(EdgeKind.READ if kind is AccessKind.READ else EdgeKind.WRITE, 0.0,
                      TAccess(kind, loc.region, loc.offset, address, limit != ZERO, limit), words,
                      self.bookkeeping)
@@ -772,15 +783,16 @@ class SymbolicEvaluator:
                span: Span):
         assert name is not None  # the checker's elaboration writes every allocation's region
         region = self._region(regions, name, world, span)
-        words = size_words(content)
+        size = size_words(content)
+        words = size + self.gap  # how far ap moves (Fig. 3's |v| + 1 under the paper's rules)
         offset = region.ap
         loc = SLoc(region.name, offset)
         expanded = None
         if world is World.CPU:
             if self.loops:
-                region.trace.append(words)
+                region.trace.append(size)
             else:
-                region.log.append(("alloc", region.ap, words))
+                region.log.append(("alloc", region.ap, size))
                 if self._grow_cost() != self.write_w:
                     expanded = self.sizes.symbol("grows", region, len(region.log))
             self.space_cpu = self.space_cpu + words
@@ -875,6 +887,11 @@ class SymbolicEvaluator:
                 # u of `fix f: τ. u` is a lambda or a region lambda, its region elaborated
                 assert isinstance(body, (Lambda, RegionLambda)) and body.region is not None
                 home = self._region(regions, body.region, world, span)
+                fix_cost = None
+                if self.paper:  # Fig. 5's own closure clos(f, u, E[f ↦ (r, o)]) first
+                    fix_env = {**env, name: SValue(SLoc(home.name, home.ap), None)}
+                    _, fix_cost = self._alloc(None, world, regions, body.region,
+                                              SClosure(name, body, fix_env, regions), span)
                 placeholder = SValue(SLoc(home.name, home.ap), None)
                 rec_env = {**env, name: placeholder}
                 content: SClosure | SRegionClosure
@@ -882,12 +899,16 @@ class SymbolicEvaluator:
                     content = SClosure(body.param, body.body, rec_env, regions, recursive=e)
                 else:
                     content = SRegionClosure(body.param, body.body, rec_env, regions)
-                value, cost = self._alloc(None, world, regions, body.region, content, span)
+                value, cost = self._alloc(fix_cost, world, regions, body.region, content, span)
                 rec_env[name] = value  # the closure refers to itself
                 return value, cost
             case Par(left, right, region, span):
                 v1, c1 = self.eval(left, env, regions, world)
-                v2, c2 = self.eval(right, env, regions, world)
+                self.later_branch += self.paper
+                try:
+                    v2, c2 = self.eval(right, env, regions, world)
+                finally:
+                    self.later_branch -= self.paper
                 if world is World.CPU:
                     c = par(c1, c2, self.op_w)
                     c = step(c, self.merge_w)
@@ -1292,8 +1313,17 @@ class SymbolicEvaluator:
 
     def _parmap(self, func: Expr, vector: Expr, region: str | None, span: Span, env: dict,
                 regions: dict, world: World):
+        """parmap f v at ρ (the explicit evaluator's `_parmap_rule`, or under the paper's rules
+        its `_parmap_paper`: f e_i per element, the thread template evaluating f too)."""
         assert region is not None  # the checker's elaboration writes every region
-        closure, c_f = self._function(func, env, regions, world, span)
+        if self.paper:
+            if isinstance(vector, VecLit):
+                raise NotRegular("a parmap over a vector literal, under the paper's rules: each "
+                                 "element is evaluated in its own thread, a different expression "
+                                 "per thread", span)
+            closure, c_f = None, None
+        else:
+            closure, c_f = self._function(func, env, regions, world, span)
         vec, c_v = self.eval(vector, env, regions, world)
         count = sp.sympify(vec.content.length)
         start = {rid: r.ap for rid, r in self.stacks[World.CPU].items()}
@@ -1303,8 +1333,15 @@ class SymbolicEvaluator:
         def thread(var):
             item = vec.content.element(var, span)
             with self._gpu_thread(world, var, count, limits=limits):
-                return self.eval(closure.body, {**closure.env, closure.param: item},
-                                 closure.regions, world)
+                if closure is not None:
+                    return self.eval(closure.body, {**closure.env, closure.param: item},
+                                     closure.regions, world)
+                # f e_i by the application rule: c_f ⊕δr ∅ ⊕ c_body
+                f, c1 = self.eval(func, env, regions, world)
+                applied = f.content
+                value, c3 = self.eval(applied.body, {**applied.env, applied.param: item},
+                                      applied.regions, world)
+                return value, self._seq(world, self._read_into(world, c1, f, None, span), c3)
 
         if count == 0:
             items: tuple = ()
@@ -1342,7 +1379,7 @@ class SymbolicEvaluator:
     def _limits(self, world: World) -> dict[int, sp.Expr]:
         """What a kernel starting now stages of each local region (the evaluator's `_kernel`):
         its words so far, up to the region's share of local memory; {} inside a thread."""
-        if world is not World.GPU or self.gpu_loops:
+        if world is not World.GPU or self.gpu_loops or self.paper:
             return {}
         return {rid: sp.Min(r.ap, self.local_share) for rid, r in self.stacks[World.GPU].items()
                 if r.local}
@@ -1375,7 +1412,8 @@ class SymbolicEvaluator:
     def _par(self, world: World, thread, count: sp.Expr, var, staged: sp.Expr = ZERO):
         if world is World.CPU:
             return par_many(thread, count, self.op_w)
-        phase = SPhase(True, _path_flatten(thread), count, var, staged=staged)
+        phase = SPhase(True, _path_flatten(thread), count, var, staged=staged,
+                       writeback=self._writeback())
         if self.gpu_loops == 0:
             # A kernel: its allocations take lock-step addresses from the box's fresh pointer.
             width = self.profile.gpu.warp_width
@@ -1383,6 +1421,10 @@ class SymbolicEvaluator:
             phase.writes = sp.sympify(self.last_writes)
             self.fresh = self.fresh + self.last_writes * width * sp.ceiling(count / width)
         return [phase]
+
+    def _writeback(self) -> bool:
+        """Whether a kernel ends with §7.1.2's write-back (the explicit evaluator's `_par`)."""
+        return self.paper and any(r.local for r in self.stacks[World.GPU].values())
 
     def _iota(self, count: Expr, region: str | None, span: Span, env: dict, regions: dict,
               world: World):
@@ -1515,7 +1557,8 @@ class SymbolicEvaluator:
         levels = clog2(n)
         seq_edge = SPhase(False, [TEdge(EdgeKind.SEQ, self.gpu_op)])
         merge_edge = SPhase(False, [TEdge(EdgeKind.MERGE, self.gpu_op, None, ZERO, True)])
-        kernel = SPhase(True, path, pairs, local, ZERO, sp.sympify(writes), resolver, staged[0])
+        kernel = SPhase(True, path, pairs, local, ZERO, sp.sympify(writes), resolver, staged[0],
+                        self._writeback())
         loop = SPhaseLoop(levels, level, [seq_edge, kernel, merge_edge], resolver)
         if top:
             self.fresh = fresh + writes * width * sp.Sum(
@@ -1538,6 +1581,9 @@ class SymbolicEvaluator:
         span = e.span
         if self.loops:
             raise NotRegular("an `on` inside a parallel form or a recursion", span)
+        if self.later_branch:
+            raise NotRegular("an `on` in the second side of a `||`, under the paper's rules (it "
+                             "pushes what its own branch's configuration holds)", span)
         assert e.region is not None  # the checker's elaboration writes every region
         names = sorted(set(e.uses) | {e.region})
         pushed: list[SRegion] = []
@@ -1563,17 +1609,22 @@ class SymbolicEvaluator:
             self.box = None
             copies = {r.name: self.stacks[World.GPU].pop(r.name) for r in pushed}
         growth = {rid: sp.Max(0, c.ap - start_size[rid]) for rid, c in copies.items()}
+        # The last allocation's last word is at ap - gap (profiler.regions.allocate).
+        overflow = {rid: sp.Max(0, c.ap - self.gap - start_size[rid])
+                    for rid, c in copies.items()} if self.paper else {}
         returned = {rid: sp.Max(0, c.ap - start_ap[rid]) for rid, c in copies.items()}
         for rid, gpu_copy in copies.items():
             cpu_region = self.stacks[World.CPU][rid]
             cpu_region.ap = sp.Max(cpu_region.ap, gpu_copy.ap)
-            cpu_region.log.append(("merge", gpu_copy.ap))
+            if not self.paper:  # the paper's GPU never grows a region (NoExpandWE)
+                cpu_region.log.append(("merge", gpu_copy.ap))
         labels = {r.name: r.label for r in pushed}
         record = BoxRecord(
             span, index, body_paths,
             [(labels[rid], start_ap[rid]) for rid in start_ap],
             [(labels[rid], returned[rid]) for rid in returned],
-            [(labels[rid], growth[rid]) for rid in growth])
+            [(labels[rid], growth[rid]) for rid in growth],
+            overflow=[(labels[rid], overflow[rid]) for rid in overflow])
         self.boxes.append(record)
         kernel = sp.Symbol(f"K{index}", nonnegative=True)
         self.box_symbols.append(kernel)
@@ -1581,12 +1632,16 @@ class SymbolicEvaluator:
         self.box_totals.append(total)
         pushed_words = sum(start_ap.values(), ZERO)
         gpu_words = sum(returned.values(), ZERO)
+        # The paper's `on local`: a third copy of each local region, in local memory (§7.1.2).
+        local_words = (sum((start_ap[rid] + returned[rid] for rid, c in copies.items()
+                            if c.local), ZERO) if self.paper else ZERO)
         # Space (eqs. 8-9): the box holds the pushed copies and what the GPU allocated; at its end
         # the CPU regions hold the merged words too (graphs.schedule samples that instant).
         self._peak()
         self.space_cpu = self.space_cpu + gpu_words
-        self.space_peak_gpu = _max(self.space_peak_gpu, pushed_words + gpu_words)
-        self.space_peak = _max(self.space_peak, self.space_cpu + pushed_words + gpu_words)
+        self.space_peak_gpu = _max(self.space_peak_gpu, pushed_words + gpu_words + local_words)
+        self.space_peak = _max(self.space_peak,
+                               self.space_cpu + pushed_words + gpu_words + local_words)
         self._peak()
         shape = CostSummary(total, total, sp.Integer(2), ONE, total, (), ONE)
         return value, shape
@@ -1595,7 +1650,7 @@ class SymbolicEvaluator:
         """The device box edge's weight (Fig. 6, rule for `on`): grow + ω*β + kernel + ω†β +
         merge, with the primitive cost providers in closed form."""
         grow_expr = sum((_provider_expr_alloc(self._allocation(), words)
-                         for _, words in record.growth), ZERO)
+                         for _, words in record.growth), ZERO) if not self.paper else ZERO
         # The growth depends on where the region's BSIZE blocks end: a named quantity, resolved
         # at concrete sizes (RegionSizes), so that formulas stay readable.
         grow = sp.Symbol(f"grow{record.index}", nonnegative=True)
@@ -1606,7 +1661,7 @@ class SymbolicEvaluator:
                            for _, words in record.pushed), ZERO)
         transfer_out = sum((_transfer_expr(to_host.parameters, words)
                             for _, words in record.returned), ZERO)
-        merge = len(record.returned) * self.op_w
+        merge = len(record.returned) * self.op_w if not self.paper else ZERO  # paper: in δ†
         record.parts = {"grow": grow, "transfer_in": transfer_in,
                         "transfer_out": transfer_out, "merge": merge}
         return grow + transfer_in + kernel * number(self.gpu_scale) + transfer_out + merge
