@@ -22,6 +22,7 @@ from cli.common import (
     write_output,
 )
 from graphs.analysis import analyse
+from graphs.numbers import json_text
 from graphs.render_text import TextRenderer
 from graphs.renderers import RENDERERS
 from graphs.semantics.explicit import Evaluation, OffloadCollector, OffloadObserver, evaluate
@@ -95,7 +96,7 @@ def _fallback(args: argparse.Namespace, holder: SourceHolder, irregular: NotRegu
         data = {"symbolic": False, "reason": irregular.message,
                 "location": str(irregular.span) if irregular.span else None,
                 "explicit": json.loads(buffer.getvalue())}
-        write_output(json.dumps(data, indent=2) + "\n", output)
+        write_output(json_text(data) + "\n", output)
         return EXIT_OK
     print(f"hetprof: {note}")
     return command_profile(explicit, holder)

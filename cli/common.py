@@ -5,7 +5,6 @@ report. Imported by every other module of cli/; imports none of them."""
 from __future__ import annotations
 
 import argparse
-import math
 import sys
 from dataclasses import replace
 from pathlib import Path
@@ -13,7 +12,7 @@ from typing import Any
 
 from graphs.semantics.explicit import OffloadObserver
 from graphs.semantics.options import DEFAULT_MAX_DEPTH, DEFAULT_MAX_STEPS, EvaluationOptions
-from models.device_profile import DeviceProfile, load_profile
+from models.device_profile import MAX_PARAMETER, DeviceProfile, load_profile
 from profiler.checker import CheckedProgram, check_program
 from profiler.errors import ParameterError, ParseError
 from profiler.parser import parse
@@ -85,9 +84,8 @@ def device_profile(args: argparse.Namespace) -> DeviceProfile:
                          ("threads_at_once", "threads_at_once"), ("gpu_mode", "mode")):
         value = getattr(args, option, None)
         if value is not None:
-            if not isinstance(value, str) and not (math.isfinite(value) and value >= 1):
-                raise ParameterError(f"--{option.replace('_', '-')} must be a finite number of at "
-                                     "least 1")
+            if not isinstance(value, str):
+                _check_model_option(option, value)
             gpu_changes[name] = value
     if gpu_changes:
         profile = profile.with_gpu(**gpu_changes)
@@ -95,10 +93,19 @@ def device_profile(args: argparse.Namespace) -> DeviceProfile:
         raise ParameterError(f"the work-group size ({profile.gpu.work_group_size}) must be a "
                              f"multiple of the warp width ({profile.gpu.warp_width})")
     if getattr(args, "bsize", None) is not None:
-        if args.bsize < 1:
-            raise ParameterError("--bsize must be at least 1")
+        _check_model_option("bsize", args.bsize)
         profile = replace(profile, region=replace(profile.region, bsize=args.bsize))
     return profile
+
+
+def _check_model_option(option: str, value: float) -> None:
+    """A model parameter from the command line: finite, from 1 to the profile's bound (costs are
+    sums of products of parameters and counts, and must stay far from float overflow)."""
+    if not 1 <= value <= MAX_PARAMETER:  # false for NaN; an int compares exactly
+        shown = (f"{value:g}" if isinstance(value, float) or abs(value) < 10**20
+                 else f"an integer of {len(str(abs(value)))} digits")
+        raise ParameterError(f"--{option.replace('_', '-')} must be a finite number from 1 to "
+                             f"10^15, not {shown}")
 
 
 def evaluation_options(args: argparse.Namespace, observer: OffloadObserver | None = None,

@@ -4,7 +4,6 @@ each parallel form is cheaper as the size grows."""
 from __future__ import annotations
 
 import argparse
-import json
 from typing import Any
 
 from cli.common import (
@@ -19,6 +18,7 @@ from cli.common import (
 )
 from graphs.analysis import analyse
 from graphs.crossings import crossings, resolved_upper
+from graphs.numbers import json_text
 from graphs.render_symbolic import render_place, render_symbolic
 from graphs.semantics.explicit import evaluate
 from graphs.semantics.options import EvaluationOptions
@@ -66,7 +66,7 @@ def command_symbolic_profile(args: argparse.Namespace, holder: SourceHolder) -> 
     result["schedule"] = args.schedule
     result["explicit_time"] = _explicit_time(checked, values, options, args, result)
     if args.format == "json":
-        write_output(json.dumps(result, indent=2, default=str) + "\n", args.output)
+        write_output(json_text(result, default=str) + "\n", args.output)
     else:
         write_output(render_symbolic(result), args.output)
     return EXIT_OK
@@ -111,7 +111,7 @@ def command_place(args: argparse.Namespace, holder: SourceHolder) -> int:
               "time": PLACEMENT_TIME,
               "sites": sites}
     if args.format == "json":
-        write_output(json.dumps(result, indent=2, default=str) + "\n", args.output)
+        write_output(json_text(result, default=str) + "\n", args.output)
     else:
         write_output(render_place(result), args.output)
     return EXIT_OK

@@ -7,12 +7,12 @@ a profile can be saved and rendered again without re-running the program.
 
 from __future__ import annotations
 
-import json
 from dataclasses import asdict, dataclass, field
 from itertools import compress, count
 from typing import Any
 
 from graphs.costgraph import EdgeKind, NodeKind, cyclic_gc_paused, longest_path_of_edges
+from graphs.numbers import json_text
 from graphs.picture import cost_picture
 from graphs.schedule import Policy, ScheduleResult, schedule
 from graphs.semantics.explicit import Evaluation
@@ -107,7 +107,7 @@ class ProfileResult:
         return asdict(self)
 
     def dumps(self) -> str:
-        return json.dumps(self.to_json(), indent=2, default=str)
+        return json_text(self.to_json(), default=str)
 
     @staticmethod
     def from_json(data: dict[str, Any]) -> ProfileResult:

@@ -5,8 +5,13 @@ CLI cases run the command in a subprocess (tests/test_robustness.py's helpers)."
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
+import pytest
+
+from graphs.numbers import json_text
+from profiler.errors import ParameterError
 from tests.test_robustness import EXIT_PROGRAM_ERROR, assert_clean, hetprof, write
 
 # -- the parser ---------------------------------------------------------------------------------
@@ -29,3 +34,62 @@ def test_a_parameter_default_of_5000_digits_is_a_located_syntax_error(tmp_path: 
     assert_clean(result, EXIT_PROGRAM_ERROR)
     assert result.stderr.startswith(f"{path}:1:17: syntax error: integer literal too large: "
                                     "5000 digits")
+
+
+# -- device profiles and model parameters -------------------------------------------------------
+
+DOT = "examples/dot.lg"
+
+
+@pytest.mark.parametrize("transfer", ["[1, 2]", '"fast"', "7"], ids=["list", "string", "number"])
+def test_a_transfer_that_is_not_an_object_names_the_file_and_field(tmp_path: Path,
+                                                                    transfer: str):
+    path = write(tmp_path, "p.json", f'{{"transfer": {{"host_to_device": {transfer}}}}}')
+    result = hetprof("profile", DOT, "--device-profile", path)
+    assert_clean(result, EXIT_PROGRAM_ERROR)
+    assert result.stderr == (f"profile error: {path}: field 'transfer.host_to_device' must be an "
+                             f"object, not {json.dumps(json.loads(transfer))}\n")
+
+
+@pytest.mark.parametrize("text", ["[" * 200_000 + "]" * 200_000,
+                                  '{"gpu": {"banks": ' + "[" * 150_000 + "]" * 150_000 + "}}"],
+                         ids=["top", "field"])
+def test_a_deeply_nested_profile_is_a_malformed_profile(tmp_path: Path, text: str):
+    path = write(tmp_path, "deep.json", text)
+    result = hetprof("profile", DOT, "--device-profile", path)
+    assert_clean(result, EXIT_PROGRAM_ERROR)
+    assert result.stderr.startswith(f"profile error: {path}: ")
+    assert "program" not in result.stderr
+
+
+def test_an_overflowing_latency_in_a_profile_is_refused_at_load(tmp_path: Path):
+    path = write(tmp_path, "p.json", '{"gpu": {"global_latency": 1e308}}')
+    result = hetprof("profile", DOT, "--device-profile", path, "--format", "json")
+    assert_clean(result, EXIT_PROGRAM_ERROR)
+    assert result.stderr == (f"profile error: {path}: field 'gpu.global_latency' must be a finite "
+                             "non-negative number of at most 10^15, not 1e+308\n")
+    assert result.stdout == ""
+
+
+@pytest.mark.parametrize("arguments, shown", [
+    (["--global-latency", "1e308"], "--global-latency must be a finite number from 1 to 10^15, "
+                                    "not 1e+308"),
+    (["--global-latency", "inf"], "--global-latency must be a finite number from 1 to 10^15, "
+                                  "not inf"),
+    (["--warp-width", "99999999999999999999"], "--warp-width must be a finite number from 1 to "
+                                               "10^15, not 1e+20"),
+    (["--bsize", "0"], "--bsize must be a finite number from 1 to 10^15, not 0"),
+], ids=["huge", "inf", "huge-int", "zero"])
+@pytest.mark.parametrize("output", ["text", "json"])
+def test_overflowing_model_options_are_refused(arguments: list[str], shown: str, output: str):
+    result = hetprof("profile", DOT, "--param", "n=4", "--format", output, *arguments)
+    assert_clean(result, EXIT_PROGRAM_ERROR)
+    assert result.stderr == f"parameter error: {shown}\n"
+    assert result.stdout == ""
+
+
+def test_json_is_never_written_with_a_number_that_is_not_finite():
+    for value in (float("inf"), float("-inf"), float("nan")):
+        with pytest.raises(ParameterError, match="not a finite number"):
+            json_text({"work": value})
+    assert json_text({"work": 1.5}) == '{\n  "work": 1.5\n}'
