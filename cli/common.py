@@ -126,12 +126,21 @@ def evaluation_options(args: argparse.Namespace, observer: OffloadObserver | Non
     )
 
 
+MAX_PLOTTED_PROCS = 1024  # --max-procs: the speedup plot schedules the graph once per P
+
+
 def check_procs(args: argparse.Namespace) -> None:
-    """--procs (and --max-procs where the command has it) must be at least 1."""
+    """--procs (and --max-procs where the command has it) must be at least 1; --max-procs at
+    most MAX_PLOTTED_PROCS. Any --procs is taken: the schedule uses no more processors than the
+    graph's width (graphs.schedule.WIDTH_CHECKED) and the report says so."""
     for name in ("procs", "max_procs"):
         value = getattr(args, name, None)
         if value is not None and value < 1:
             raise ParameterError(f"--{name.replace('_', '-')} must be at least 1")
+    max_procs = getattr(args, "max_procs", None)
+    if max_procs is not None and max_procs > MAX_PLOTTED_PROCS:
+        raise ParameterError(f"--max-procs must be at most {MAX_PLOTTED_PROCS} (the speedup plot "
+                             "schedules the program once for each P)")
 
 
 def replace_args(args: argparse.Namespace, **changes: Any) -> argparse.Namespace:

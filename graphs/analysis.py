@@ -102,9 +102,15 @@ class ProfileResult:
     # Symbolic formulas (name -> formula text), filled by symbolic profiling when it runs; the
     # HTML report shows them when present.
     formulas: dict[str, str] | None = None
+    # The processors the schedule ran on where fewer than `procs`: the graph's width, beyond
+    # which processors change nothing (graphs.schedule.WIDTH_CHECKED); None where all ran.
+    procs_used: int | None = None
 
     def to_json(self) -> dict[str, Any]:
-        return asdict(self)
+        data = asdict(self)
+        if self.procs_used is None:
+            del data["procs_used"]  # written only where the processors were capped
+        return data
 
     def dumps(self) -> str:
         return json_text(self.to_json(), default=str)
@@ -160,6 +166,7 @@ def analyse(evaluation: Evaluation, procs: int = 2, policy: Policy | str = Polic
             units=units,
             gpu_mode=evaluation.gpu_mode,
             procs=procs,
+            procs_used=result.procs if result.procs < procs else None,
             schedule=Policy(policy).value,
             work=work,
             span=span,

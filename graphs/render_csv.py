@@ -40,6 +40,8 @@ class CsvRenderer:
             ("nodes", result.nodes), ("edges", result.edges), ("steps", result.steps),
         ):
             writer.writerow(("summary", result.file, "", "", measure, value))
+        if result.procs_used is not None:
+            writer.writerow(("summary", result.file, "", "", "procs_used", result.procs_used))
         for key, text in (("units", result.units), ("schedule", result.schedule),
                           ("gpu_mode", result.gpu_mode), ("profile", result.profile_name)):
             writer.writerow(("summary", result.file, "", "", key, text))

@@ -12,7 +12,7 @@ import pytest
 
 from graphs.numbers import json_text
 from profiler.errors import ParameterError
-from tests.test_robustness import EXIT_PROGRAM_ERROR, assert_clean, hetprof, write
+from tests.test_robustness import EXIT_OK, EXIT_PROGRAM_ERROR, assert_clean, hetprof, write
 
 # -- the parser ---------------------------------------------------------------------------------
 
@@ -93,3 +93,32 @@ def test_json_is_never_written_with_a_number_that_is_not_finite():
         with pytest.raises(ParameterError, match="not a finite number"):
             json_text({"work": value})
     assert json_text({"work": 1.5}) == '{\n  "work": 1.5\n}'
+
+
+# -- processors ---------------------------------------------------------------------------------
+
+DC_SUM = "examples/dc_sum.lg"
+
+
+def test_processors_beyond_the_graphs_width_are_capped_and_said_so():
+    huge, capped_text, at_width = (
+        hetprof("profile", DC_SUM, "--procs", "99999999999999999999", "--format", "json"),
+        hetprof("profile", DC_SUM, "--procs", "100000000"),
+        hetprof("profile", DC_SUM, "--procs", "64", "--format", "json"),
+    )
+    for result in (huge, capped_text, at_width):
+        assert_clean(result, EXIT_OK)
+    data, reference = json.loads(huge.stdout), json.loads(at_width.stdout)
+    assert data["procs"] == 99999999999999999999 and data["procs_used"] == 64
+    assert "procs_used" not in reference  # 64 processors: none capped
+    for key in ("time", "space", "work", "span"):
+        assert data[key] == reference[key]
+    assert ("note: scheduled on 64 processors (the most tasks ever ready at once); more change "
+            "nothing") in capped_text.stdout
+
+
+def test_too_many_processors_for_a_speedup_plot_is_a_parameter_error(tmp_path: Path):
+    result = hetprof("plot", "speedup", DC_SUM, "--max-procs", "5000", "-o", tmp_path / "s.svg")
+    assert_clean(result, EXIT_PROGRAM_ERROR)
+    assert result.stderr == ("parameter error: --max-procs must be at most 1024 (the speedup plot "
+                             "schedules the program once for each P)\n")
