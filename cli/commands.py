@@ -26,9 +26,12 @@ from graphs.numbers import json_text
 from graphs.render_text import TextRenderer
 from graphs.renderers import RENDERERS
 from graphs.semantics.explicit import Evaluation, OffloadCollector, OffloadObserver, evaluate
+from graphs.semantics.options import DEFAULT_MAX_STEPS, EvaluationOptions
 from graphs.semantics.symbolic import NotRegular
+from graphs.symbolic_profile import explicit_nodes
 from models.device_profile import DeviceProfile
 from profiler.checker import CheckedProgram, bind_parameters
+from profiler.errors import EvaluationError
 
 
 def run_program(args: argparse.Namespace, holder: SourceHolder,
@@ -39,7 +42,25 @@ def run_program(args: argparse.Namespace, holder: SourceHolder,
     params = bind_parameters(checked, parse_params(args.param))
     profile = device_profile(args)
     options = evaluation_options(args, observer, profile)
+    _refuse_a_graph_too_large(checked, params, options)
     return checked, params, evaluate(checked, params, options), profile
+
+
+def _refuse_a_graph_too_large(checked: CheckedProgram, params: dict[str, int],
+                              options: EvaluationOptions) -> None:
+    """Where --max-steps lets an evaluation run past the default step limit, ask the symbolic
+    profile how many nodes the explicit cost graph will have, and refuse one above
+    --max-graph-size before building it (the evaluator stops at the budget anyway, but only
+    after building that much). Within the default step limit the graph stays near the budget."""
+    if options.max_steps <= DEFAULT_MAX_STEPS:
+        return
+    nodes = explicit_nodes(checked, options, params)
+    if nodes is not None and nodes > options.max_graph:
+        raise EvaluationError(
+            f"at these sizes the explicit cost graph would have {nodes:,} nodes, more than "
+            f"--max-graph-size ({options.max_graph:,}): profile it with --symbolic, which does "
+            "not build it, or raise --max-graph-size if the memory is there",
+            checked.body.span, "memory budget")
 
 
 def command_check(args: argparse.Namespace, holder: SourceHolder) -> int:

@@ -11,7 +11,12 @@ from pathlib import Path
 from typing import Any
 
 from graphs.semantics.explicit import OffloadObserver
-from graphs.semantics.options import DEFAULT_MAX_DEPTH, DEFAULT_MAX_STEPS, EvaluationOptions
+from graphs.semantics.options import (
+    DEFAULT_MAX_DEPTH,
+    DEFAULT_MAX_GRAPH,
+    DEFAULT_MAX_STEPS,
+    EvaluationOptions,
+)
 from models.device_profile import MAX_PARAMETER, DeviceProfile, load_profile
 from profiler.checker import CheckedProgram, check_program
 from profiler.errors import ParameterError, ParseError
@@ -112,7 +117,7 @@ def evaluation_options(args: argparse.Namespace, observer: OffloadObserver | Non
                        profile: DeviceProfile | None = None) -> EvaluationOptions:
     """The evaluation options of a command line: the device profile and GPU mode, the step and
     depth limits (--max-steps, --max-depth) and NoExpandWE (--strict-gpu-regions)."""
-    for name in ("max_steps", "max_depth"):
+    for name in ("max_steps", "max_depth", "max_graph_size"):
         value = getattr(args, name, None)
         if value is not None and value < 1:
             raise ParameterError(f"--{name.replace('_', '-')} must be at least 1")
@@ -121,6 +126,7 @@ def evaluation_options(args: argparse.Namespace, observer: OffloadObserver | Non
         gpu_mode=args.gpu_mode,
         max_steps=getattr(args, "max_steps", None) or DEFAULT_MAX_STEPS,
         max_depth=getattr(args, "max_depth", None) or DEFAULT_MAX_DEPTH,
+        max_graph=getattr(args, "max_graph_size", None) or DEFAULT_MAX_GRAPH,
         grow_gpu_regions=not args.strict_gpu_regions,
         observer=observer,
     )

@@ -14,6 +14,7 @@ from collections.abc import Callable
 from cli import commands, opencl, pictures, rewriting, symbolic
 from cli.common import EXIT_OK, EXIT_PROGRAM_ERROR, EXIT_USAGE, SourceHolder, UsageError
 from graphs.renderers import RENDERERS
+from graphs.semantics.options import DEFAULT_MAX_GRAPH
 from profiler.errors import HetprofError, format_error
 
 STACK_BYTES = 512 * 1024 * 1024
@@ -28,6 +29,10 @@ def _add_common(parser: argparse.ArgumentParser) -> None:
                         help="stop a program after this many evaluation steps")
     parser.add_argument("--max-depth", type=int, default=None,
                         help="stop a program nested (recursing) deeper than this")
+    parser.add_argument("--max-graph-size", type=int, default=None, metavar="N",
+                        help="refuse to build an explicit cost graph of more than N nodes and "
+                        f"GPU steps (default {DEFAULT_MAX_GRAPH:,}, about 1-4 GB; --symbolic "
+                        "profiles any size)")
 
 
 def _add_model_options(parser: argparse.ArgumentParser) -> None:
@@ -120,6 +125,11 @@ def _dispatch(args: argparse.Namespace) -> int:
         return EXIT_USAGE
     except HetprofError as error:
         print(format_error(error, holder.text), file=sys.stderr)
+        return EXIT_PROGRAM_ERROR
+    except MemoryError:
+        print("hetprof: out of memory (at these sizes the program's explicit cost graph does not "
+              "fit): profile it with --symbolic, or lower the sizes or --max-graph-size",
+              file=sys.stderr)
         return EXIT_PROGRAM_ERROR
     except RecursionError:
         print("hetprof: the program is nested too deeply for hetprof to analyse; simplify it or "

@@ -379,6 +379,18 @@ def symbolic_profile(checked: CheckedProgram, options: EvaluationOptions | None 
     return SymbolicProfile(checked, evaluation, options, reference)
 
 
+def explicit_nodes(checked: CheckedProgram, options: EvaluationOptions,
+                   values: dict[str, int]) -> int | None:
+    """How many nodes the explicit evaluator's cost graph of the program has at `values` (the
+    symbolic profile's exact node count), found without building it; None where the program is
+    not regular (or the sizes are outside the formulas' assumptions)."""
+    try:
+        profile = symbolic_profile(checked, options, values)
+        return profile.at(values)["nodes"]
+    except NotRegular:
+        return None
+
+
 # -- helpers ---------------------------------------------------------------------------------------
 
 

@@ -6,13 +6,17 @@ CLI cases run the command in a subprocess (tests/test_robustness.py's helpers)."
 from __future__ import annotations
 
 import json
+import re
+import resource
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
 
 from graphs.numbers import json_text
 from profiler.errors import ParameterError
-from tests.test_robustness import EXIT_OK, EXIT_PROGRAM_ERROR, assert_clean, hetprof, write
+from tests.test_robustness import EXIT_OK, EXIT_PROGRAM_ERROR, ROOT, assert_clean, hetprof, write
 
 # -- the parser ---------------------------------------------------------------------------------
 
@@ -122,3 +126,43 @@ def test_too_many_processors_for_a_speedup_plot_is_a_parameter_error(tmp_path: P
     assert_clean(result, EXIT_PROGRAM_ERROR)
     assert result.stderr == ("parameter error: --max-procs must be at most 1024 (the speedup plot "
                              "schedules the program once for each P)\n")
+
+
+# -- memory -------------------------------------------------------------------------------------
+
+ZIPMUL = "examples/zipmul.lg"
+
+
+def test_a_graph_over_the_budget_is_refused_before_it_is_built():
+    # --max-steps lifts the step limit, so the symbolic profile's node count (12n + 10) decides.
+    result = hetprof("profile", ZIPMUL, "--param", "n=100000000", "--max-steps", "1000000000000")
+    assert_clean(result, EXIT_PROGRAM_ERROR)
+    assert result.stderr.startswith(
+        "examples/zipmul.lg:19:1: evaluation error: at these sizes the explicit cost graph would "
+        "have 1,200,000,010 nodes, more than --max-graph-size (6,000,000): profile it with "
+        "--symbolic, which does not build it, or raise --max-graph-size if the memory is there "
+        "[memory budget]\n    letregion r0 in\n    ^")
+
+
+def test_the_evaluator_stops_at_the_budget_where_the_program_is_building(tmp_path: Path):
+    result = hetprof("run", ZIPMUL, "--param", "n=100000", "--max-graph-size", "100000")
+    assert_clean(result, EXIT_PROGRAM_ERROR)
+    assert re.match(r"examples/zipmul.lg:20:\d+: evaluation error: the explicit cost graph grew "
+                    r"past --max-graph-size \(100,000 nodes and GPU steps; [\d,]+ here\): profile "
+                    r"it with --symbolic", result.stderr)
+
+
+def test_running_out_of_memory_is_a_clear_message():
+    limit = 1200 * 2**20  # address space: the interpreter, its imports and the stack fit
+
+    def cap_memory() -> None:
+        resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
+
+    result = subprocess.run(
+        [sys.executable, "-m", "cli", "profile", ZIPMUL, "--param", "n=1000000",
+         "--max-graph-size", "1000000000"],
+        cwd=ROOT, capture_output=True, encoding="utf-8", timeout=300, preexec_fn=cap_memory)
+    assert_clean(result, EXIT_PROGRAM_ERROR)
+    assert result.stderr == ("hetprof: out of memory (at these sizes the program's explicit cost "
+                             "graph does not fit): profile it with --symbolic, or lower the sizes "
+                             "or --max-graph-size\n")
