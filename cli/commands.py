@@ -27,7 +27,7 @@ from graphs.render_text import TextRenderer
 from graphs.renderers import RENDERERS
 from graphs.semantics.explicit import Evaluation, OffloadCollector, OffloadObserver, evaluate
 from graphs.semantics.options import DEFAULT_MAX_STEPS, EvaluationOptions
-from graphs.semantics.symbolic import NotRegular
+from graphs.semantics.symbolic import NotRegular, OutsideAssumptions
 from graphs.symbolic_profile import explicit_nodes
 from models.device_profile import DeviceProfile
 from profiler.checker import CheckedProgram, bind_parameters
@@ -107,7 +107,9 @@ def _fallback(args: argparse.Namespace, holder: SourceHolder, irregular: NotRegu
     """`profile --symbolic` of a program that is not regular: the explicit profile at the sizes
     given, with the reason."""
     where = f"{irregular.span}: " if irregular.span is not None else ""
-    note = (f"not regular, so profiled explicitly at the sizes given: {where}{irregular.message}")
+    why = ("outside the formulas' assumptions" if isinstance(irregular, OutsideAssumptions)
+           else "not regular")
+    note = f"{why}, so profiled explicitly at the sizes given: {where}{irregular.message}"
     explicit = replace_args(args, symbolic=False)
     if args.format == "json":
         output, explicit.output = args.output, None

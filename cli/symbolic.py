@@ -22,7 +22,7 @@ from graphs.numbers import json_text
 from graphs.render_symbolic import render_place, render_symbolic
 from graphs.semantics.explicit import evaluate
 from graphs.semantics.options import EvaluationOptions
-from graphs.semantics.symbolic import NotRegular
+from graphs.semantics.symbolic import NotRegular, OutsideAssumptions
 from graphs.symbolic_profile import (
     PLACEMENT_TIME,
     SymbolicProfile,
@@ -124,9 +124,19 @@ def _place_site(where: str, written_on: bool, cpu: CheckedProgram, gpu: CheckedP
     try:
         profiles = {"cpu": symbolic_profile(cpu, options, values, [parameter]),
                     "gpu": symbolic_profile(gpu, options, values, [parameter])}
-    except NotRegular as irregular:
-        site.update(method="explicit", note=f"not regular: {irregular.message}")
+        return _place_symbolic(site, profiles, values, parameter, args)
+    except NotRegular as irregular:  # or sizes outside the formulas' assumptions
+        why = ("outside the formulas' assumptions" if isinstance(irregular, OutsideAssumptions)
+               else "not regular")
+        site.update(method="explicit", note=f"{why}: {irregular.message}")
         return _place_explicit(site, cpu, gpu, values, parameter, options, args)
+
+
+def _place_symbolic(site: dict[str, Any], profiles: dict[str, SymbolicProfile],
+                    values: dict[str, int], parameter: str,
+                    args: argparse.Namespace) -> dict[str, Any]:
+    """A site placed by its two symbolic profiles: the formulas, and the crossings up to
+    --max-n."""
     formulas = {w: placement_time(p, args.procs) for w, p in profiles.items()}
 
     def time_of(world: str):

@@ -15,7 +15,12 @@ from pathlib import Path
 import pytest
 
 from graphs.numbers import json_text
+from graphs.semantics.options import EvaluationOptions
+from graphs.semantics.symbolic import OutsideAssumptions
+from graphs.symbolic_profile import symbolic_profile
+from profiler.checker import check_program
 from profiler.errors import ParameterError
+from profiler.parser import parse
 from tests.test_robustness import EXIT_OK, EXIT_PROGRAM_ERROR, ROOT, assert_clean, hetprof, write
 
 # -- the parser ---------------------------------------------------------------------------------
@@ -166,3 +171,67 @@ def test_running_out_of_memory_is_a_clear_message():
     assert result.stderr == ("hetprof: out of memory (at these sizes the program's explicit cost "
                              "graph does not fit): profile it with --symbolic, or lower the sizes "
                              "or --max-graph-size\n")
+
+
+# -- symbolic profiles at sizes outside their assumptions -----------------------------------------
+
+# dc_sum summing the range 32 .. n - 1: its recursion's size is n - 32, below 1 up to n = 32.
+DC_SUM_FROM_32 = (ROOT / DC_SUM).read_text(encoding="utf-8").replace("sum (0 at r, n)",
+                                                                     "sum (32 at r, n)")
+
+
+@pytest.mark.parametrize("n", ["0", "-1"])
+def test_a_size_below_1_is_profiled_explicitly_with_the_reason(n: str):
+    result = hetprof("profile", ZIPMUL, "--symbolic", "--param", f"n={n}")
+    assert "Traceback" not in result.stderr, result.stderr
+    assert result.stdout.splitlines()[0] == (
+        "hetprof: outside the formulas' assumptions, so profiled explicitly at the sizes given: "
+        f"examples/zipmul.lg:17:1: the formulas assume every size parameter is at least 1, and "
+        f"n = {n}")
+    if n == "0":
+        assert_clean(result, EXIT_OK)
+        assert "hetprof profile examples/zipmul.lg  (params: n=0)" in result.stdout
+    else:  # the explicit evaluator's own error, located
+        assert_clean(result, EXIT_PROGRAM_ERROR)
+        assert result.stderr.startswith("examples/zipmul.lg:20:69: evaluation error: iota of a "
+                                        "negative count (-1)")
+
+
+def test_a_recursion_on_a_size_below_1_is_profiled_explicitly_with_the_reason(tmp_path: Path):
+    path = write(tmp_path, "dc_sum_32.lg", DC_SUM_FROM_32)
+    below, above, as_json = (
+        hetprof("profile", path, "--symbolic", "--param", "n=16"),
+        hetprof("profile", path, "--symbolic", "--param", "n=40"),
+        hetprof("profile", path, "--symbolic", "--param", "n=16", "--format", "json"))
+    for result in (below, above, as_json):
+        assert_clean(result, EXIT_OK)
+    reason = ("the formulas assume the size of the range the recursive function sum recurses on "
+              "is at least 1, and here it is n - 32 = -16")
+    assert below.stdout.splitlines()[0] == (
+        "hetprof: outside the formulas' assumptions, so profiled explicitly at the sizes given: "
+        f"{path}:17:4: {reason}")
+    assert "final regions: r: 8 words" in below.stdout
+    data = json.loads(as_json.stdout)
+    assert (data["symbolic"], data["reason"], data["location"]) == (False, reason, f"{path}:17:4")
+    assert ("n - 32 (the size of the range the recursive function sum recurses on) is at least "
+            "1") in above.stdout
+    assert "55*n - 1792" in above.stdout  # its work, as a formula
+
+
+def test_place_falls_back_to_explicit_evaluation_outside_the_assumptions():
+    result = hetprof("place", ZIPMUL, "--param", "n=0")
+    assert_clean(result, EXIT_OK)
+    assert ("explicit (outside the formulas' assumptions: the formulas assume every size "
+            "parameter is at least 1, and n = 0)") in result.stdout
+
+
+def test_values_outside_the_assumptions_are_refused_in_process(tmp_path: Path):
+    checked = check_program(parse(DC_SUM_FROM_32, "dc.lg"))
+    profile = symbolic_profile(checked, EvaluationOptions(), {"n": 40})
+    assert profile.at({"n": 40})["work"] == 55 * 40 - 1792
+    for n in (16, 32, 0):
+        with pytest.raises(OutsideAssumptions):
+            profile.at({"n": n})
+        with pytest.raises(OutsideAssumptions):
+            profile.time_at({"n": n}, 2)
+    assert profile.at({"n": 33})["work"] == 55 * 33 - 1792
