@@ -15,7 +15,8 @@ from cli import commands, opencl, pictures, rewriting, symbolic
 from cli.common import EXIT_OK, EXIT_PROGRAM_ERROR, EXIT_USAGE, SourceHolder, UsageError
 from graphs.renderers import RENDERERS
 from graphs.semantics.options import DEFAULT_MAX_GRAPH
-from profiler.errors import HetprofError, format_error
+from profiler.errors import HetprofError, ParseError, format_error
+from profiler.syntax import Span
 
 STACK_BYTES = 512 * 1024 * 1024
 RECURSION_LIMIT = 200_000
@@ -131,12 +132,34 @@ def _dispatch(args: argparse.Namespace) -> int:
               "fit): profile it with --symbolic, or lower the sizes or --max-graph-size",
               file=sys.stderr)
         return EXIT_PROGRAM_ERROR
-    except RecursionError:
-        print("hetprof: the program is nested too deeply for hetprof to analyse; simplify it or "
-              "split it into smaller functions", file=sys.stderr)
+    except RecursionError as error:
+        # Nesting is the program's shape, as brackets nested too deep are (profiler.parser).
+        span = _deepest_span(error)
+        where = " at this expression, the deepest reached" if span is not None else ""
+        print(format_error(ParseError(
+            f"the program is nested too deeply for hetprof (the interpreter's stack ran out{where}"
+            "); simplify it or split it into smaller functions", span), holder.text),
+            file=sys.stderr)
         return EXIT_PROGRAM_ERROR
     except BrokenPipeError:
         return EXIT_OK
+
+
+def _deepest_span(error: RecursionError) -> Span | None:
+    """Where in the program a recursive pass (the checker, an evaluator, the printer) was when
+    Python's stack ran out: the span of the deepest frame that holds a program node (or a span)
+    of the file being read."""
+    frames = []
+    trace = error.__traceback__
+    while trace is not None:
+        frames.append(trace.tb_frame)
+        trace = trace.tb_next
+    for frame in reversed(frames):
+        for value in frame.f_locals.values():
+            span = value if isinstance(value, Span) else getattr(value, "span", None)
+            if isinstance(span, Span) and span.line > 0:
+                return span
+    return None
 
 
 if __name__ == "__main__":  # pragma: no cover

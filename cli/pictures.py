@@ -260,8 +260,11 @@ def command_plot_validation(args: argparse.Namespace, holder: SourceHolder) -> i
         data = json.loads(Path(args.report).read_text(encoding="utf-8"))
     except OSError as error:
         raise UsageError(f"cannot read {args.report}: {error.strerror}") from None
-    except (UnicodeDecodeError, json.JSONDecodeError) as error:
+    except (UnicodeDecodeError, ValueError) as error:  # JSONDecodeError, or a number too long
         raise UsageError(f"{args.report}: not a JSON validation report ({error})") from None
+    except RecursionError:
+        raise UsageError(f"{args.report}: not a JSON validation report (nested too deeply)") \
+            from None
     try:
         cases = plots.validation_cases(data)
     except ValueError as error:

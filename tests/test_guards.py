@@ -21,7 +21,15 @@ from graphs.symbolic_profile import symbolic_profile
 from profiler.checker import check_program
 from profiler.errors import ParameterError
 from profiler.parser import parse
-from tests.test_robustness import EXIT_OK, EXIT_PROGRAM_ERROR, ROOT, assert_clean, hetprof, write
+from tests.test_robustness import (
+    EXIT_OK,
+    EXIT_PROGRAM_ERROR,
+    EXIT_USAGE,
+    ROOT,
+    assert_clean,
+    hetprof,
+    write,
+)
 
 # -- the parser ---------------------------------------------------------------------------------
 
@@ -235,3 +243,41 @@ def test_values_outside_the_assumptions_are_refused_in_process(tmp_path: Path):
         with pytest.raises(OutsideAssumptions):
             profile.time_at({"n": n}, 2)
     assert profile.at({"n": 33})["work"] == 55 * 33 - 1792
+
+
+# -- programs nested deeper than the interpreter's stack -----------------------------------------
+
+RUNAWAY = """param n : int = 10
+letregion r in
+let loop = fix loop: (int r -> int r [r], r).
+  lambda k: int r [r]. if k <= 0 at r then k else loop (k + 1 at r) in
+loop n
+"""
+
+
+def test_a_100_000_term_sum_is_located(tmp_path: Path):
+    path = write(tmp_path, "chain.lg", "letregion r in\n" + " + ".join(["1 at r"] * 100_000)
+                 + " at r\n")
+    result = hetprof("check", path)
+    assert_clean(result, EXIT_PROGRAM_ERROR)
+    head, line, caret = result.stderr.splitlines()
+    assert head == (f"{path}:2:1: syntax error: the program is nested too deeply for hetprof (the "
+                    "interpreter's stack ran out at this expression, the deepest reached); "
+                    "simplify it or split it into smaller functions")
+    assert line.startswith("    1 at r + 1 at r") and caret.startswith("    ^^^")
+
+
+def test_a_runaway_recursion_past_the_interpreters_stack_is_located(tmp_path: Path):
+    path = write(tmp_path, "runaway.lg", RUNAWAY)
+    result = hetprof("run", path, "--max-depth", "10000000")
+    assert_clean(result, EXIT_PROGRAM_ERROR)
+    assert re.match(rf"{re.escape(str(path))}:4:\d+: evaluation error: evaluation nested \d+ deep, "
+                    r"as deep as the interpreter's stack holds, before the depth limit "
+                    r"\(10000000\) was reached", result.stderr), result.stderr
+
+
+def test_a_deeply_nested_validation_report_is_a_usage_error(tmp_path: Path):
+    path = write(tmp_path, "deep.json", "[" * 200_000 + "]" * 200_000)
+    result = hetprof("plot", "validation", path, "-o", tmp_path / "v.png")
+    assert_clean(result, EXIT_USAGE)
+    assert result.stderr == f"hetprof: {path}: not a JSON validation report (nested too deeply)\n"

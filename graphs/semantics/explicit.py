@@ -588,8 +588,18 @@ class Evaluator:
                             None))
                     return value, cost
             raise AssertionError(f"unknown node {e!r}")
+        except RecursionError:
+            # Python's stack ran out before --max-depth (each level takes a few of its frames):
+            # the innermost eval that can still build the error says where.
+            raise self._too_deep(e.span) from None
         finally:
             self.depth -= 1
+
+    def _too_deep(self, span: Span) -> EvaluationError:
+        return EvaluationError(
+            f"evaluation nested {self.depth} deep, as deep as the interpreter's stack holds, "
+            f"before the depth limit ({self.options.max_depth}) was reached (a recursion that "
+            "does not end, or a very deeply nested expression)", span, "depth limit")
 
     # -- rules with more to them ------------------------------------------------------------------
     def _binop(self, e: BinOp, env: dict, regions: dict, world: World) -> tuple[Value, Cost]:
