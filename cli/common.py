@@ -5,8 +5,10 @@ report. Imported by every other module of cli/; imports none of them."""
 from __future__ import annotations
 
 import argparse
+import re
 import sys
 from dataclasses import replace
+from decimal import Decimal
 from pathlib import Path
 from typing import Any
 
@@ -66,17 +68,78 @@ def load_checked(path: str, holder: SourceHolder) -> CheckedProgram:
     return check_program(parse(source, path))
 
 
+MAX_SIZE = 10**18
+"""The largest size (--param, --sizes, --max-n) hetprof takes: symbolic profiles evaluate their
+formulas at any size, and costs must stay far from float overflow."""
+
+_INTEGER = re.compile(r"(?P<base>[0-9]+)\*\*(?P<power>[0-9]+)"
+                      r"|(?P<mantissa>[0-9]+(?:\.[0-9]*)?)[eE]\+?(?P<exponent>[0-9]+)"
+                      r"|(?P<plain>[0-9]+)")
+
+
+def parse_integer(text: str) -> int:
+    """An integer as the README writes sizes: 1000000, 1_000_000, 10**9, 2**20, 1e9 or 2.5e3 (a
+    whole number), optionally negative, in ASCII digits, at most MAX_SIZE in size. ValueError
+    says what is wrong."""
+    shown = repr(text if len(text) <= 30 else text[:27] + "...")
+    compact = text.strip().replace("_", "")
+    negative = compact.startswith("-")
+    match = _INTEGER.fullmatch(compact[1:] if compact[:1] in ("-", "+") else compact)
+    if match is None:
+        raise ValueError(f"{shown} is not an integer (write e.g. 1000000, 1_000_000, 10**6 or "
+                         "1e6, in ASCII digits)")
+    too_large = ValueError(f"{shown} is too large (at most 10**18)")
+    if match["plain"] is not None:
+        if len(match["plain"].lstrip("0")) > 19:
+            raise too_large
+        value = int(match["plain"])
+    elif match["base"] is not None:
+        base = int(match["base"]) if len(match["base"].lstrip("0")) <= 19 else MAX_SIZE + 1
+        power = int(match["power"]) if len(match["power"].lstrip("0")) <= 4 else 10**4
+        if base > 1 and power > 64:  # 2**64 is past MAX_SIZE already
+            raise too_large
+        value = base**power
+    else:
+        exponent = match["exponent"].lstrip("0") or "0"
+        number = Decimal(f"{match['mantissa']}e{exponent if len(exponent) <= 4 else 10**4}")
+        if number and number.adjusted() > 18:
+            raise too_large
+        if number != number.to_integral_value():
+            raise ValueError(f"{shown} is not a whole number")
+        value = int(number)
+    if value > MAX_SIZE:
+        raise too_large
+    return -value if negative else value
+
+
+def count_argument(text: str) -> int:
+    """argparse's type for a count of at least 1 written as `parse_integer` reads it (a usage
+    error otherwise)."""
+    try:
+        value = parse_integer(text)
+    except ValueError as error:
+        raise argparse.ArgumentTypeError(str(error)) from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"{text!r}: must be at least 1")
+    return value
+
+
 def parse_params(items: list[str] | None) -> dict[str, int]:
-    """`--param NAME=VALUE` options as a dict."""
+    """`--param NAME=VALUE` options as a dict (VALUE as `parse_integer` reads it); a parameter
+    given twice is an error."""
     params: dict[str, int] = {}
     for item in items or []:
         name, sep, value = item.partition("=")
-        if not sep or not name.strip():
+        name = name.strip()
+        if not sep or not name:
             raise ParameterError(f"--param {item!r}: write NAME=VALUE, e.g. --param n=1024")
+        if name in params:
+            raise ParameterError(f"--param {name} is given twice ({name}={params[name]} and "
+                                 f"{item.strip()}): give each parameter once")
         try:
-            params[name.strip()] = int(value.strip().replace("_", ""))
-        except ValueError:
-            raise ParameterError(f"--param {item!r}: {value!r} is not an integer") from None
+            params[name] = parse_integer(value)
+        except ValueError as why:
+            raise ParameterError(f"--param {item!r}: {why}") from None
     return params
 
 
@@ -158,6 +221,8 @@ def replace_args(args: argparse.Namespace, **changes: Any) -> argparse.Namespace
 
 def write_output(content: str | bytes, output: str | None) -> None:
     """Write a report to a file, or to stdout when no file is given."""
+    if output == "":
+        raise UsageError("the output path is empty (-o \"\"): give a file name")
     if output is None:
         if isinstance(content, bytes):
             sys.stdout.buffer.write(content)

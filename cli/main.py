@@ -12,7 +12,14 @@ import threading
 from collections.abc import Callable
 
 from cli import commands, opencl, pictures, rewriting, symbolic
-from cli.common import EXIT_OK, EXIT_PROGRAM_ERROR, EXIT_USAGE, SourceHolder, UsageError
+from cli.common import (
+    EXIT_OK,
+    EXIT_PROGRAM_ERROR,
+    EXIT_USAGE,
+    SourceHolder,
+    UsageError,
+    count_argument,
+)
 from graphs.renderers import RENDERERS
 from graphs.semantics.options import DEFAULT_MAX_GRAPH
 from profiler.errors import HetprofError, ParseError, format_error
@@ -30,7 +37,7 @@ def _add_common(parser: argparse.ArgumentParser) -> None:
                         help="stop a program after this many evaluation steps")
     parser.add_argument("--max-depth", type=int, default=None,
                         help="stop a program nested (recursing) deeper than this")
-    parser.add_argument("--max-graph-size", type=int, default=None, metavar="N",
+    parser.add_argument("--max-graph-size", type=count_argument, default=None, metavar="N",
                         help="refuse to build an explicit cost graph of more than N nodes and "
                         f"GPU steps (default {DEFAULT_MAX_GRAPH:,}, about 1-4 GB; --symbolic "
                         "profiles any size)")
@@ -120,6 +127,8 @@ def _with_deep_stack(function: Callable[[], None]) -> None:
 def _dispatch(args: argparse.Namespace) -> int:
     holder = SourceHolder()
     try:
+        if getattr(args, "output", None) == "":  # before any work; write_output checks it too
+            raise UsageError("the output path is empty (-o \"\"): give a file name")
         return args.handler(args, holder)
     except UsageError as error:
         print(f"hetprof: {error}", file=sys.stderr)

@@ -27,6 +27,7 @@ from cli.common import (
     device_profile,
     evaluation_options,
     load_checked,
+    parse_integer,
     parse_params,
     write_output,
 )
@@ -243,11 +244,10 @@ def _sizes(args: argparse.Namespace, holder: SourceHolder) -> tuple[str, list[Si
 
 def _parse_sizes(text: str) -> list[int]:
     try:
-        sizes = sorted({int(item.strip().replace("_", "")) for item in text.split(",")
-                        if item.strip()})
-    except ValueError:
+        sizes = sorted({parse_integer(item) for item in text.split(",") if item.strip()})
+    except ValueError as why:
         raise ParameterError(f"--sizes {text!r}: write integers separated by commas, e.g. "
-                             "64,256,1024") from None
+                             f"64,256,1024 or 2**10,2**20 ({why})") from None
     if not sizes or sizes[0] < 0:
         raise ParameterError(f"--sizes {text!r}: give at least one size, none negative")
     return sizes

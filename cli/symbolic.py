@@ -11,6 +11,7 @@ from cli.common import (
     SourceHolder,
     UsageError,
     check_procs,
+    count_argument,
     evaluation_options,
     load_checked,
     parse_params,
@@ -44,7 +45,7 @@ def register(commands, add_common, add_model_options) -> None:
     add_model_options(place)
     place.add_argument("--procs", "-P", type=int, default=2, help="CPU processors (default 2)")
     place.add_argument("--size-param", help="the size that grows (default: the first parameter)")
-    place.add_argument("--max-n", type=int, default=10**12,
+    place.add_argument("--max-n", type=count_argument, default=10**12,
                        help="look for break-even sizes up to this n (default 10^12)")
     place.add_argument("--format", choices=("text", "json"), default="text")
     place.add_argument("-o", "--output", help="write the report here instead of stdout")

@@ -281,3 +281,63 @@ def test_a_deeply_nested_validation_report_is_a_usage_error(tmp_path: Path):
     result = hetprof("plot", "validation", path, "-o", tmp_path / "v.png")
     assert_clean(result, EXIT_USAGE)
     assert result.stderr == f"hetprof: {path}: not a JSON validation report (nested too deeply)\n"
+
+
+# -- command-line values ------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("value", ["4", "2**2", "4e0", "0.4e1", "+4", " 4 ", "0_4"])
+def test_a_size_may_be_written_as_the_readme_writes_it(value: str):
+    result = hetprof("run", DOT, "--param", f"n={value}")
+    assert_clean(result, EXIT_OK)
+    assert result.stdout.splitlines()[0] == "40"  # test_robustness.test_a_good_parameter_runs
+
+
+@pytest.mark.parametrize("value, why", [
+    ("٣", "'٣' is not an integer (write e.g. 1000000, 1_000_000, 10**6 or 1e6, in ASCII digits)"),
+    ("1.5", "'1.5' is not an integer"),
+    ("2.5e0", "'2.5e0' is not a whole number"),
+    ("10**19", "'10**19' is too large (at most 10**18)"),
+    ("1e400", "'1e400' is too large (at most 10**18)"),
+    ("9" * 5000, "'999999999999999999999999999...' is too large (at most 10**18)"),
+], ids=["arabic-indic", "fraction", "fraction-e", "power", "exponent", "digits"])
+def test_a_size_that_is_not_a_plain_integer_is_a_parameter_error(value: str, why: str):
+    result = hetprof("run", DOT, "--param", f"n={value}")
+    assert_clean(result, EXIT_PROGRAM_ERROR)
+    shown = repr(f"n={value}") if len(value) < 100 else None
+    assert result.stderr.startswith(f"parameter error: --param {shown}: {why}" if shown
+                                    else "parameter error: --param ")
+    assert why in result.stderr
+
+
+def test_a_parameter_given_twice_is_an_error_naming_it():
+    result = hetprof("run", DOT, "--param", "n=10**3", "--param", "n=4")
+    assert_clean(result, EXIT_PROGRAM_ERROR)
+    assert result.stderr == ("parameter error: --param n is given twice (n=1000 and n=4): give "
+                             "each parameter once\n")
+
+
+def test_the_readmes_sizes_are_accepted():
+    big, ceiling = (hetprof("profile", ZIPMUL, "--symbolic", "--param", "n=10**9"),
+                    hetprof("place", ZIPMUL, "--max-n", "10**12", "--format", "json"))
+    assert_clean(big, EXIT_OK)
+    assert "values at n = 1000000000" in big.stdout
+    assert_clean(ceiling, EXIT_OK)
+    assert json.loads(ceiling.stdout)["sites"]
+
+
+@pytest.mark.parametrize("value", ["0", "-5"])
+def test_place_needs_a_largest_size_of_at_least_1(value: str):
+    result = hetprof("place", ZIPMUL, "--max-n", value)
+    assert_clean(result, EXIT_USAGE)
+    assert result.stderr.endswith(f"hetprof place: error: argument --max-n: '{value}': must be "
+                                  "at least 1\n")
+
+
+@pytest.mark.parametrize("command", [["profile", DOT], ["graph", DOT],
+                                     ["rewrite", DOT, "--apply", "x@1:1"]],
+                         ids=["profile", "graph", "rewrite"])
+def test_an_empty_output_path_is_a_usage_error(command: list[str]):
+    result = hetprof(*command, "-o", "")
+    assert_clean(result, EXIT_USAGE)
+    assert result.stderr == 'hetprof: the output path is empty (-o ""): give a file name\n'
