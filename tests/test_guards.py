@@ -341,3 +341,21 @@ def test_an_empty_output_path_is_a_usage_error(command: list[str]):
     result = hetprof(*command, "-o", "")
     assert_clean(result, EXIT_USAGE)
     assert result.stderr == 'hetprof: the output path is empty (-o ""): give a file name\n'
+
+
+# -- reproducible pictures ----------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("command, name", [
+    (["graph", DOT, "--param", "n=8"], "graph.svg"),
+    (["graph", DOT, "--param", "n=8"], "graph.png"),
+    (["plot", "timeline", DOT, "--param", "n=8"], "timeline.svg"),
+    (["report", DOT, "--param", "n=8"], "report.html"),
+], ids=["graph-svg", "graph-png", "timeline-svg", "report-html"])
+def test_identical_runs_write_identical_bytes(tmp_path: Path, command: list[str], name: str):
+    first, second = tmp_path / f"1-{name}", tmp_path / f"2-{name}"
+    for output in (first, second):
+        assert_clean(hetprof(*command, "-o", output), EXIT_OK)
+    assert first.read_bytes() == second.read_bytes()
+    if name.endswith(".svg"):
+        assert b"<dc:date>" not in first.read_bytes()
