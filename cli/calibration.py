@@ -10,7 +10,7 @@ from rich.console import Console
 from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
-from cli.common import EXIT_OK, SourceHolder, UsageError, write_output
+from cli.common import EXIT_OK, SourceHolder, UsageError, parse_sizes, write_output
 from graphs.numbers import json_text
 from models.device_profile import load_profile, save_profile
 from models.opencl import validate, validate_rewrites
@@ -72,8 +72,8 @@ def command_calibrate(args: argparse.Namespace, holder: SourceHolder) -> int:
 
 def command_validate(args: argparse.Namespace, holder: SourceHolder) -> int:
     profile = load_profile(args.device_profile)
+    sizes = parse_sizes(args.sizes) if args.sizes else None
     info, session, cpu_session = _sessions(args)
-    sizes = [int(s) for s in args.sizes.split(",")] if args.sizes else None
     compare = [load_profile(p) for p in args.compare_profile or []]
     console = _console()
     with Progress(TextColumn("{task.description}"), BarColumn(), TimeElapsedColumn(),
@@ -102,8 +102,8 @@ def command_validate_rewrites(args: argparse.Namespace, holder: SourceHolder) ->
     if unknown:
         raise UsageError(f"--rules: no rule {', '.join(unknown)}; the rules are "
                          + ", ".join(validate_rewrites.RULES))
+    sizes = parse_sizes(args.sizes) if args.sizes else None
     info, session, cpu_session = _sessions(args)
-    sizes = [int(s) for s in args.sizes.split(",")] if args.sizes else None
     console = _console()
     with Progress(TextColumn("{task.description}"), BarColumn(), TimeElapsedColumn(),
                   console=console, transient=True) as progress:

@@ -143,6 +143,18 @@ def parse_params(items: list[str] | None) -> dict[str, int]:
     return params
 
 
+def parse_sizes(text: str) -> list[int]:
+    """--sizes N1,N2,...: the sizes (each as `parse_integer` reads it), sorted, none negative."""
+    try:
+        sizes = sorted({parse_integer(item) for item in text.split(",") if item.strip()})
+    except ValueError as why:
+        raise ParameterError(f"--sizes {text!r}: write integers separated by commas, e.g. "
+                             f"64,256,1024 or 2**10,2**20 ({why})") from None
+    if not sizes or sizes[0] < 0:
+        raise ParameterError(f"--sizes {text!r}: give at least one size, none negative")
+    return sizes
+
+
 def device_profile(args: argparse.Namespace) -> DeviceProfile:
     """The profile of --device-profile (or the default), with command-line overrides."""
     profile = load_profile(args.device_profile) if args.device_profile else DeviceProfile()

@@ -27,8 +27,8 @@ from cli.common import (
     device_profile,
     evaluation_options,
     load_checked,
-    parse_integer,
     parse_params,
+    parse_sizes,
     write_output,
 )
 from graphs import plots
@@ -225,7 +225,7 @@ def command_plot_sizes(args: argparse.Namespace, holder: SourceHolder) -> int:
 
 def _sizes(args: argparse.Namespace, holder: SourceHolder) -> tuple[str, list[SizePoint], str]:
     """Evaluate both placements at --sizes (the program is read and checked once)."""
-    sizes = _parse_sizes(args.sizes)
+    sizes = parse_sizes(args.sizes)
     checked = load_checked(args.file, holder)
     declared = [p.name for p in checked.program.params]
     parameter = args.size_param or (declared[0] if declared else None)
@@ -240,17 +240,6 @@ def _sizes(args: argparse.Namespace, holder: SourceHolder) -> tuple[str, list[Si
     options = evaluation_options(args, profile=profile)
     points = time_by_size(checked, parameter, sizes, params, options, args.procs, args.schedule)
     return parameter, points, profile.units
-
-
-def _parse_sizes(text: str) -> list[int]:
-    try:
-        sizes = sorted({parse_integer(item) for item in text.split(",") if item.strip()})
-    except ValueError as why:
-        raise ParameterError(f"--sizes {text!r}: write integers separated by commas, e.g. "
-                             f"64,256,1024 or 2**10,2**20 ({why})") from None
-    if not sizes or sizes[0] < 0:
-        raise ParameterError(f"--sizes {text!r}: give at least one size, none negative")
-    return sizes
 
 
 def command_plot_validation(args: argparse.Namespace, holder: SourceHolder) -> int:

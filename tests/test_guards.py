@@ -359,3 +359,16 @@ def test_identical_runs_write_identical_bytes(tmp_path: Path, command: list[str]
     assert first.read_bytes() == second.read_bytes()
     if name.endswith(".svg"):
         assert b"<dc:date>" not in first.read_bytes()
+
+
+@pytest.mark.parametrize("command", [["plot", "sizes", DOT, "-o", "s.svg"],
+                                     ["validate", "--device", "none", "--device-profile",
+                                      "profiles/default.json"]],
+                         ids=["plot-sizes", "validate"])
+def test_sizes_that_are_not_integers_are_a_parameter_error(command: list[str]):
+    # validate reads its sizes before it opens any device.
+    result = hetprof(*command, "--sizes", "2**4,abc")
+    assert_clean(result, EXIT_PROGRAM_ERROR)
+    assert result.stderr.startswith("parameter error: --sizes '2**4,abc': write integers "
+                                    "separated by commas, e.g. 64,256,1024 or 2**10,2**20 ('abc' "
+                                    "is not an integer")
