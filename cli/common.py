@@ -191,7 +191,8 @@ def _check_model_option(option: str, value: float) -> None:
 def evaluation_options(args: argparse.Namespace, observer: OffloadObserver | None = None,
                        profile: DeviceProfile | None = None) -> EvaluationOptions:
     """The evaluation options of a command line: the device profile and GPU mode, the step and
-    depth limits (--max-steps, --max-depth) and NoExpandWE (--strict-gpu-regions)."""
+    depth limits (--max-steps, --max-depth), the memory budget (--max-graph-size) and NoExpandWE
+    (--strict-gpu-regions)."""
     for name in ("max_steps", "max_depth", "max_graph_size"):
         value = getattr(args, name, None)
         if value is not None and value < 1:
