@@ -26,7 +26,7 @@ if __name__ == "__main__":
     if not reports:
         sys.exit("no report to merge")
     report = merge(reports)
-    Path(out_json).write_text(json.dumps(report, indent=2) + "\n")
+    Path(out_json).write_text(json.dumps(report, indent=2, allow_nan=False) + "\n")
     Path(out_md).write_text(render_markdown(report))
     print(f"{report['case_count']} cases; direction right {100 * report['direction_accuracy']:.1f}%;"
           f" median speedup error {report['speedup_median_abs_pct_error']:.1f}%")

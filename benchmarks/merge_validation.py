@@ -32,6 +32,6 @@ def merge(paths: list[str]) -> dict:
 if __name__ == "__main__":
     out_json, out_md, *inputs = sys.argv[1:]
     report = merge(inputs)
-    Path(out_json).write_text(json.dumps(report, indent=2) + "\n")
+    Path(out_json).write_text(json.dumps(report, indent=2, allow_nan=False) + "\n")
     Path(out_md).write_text(render_markdown(report))
     print(f"{len(report['cases'])} cases; kernel median {report['kernel_median_abs_pct_error']:.1f}%")

@@ -71,7 +71,7 @@ def kernel_times(report_path: str, profile_path: str, out_path: str) -> None:
         if (name, case["n"]) not in before:
             before[name, case["n"]] = kernels(checked, params, profile)
         times.append([before[name, case["n"]], kernels(after[case["rewrite"]], params, profile)])
-    Path(out_path).write_text(json.dumps(times) + "\n")
+    Path(out_path).write_text(json.dumps(times, allow_nan=False) + "\n")
 
 
 def apply(report_path: str, old_path: str, new_path: str, profile_path: str, out_json: str,
@@ -92,7 +92,7 @@ def apply(report_path: str, old_path: str, new_path: str, profile_path: str, out
                      "repredicted": f"predictions re-made with {Path(profile_path).name} and "
                                     f"the model now, against the measurements of "
                                     f"{Path(report_path).name}"})
-    Path(out_json).write_text(json.dumps(out, indent=2) + "\n")
+    Path(out_json).write_text(json.dumps(out, indent=2, allow_nan=False) + "\n")
     Path(out_md).write_text(render_markdown(out))
     print(f"{out['case_count']} cases; direction right {100 * out['direction_accuracy']:.1f}%; "
           f"median speedup error {out['speedup_median_abs_pct_error']:.1f}%")

@@ -4,14 +4,14 @@ cases."""
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 
 from rich.console import Console
 from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
-from cli.common import EXIT_OK, SourceHolder, UsageError, write_output
+from cli.common import EXIT_OK, SourceHolder, UsageError, parse_sizes, write_output
+from graphs.numbers import json_text
 from models.device_profile import load_profile, save_profile
 from models.opencl import validate, validate_rewrites
 from models.opencl.calibrate import calibrate
@@ -50,9 +50,10 @@ def command_calibrate(args: argparse.Namespace, holder: SourceHolder) -> int:
     stem = args.output[:-5] if args.output.endswith(".json") else args.output
     for mode, mode_profile in result.per_mode.items():
         save_profile(mode_profile, f"{stem}.{mode}.json")
+    fits = json_text({"device": info.describe(), "fits": [f.to_json() for f in result.fits],
+                      "mode_errors": result.mode_errors})
     with open(f"{stem}.fits.json", "w", encoding="utf-8") as out:
-        json.dump({"device": info.describe(), "fits": [f.to_json() for f in result.fits],
-                   "mode_errors": result.mode_errors}, out, indent=2)
+        out.write(fits)
     table = Table(title=f"Calibration of {info.describe()}", header_style="bold")
     for column in ("fit", "parameters", "points", "mean |error|", "max |error|"):
         table.add_column(column)
@@ -71,8 +72,8 @@ def command_calibrate(args: argparse.Namespace, holder: SourceHolder) -> int:
 
 def command_validate(args: argparse.Namespace, holder: SourceHolder) -> int:
     profile = load_profile(args.device_profile)
+    sizes = parse_sizes(args.sizes) if args.sizes else None
     info, session, cpu_session = _sessions(args)
-    sizes = [int(s) for s in args.sizes.split(",")] if args.sizes else None
     compare = [load_profile(p) for p in args.compare_profile or []]
     console = _console()
     with Progress(TextColumn("{task.description}"), BarColumn(), TimeElapsedColumn(),
@@ -87,7 +88,7 @@ def command_validate(args: argparse.Namespace, holder: SourceHolder) -> int:
                                progress=report, compare=compare,
                                parts=tuple(p.strip() for p in args.parts.split(",")))
     if args.format == "json":
-        write_output(json.dumps(report_data, indent=2) + "\n", args.output)
+        write_output(json_text(report_data) + "\n", args.output)
     else:
         write_output(validate.render_markdown(report_data), args.output)
     return EXIT_OK
@@ -101,8 +102,8 @@ def command_validate_rewrites(args: argparse.Namespace, holder: SourceHolder) ->
     if unknown:
         raise UsageError(f"--rules: no rule {', '.join(unknown)}; the rules are "
                          + ", ".join(validate_rewrites.RULES))
+    sizes = parse_sizes(args.sizes) if args.sizes else None
     info, session, cpu_session = _sessions(args)
-    sizes = [int(s) for s in args.sizes.split(",")] if args.sizes else None
     console = _console()
     with Progress(TextColumn("{task.description}"), BarColumn(), TimeElapsedColumn(),
                   console=console, transient=True) as progress:
@@ -115,7 +116,7 @@ def command_validate_rewrites(args: argparse.Namespace, holder: SourceHolder) ->
                                         rules, sizes, quick=args.quick, gpu_mode=args.gpu_mode,
                                         keys=args.rewrite, holder=holder, progress=report)
     if args.format == "json":
-        write_output(json.dumps(report_data, indent=2) + "\n", args.output)
+        write_output(json_text(report_data) + "\n", args.output)
     else:
         write_output(validate_rewrites.render_markdown(report_data), args.output)
     console.print(f"{report_data['case_count']} cases: direction right in "

@@ -22,12 +22,16 @@ from cli.common import (
     write_output,
 )
 from graphs.analysis import analyse
+from graphs.numbers import json_text
 from graphs.render_text import TextRenderer
 from graphs.renderers import RENDERERS
 from graphs.semantics.explicit import Evaluation, OffloadCollector, OffloadObserver, evaluate
-from graphs.semantics.symbolic import NotRegular
+from graphs.semantics.options import DEFAULT_MAX_STEPS, EvaluationOptions
+from graphs.semantics.symbolic import NotRegular, OutsideAssumptions
+from graphs.symbolic_profile import explicit_nodes
 from models.device_profile import DeviceProfile
 from profiler.checker import CheckedProgram, bind_parameters
+from profiler.errors import EvaluationError
 
 PICTURE_FORMATS = ("json", "dot", "trace", "html")
 """The formats that write the cost-graph picture or the timeline (the others skip computing them)."""
@@ -41,7 +45,25 @@ def run_program(args: argparse.Namespace, holder: SourceHolder,
     params = bind_parameters(checked, parse_params(args.param))
     profile = device_profile(args)
     options = evaluation_options(args, observer, profile)
+    _refuse_a_graph_too_large(checked, params, options)
     return checked, params, evaluate(checked, params, options), profile
+
+
+def _refuse_a_graph_too_large(checked: CheckedProgram, params: dict[str, int],
+                              options: EvaluationOptions) -> None:
+    """Where --max-steps lets an evaluation run past the default step limit, ask the symbolic
+    profile how many nodes the explicit cost graph will have, and refuse one above
+    --max-graph-size before building it (the evaluator stops at the budget anyway, but only
+    after building that much). Within the default step limit the graph stays near the budget."""
+    if options.max_steps <= DEFAULT_MAX_STEPS:
+        return
+    nodes = explicit_nodes(checked, options, params)
+    if nodes is not None and nodes > options.max_graph:
+        raise EvaluationError(
+            f"at these sizes the explicit cost graph would have {nodes:,} nodes, more than "
+            f"--max-graph-size ({options.max_graph:,}): profile it with --symbolic, which does "
+            "not build it, or raise --max-graph-size if the memory is there",
+            checked.body.span, "memory budget")
 
 
 def command_check(args: argparse.Namespace, holder: SourceHolder) -> int:
@@ -88,7 +110,9 @@ def _fallback(args: argparse.Namespace, holder: SourceHolder, irregular: NotRegu
     """`profile --symbolic` of a program that is not regular: the explicit profile at the sizes
     given, with the reason."""
     where = f"{irregular.span}: " if irregular.span is not None else ""
-    note = (f"not regular, so profiled explicitly at the sizes given: {where}{irregular.message}")
+    why = ("outside the formulas' assumptions" if isinstance(irregular, OutsideAssumptions)
+           else "not regular")
+    note = f"{why}, so profiled explicitly at the sizes given: {where}{irregular.message}"
     explicit = replace_args(args, symbolic=False)
     if args.format == "json":
         output, explicit.output = args.output, None
@@ -98,7 +122,7 @@ def _fallback(args: argparse.Namespace, holder: SourceHolder, irregular: NotRegu
         data = {"symbolic": False, "reason": irregular.message,
                 "location": str(irregular.span) if irregular.span else None,
                 "explicit": json.loads(buffer.getvalue())}
-        write_output(json.dumps(data, indent=2) + "\n", output)
+        write_output(json_text(data) + "\n", output)
         return EXIT_OK
     print(f"hetprof: {note}")
     return command_profile(explicit, holder)

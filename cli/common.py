@@ -5,15 +5,21 @@ report. Imported by every other module of cli/; imports none of them."""
 from __future__ import annotations
 
 import argparse
-import math
+import re
 import sys
 from dataclasses import replace
+from decimal import Decimal
 from pathlib import Path
 from typing import Any
 
 from graphs.semantics.explicit import OffloadObserver
-from graphs.semantics.options import DEFAULT_MAX_DEPTH, DEFAULT_MAX_STEPS, EvaluationOptions
-from models.device_profile import PAPER_PROFILE, DeviceProfile, load_profile
+from graphs.semantics.options import (
+    DEFAULT_MAX_DEPTH,
+    DEFAULT_MAX_GRAPH,
+    DEFAULT_MAX_STEPS,
+    EvaluationOptions,
+)
+from models.device_profile import MAX_PARAMETER, PAPER_PROFILE, DeviceProfile, load_profile
 from profiler.checker import CheckedProgram, check_program
 from profiler.errors import ParameterError, ParseError
 from profiler.parser import parse
@@ -62,18 +68,91 @@ def load_checked(path: str, holder: SourceHolder) -> CheckedProgram:
     return check_program(parse(source, path))
 
 
+MAX_SIZE = 10**18
+"""The largest size (--param, --sizes, --max-n) hetprof takes: symbolic profiles evaluate their
+formulas at any size, and costs must stay far from float overflow."""
+
+_INTEGER = re.compile(r"(?P<base>[0-9]+)\*\*(?P<power>[0-9]+)"
+                      r"|(?P<mantissa>[0-9]+(?:\.[0-9]*)?)[eE]\+?(?P<exponent>[0-9]+)"
+                      r"|(?P<plain>[0-9]+)")
+
+
+def parse_integer(text: str) -> int:
+    """An integer as the README writes sizes: 1000000, 1_000_000, 10**9, 2**20, 1e9 or 2.5e3 (a
+    whole number), optionally negative, in ASCII digits, at most MAX_SIZE in size. ValueError
+    says what is wrong."""
+    shown = repr(text if len(text) <= 30 else text[:27] + "...")
+    compact = text.strip().replace("_", "")
+    negative = compact.startswith("-")
+    match = _INTEGER.fullmatch(compact[1:] if compact[:1] in ("-", "+") else compact)
+    if match is None:
+        raise ValueError(f"{shown} is not an integer (write e.g. 1000000, 1_000_000, 10**6 or "
+                         "1e6, in ASCII digits)")
+    too_large = ValueError(f"{shown} is too large (at most 10**18)")
+    if match["plain"] is not None:
+        if len(match["plain"].lstrip("0")) > 19:
+            raise too_large
+        value = int(match["plain"])
+    elif match["base"] is not None:
+        base = int(match["base"]) if len(match["base"].lstrip("0")) <= 19 else MAX_SIZE + 1
+        power = int(match["power"]) if len(match["power"].lstrip("0")) <= 4 else 10**4
+        if base > 1 and power > 64:  # 2**64 is past MAX_SIZE already
+            raise too_large
+        value = base**power
+    else:
+        exponent = match["exponent"].lstrip("0") or "0"
+        number = Decimal(f"{match['mantissa']}e{exponent if len(exponent) <= 4 else 10**4}")
+        if number and number.adjusted() > 18:
+            raise too_large
+        if number != number.to_integral_value():
+            raise ValueError(f"{shown} is not a whole number")
+        value = int(number)
+    if value > MAX_SIZE:
+        raise too_large
+    return -value if negative else value
+
+
+def count_argument(text: str) -> int:
+    """argparse's type for a count of at least 1 written as `parse_integer` reads it (a usage
+    error otherwise)."""
+    try:
+        value = parse_integer(text)
+    except ValueError as error:
+        raise argparse.ArgumentTypeError(str(error)) from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"{text!r}: must be at least 1")
+    return value
+
+
 def parse_params(items: list[str] | None) -> dict[str, int]:
-    """`--param NAME=VALUE` options as a dict."""
+    """`--param NAME=VALUE` options as a dict (VALUE as `parse_integer` reads it); a parameter
+    given twice is an error."""
     params: dict[str, int] = {}
     for item in items or []:
         name, sep, value = item.partition("=")
-        if not sep or not name.strip():
+        name = name.strip()
+        if not sep or not name:
             raise ParameterError(f"--param {item!r}: write NAME=VALUE, e.g. --param n=1024")
+        if name in params:
+            raise ParameterError(f"--param {name} is given twice ({name}={params[name]} and "
+                                 f"{item.strip()}): give each parameter once")
         try:
-            params[name.strip()] = int(value.strip().replace("_", ""))
-        except ValueError:
-            raise ParameterError(f"--param {item!r}: {value!r} is not an integer") from None
+            params[name] = parse_integer(value)
+        except ValueError as why:
+            raise ParameterError(f"--param {item!r}: {why}") from None
     return params
+
+
+def parse_sizes(text: str) -> list[int]:
+    """--sizes N1,N2,...: the sizes (each as `parse_integer` reads it), sorted, none negative."""
+    try:
+        sizes = sorted({parse_integer(item) for item in text.split(",") if item.strip()})
+    except ValueError as why:
+        raise ParameterError(f"--sizes {text!r}: write integers separated by commas, e.g. "
+                             f"64,256,1024 or 2**10,2**20 ({why})") from None
+    if not sizes or sizes[0] < 0:
+        raise ParameterError(f"--sizes {text!r}: give at least one size, none negative")
+    return sizes
 
 
 def device_profile(args: argparse.Namespace) -> DeviceProfile:
@@ -89,9 +168,8 @@ def device_profile(args: argparse.Namespace) -> DeviceProfile:
                          ("threads_at_once", "threads_at_once"), ("gpu_mode", "mode")):
         value = getattr(args, option, None)
         if value is not None:
-            if not isinstance(value, str) and not (math.isfinite(value) and value >= 1):
-                raise ParameterError(f"--{option.replace('_', '-')} must be a finite number of at "
-                                     "least 1")
+            if not isinstance(value, str):
+                _check_model_option(option, value)
             gpu_changes[name] = value
     if gpu_changes:
         profile = profile.with_gpu(**gpu_changes)
@@ -99,18 +177,27 @@ def device_profile(args: argparse.Namespace) -> DeviceProfile:
         raise ParameterError(f"the work-group size ({profile.gpu.work_group_size}) must be a "
                              f"multiple of the warp width ({profile.gpu.warp_width})")
     if getattr(args, "bsize", None) is not None:
-        if args.bsize < 1:
-            raise ParameterError("--bsize must be at least 1")
+        _check_model_option("bsize", args.bsize)
         profile = replace(profile, region=replace(profile.region, bsize=args.bsize))
     return profile
+
+
+def _check_model_option(option: str, value: float) -> None:
+    """A model parameter from the command line: finite, from 1 to the profile's bound (costs are
+    sums of products of parameters and counts, and must stay far from float overflow)."""
+    if not 1 <= value <= MAX_PARAMETER:  # false for NaN; an int compares exactly
+        shown = (f"{value:g}" if isinstance(value, float) or abs(value) < 10**20
+                 else f"an integer of {len(str(abs(value)))} digits")
+        raise ParameterError(f"--{option.replace('_', '-')} must be a finite number from 1 to "
+                             f"10^15, not {shown}")
 
 
 def evaluation_options(args: argparse.Namespace, observer: OffloadObserver | None = None,
                        profile: DeviceProfile | None = None) -> EvaluationOptions:
     """The evaluation options of a command line: the device profile and GPU mode, the step and
-    depth limits (--max-steps, --max-depth), NoExpandWE (--strict-gpu-regions) and the rule set
-    (--rules; graphs.semantics.options)."""
-    for name in ("max_steps", "max_depth"):
+    depth limits (--max-steps, --max-depth), the memory budget (--max-graph-size), NoExpandWE
+    (--strict-gpu-regions) and the rule set (--rules; graphs.semantics.options)."""
+    for name in ("max_steps", "max_depth", "max_graph_size"):
         value = getattr(args, name, None)
         if value is not None and value < 1:
             raise ParameterError(f"--{name.replace('_', '-')} must be at least 1")
@@ -119,18 +206,28 @@ def evaluation_options(args: argparse.Namespace, observer: OffloadObserver | Non
         gpu_mode=args.gpu_mode,
         max_steps=getattr(args, "max_steps", None) or DEFAULT_MAX_STEPS,
         max_depth=getattr(args, "max_depth", None) or DEFAULT_MAX_DEPTH,
+        max_graph=getattr(args, "max_graph_size", None) or DEFAULT_MAX_GRAPH,
         grow_gpu_regions=not args.strict_gpu_regions,
         observer=observer,
         rules=getattr(args, "rules", None),
     )
 
 
+MAX_PLOTTED_PROCS = 1024  # --max-procs: the speedup plot schedules the graph once per P
+
+
 def check_procs(args: argparse.Namespace) -> None:
-    """--procs (and --max-procs where the command has it) must be at least 1."""
+    """--procs (and --max-procs where the command has it) must be at least 1; --max-procs at
+    most MAX_PLOTTED_PROCS. Any --procs is taken: the schedule uses no more processors than the
+    graph's width (graphs.schedule.WIDTH_CHECKED) and the report says so."""
     for name in ("procs", "max_procs"):
         value = getattr(args, name, None)
         if value is not None and value < 1:
             raise ParameterError(f"--{name.replace('_', '-')} must be at least 1")
+    max_procs = getattr(args, "max_procs", None)
+    if max_procs is not None and max_procs > MAX_PLOTTED_PROCS:
+        raise ParameterError(f"--max-procs must be at most {MAX_PLOTTED_PROCS} (the speedup plot "
+                             "schedules the program once for each P)")
 
 
 def replace_args(args: argparse.Namespace, **changes: Any) -> argparse.Namespace:
@@ -142,6 +239,8 @@ def replace_args(args: argparse.Namespace, **changes: Any) -> argparse.Namespace
 
 def write_output(content: str | bytes, output: str | None) -> None:
     """Write a report to a file, or to stdout when no file is given."""
+    if output == "":
+        raise UsageError("the output path is empty (-o \"\"): give a file name")
     if output is None:
         if isinstance(content, bytes):
             sys.stdout.buffer.write(content)

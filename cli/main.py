@@ -12,9 +12,18 @@ import threading
 from collections.abc import Callable
 
 from cli import commands, opencl, pictures, rewriting, symbolic
-from cli.common import EXIT_OK, EXIT_PROGRAM_ERROR, EXIT_USAGE, SourceHolder, UsageError
+from cli.common import (
+    EXIT_OK,
+    EXIT_PROGRAM_ERROR,
+    EXIT_USAGE,
+    SourceHolder,
+    UsageError,
+    count_argument,
+)
 from graphs.renderers import RENDERERS
-from profiler.errors import HetprofError, format_error
+from graphs.semantics.options import DEFAULT_MAX_GRAPH
+from profiler.errors import HetprofError, ParseError, format_error
+from profiler.syntax import Span
 
 STACK_BYTES = 512 * 1024 * 1024
 RECURSION_LIMIT = 200_000
@@ -28,6 +37,10 @@ def _add_common(parser: argparse.ArgumentParser) -> None:
                         help="stop a program after this many evaluation steps")
     parser.add_argument("--max-depth", type=int, default=None,
                         help="stop a program nested (recursing) deeper than this")
+    parser.add_argument("--max-graph-size", type=count_argument, default=None, metavar="N",
+                        help="refuse to build an explicit cost graph of more than N nodes and "
+                        f"GPU steps (default {DEFAULT_MAX_GRAPH:,}, about 1-4 GB; --symbolic "
+                        "profiles any size)")
 
 
 def _add_model_options(parser: argparse.ArgumentParser) -> None:
@@ -117,6 +130,8 @@ def _with_deep_stack(function: Callable[[], None]) -> None:
 def _dispatch(args: argparse.Namespace) -> int:
     holder = SourceHolder()
     try:
+        if getattr(args, "output", None) == "":  # before any work; write_output checks it too
+            raise UsageError("the output path is empty (-o \"\"): give a file name")
         return args.handler(args, holder)
     except UsageError as error:
         print(f"hetprof: {error}", file=sys.stderr)
@@ -124,12 +139,39 @@ def _dispatch(args: argparse.Namespace) -> int:
     except HetprofError as error:
         print(format_error(error, holder.text), file=sys.stderr)
         return EXIT_PROGRAM_ERROR
-    except RecursionError:
-        print("hetprof: the program is nested too deeply for hetprof to analyse; simplify it or "
-              "split it into smaller functions", file=sys.stderr)
+    except MemoryError:
+        print("hetprof: out of memory (at these sizes the program's explicit cost graph does not "
+              "fit): profile it with --symbolic, or lower the sizes or --max-graph-size",
+              file=sys.stderr)
+        return EXIT_PROGRAM_ERROR
+    except RecursionError as error:
+        # Nesting is the program's shape, as brackets nested too deep are (profiler.parser).
+        span = _deepest_span(error)
+        where = " at this expression, the deepest reached" if span is not None else ""
+        print(format_error(ParseError(
+            f"the program is nested too deeply for hetprof (the interpreter's stack ran out{where}"
+            "); simplify it or split it into smaller functions", span), holder.text),
+            file=sys.stderr)
         return EXIT_PROGRAM_ERROR
     except BrokenPipeError:
         return EXIT_OK
+
+
+def _deepest_span(error: RecursionError) -> Span | None:
+    """Where in the program a recursive pass (the checker, an evaluator, the printer) was when
+    Python's stack ran out: the span of the deepest frame that holds a program node (or a span)
+    of the file being read."""
+    frames = []
+    trace = error.__traceback__
+    while trace is not None:
+        frames.append(trace.tb_frame)
+        trace = trace.tb_next
+    for frame in reversed(frames):
+        for value in frame.f_locals.values():
+            span = value if isinstance(value, Span) else getattr(value, "span", None)
+            if isinstance(span, Span) and span.line > 0:
+                return span
+    return None
 
 
 if __name__ == "__main__":  # pragma: no cover

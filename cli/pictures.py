@@ -28,6 +28,7 @@ from cli.common import (
     evaluation_options,
     load_checked,
     parse_params,
+    parse_sizes,
     write_output,
 )
 from graphs import plots
@@ -225,7 +226,7 @@ def command_plot_sizes(args: argparse.Namespace, holder: SourceHolder) -> int:
 
 def _sizes(args: argparse.Namespace, holder: SourceHolder) -> tuple[str, list[SizePoint], str]:
     """Evaluate both placements at --sizes (the program is read and checked once)."""
-    sizes = _parse_sizes(args.sizes)
+    sizes = parse_sizes(args.sizes)
     checked = load_checked(args.file, holder)
     declared = [p.name for p in checked.program.params]
     parameter = args.size_param or (declared[0] if declared else None)
@@ -242,18 +243,6 @@ def _sizes(args: argparse.Namespace, holder: SourceHolder) -> tuple[str, list[Si
     return parameter, points, profile.units
 
 
-def _parse_sizes(text: str) -> list[int]:
-    try:
-        sizes = sorted({int(item.strip().replace("_", "")) for item in text.split(",")
-                        if item.strip()})
-    except ValueError:
-        raise ParameterError(f"--sizes {text!r}: write integers separated by commas, e.g. "
-                             "64,256,1024") from None
-    if not sizes or sizes[0] < 0:
-        raise ParameterError(f"--sizes {text!r}: give at least one size, none negative")
-    return sizes
-
-
 def command_plot_validation(args: argparse.Namespace, holder: SourceHolder) -> int:
     """`hetprof plot validation`: predicted vs measured seconds from a validation report."""
     fmt = _format(args.output, PICTURE_FORMATS)
@@ -261,8 +250,11 @@ def command_plot_validation(args: argparse.Namespace, holder: SourceHolder) -> i
         data = json.loads(Path(args.report).read_text(encoding="utf-8"))
     except OSError as error:
         raise UsageError(f"cannot read {args.report}: {error.strerror}") from None
-    except (UnicodeDecodeError, json.JSONDecodeError) as error:
+    except (UnicodeDecodeError, ValueError) as error:  # JSONDecodeError, or a number too long
         raise UsageError(f"{args.report}: not a JSON validation report ({error})") from None
+    except RecursionError:
+        raise UsageError(f"{args.report}: not a JSON validation report (nested too deeply)") \
+            from None
     try:
         cases = plots.validation_cases(data)
     except ValueError as error:

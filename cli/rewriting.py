@@ -9,7 +9,6 @@
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 
 from cli.common import (
@@ -21,7 +20,7 @@ from cli.common import (
     parse_params,
     write_output,
 )
-from graphs.numbers import number, signed
+from graphs.numbers import json_text, number, signed
 from graphs.rewrite_score import (
     DISAGREES,
     Assessment,
@@ -126,7 +125,7 @@ def _list(args: argparse.Namespace, scorer: Scorer, subject: Subject,
                 "schedule": args.schedule, "time": base.time, "space": base.space,
                 "size_parameter": parameter,
                 "rewrites": [a.to_json() for a in assessments]}
-        write_output(json.dumps(data, indent=2) + "\n", None)
+        write_output(json_text(data) + "\n", None)
         return EXIT_OK
     lines = [_header(args, scorer, base), ""]
     if not assessments:
@@ -178,7 +177,7 @@ def _apply(args: argparse.Namespace, scorer: Scorer, subject: Subject) -> int:
                 "time_after": after.time, "space_before": before.space,
                 "space_after": after.space, "speedup": before.time / after.time
                 if after.time else None}
-        write_output(json.dumps(data, indent=2) + "\n", None)
+        write_output(json_text(data) + "\n", None)
         if args.output:
             write_output(text, args.output)
         return EXIT_OK
@@ -207,7 +206,7 @@ def _search(args: argparse.Namespace, scorer: Scorer, subject: Subject) -> int:
     text = result.best.text(subject.checked.program)
     if args.format == "json":
         data = {"file": args.file, **result.to_json(), "program": text}
-        write_output(json.dumps(data, indent=2) + "\n", None)
+        write_output(json_text(data) + "\n", None)
         if args.output:
             write_output(text, args.output)
         return EXIT_OK

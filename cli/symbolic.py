@@ -4,7 +4,6 @@ each parallel form is cheaper as the size grows."""
 from __future__ import annotations
 
 import argparse
-import json
 from typing import Any
 
 from cli.common import (
@@ -12,6 +11,7 @@ from cli.common import (
     SourceHolder,
     UsageError,
     check_procs,
+    count_argument,
     evaluation_options,
     load_checked,
     parse_params,
@@ -19,10 +19,11 @@ from cli.common import (
 )
 from graphs.analysis import analyse
 from graphs.crossings import crossings, resolved_upper
+from graphs.numbers import json_text
 from graphs.render_symbolic import render_place, render_symbolic
 from graphs.semantics.explicit import evaluate
 from graphs.semantics.options import EvaluationOptions
-from graphs.semantics.symbolic import NotRegular
+from graphs.semantics.symbolic import NotRegular, OutsideAssumptions
 from graphs.symbolic_profile import (
     PLACEMENT_TIME,
     SymbolicProfile,
@@ -44,7 +45,7 @@ def register(commands, add_common, add_model_options) -> None:
     add_model_options(place)
     place.add_argument("--procs", "-P", type=int, default=2, help="CPU processors (default 2)")
     place.add_argument("--size-param", help="the size that grows (default: the first parameter)")
-    place.add_argument("--max-n", type=int, default=10**12,
+    place.add_argument("--max-n", type=count_argument, default=10**12,
                        help="look for break-even sizes up to this n (default 10^12)")
     place.add_argument("--format", choices=("text", "json"), default="text")
     place.add_argument("-o", "--output", help="write the report here instead of stdout")
@@ -66,7 +67,7 @@ def command_symbolic_profile(args: argparse.Namespace, holder: SourceHolder) -> 
     result["schedule"] = args.schedule
     result["explicit_time"] = _explicit_time(checked, values, options, args, result)
     if args.format == "json":
-        write_output(json.dumps(result, indent=2, default=str) + "\n", args.output)
+        write_output(json_text(result, default=str) + "\n", args.output)
     else:
         write_output(render_symbolic(result), args.output)
     return EXIT_OK
@@ -111,7 +112,7 @@ def command_place(args: argparse.Namespace, holder: SourceHolder) -> int:
               "time": PLACEMENT_TIME,
               "sites": sites}
     if args.format == "json":
-        write_output(json.dumps(result, indent=2, default=str) + "\n", args.output)
+        write_output(json_text(result, default=str) + "\n", args.output)
     else:
         write_output(render_place(result), args.output)
     return EXIT_OK
@@ -124,9 +125,19 @@ def _place_site(where: str, written_on: bool, cpu: CheckedProgram, gpu: CheckedP
     try:
         profiles = {"cpu": symbolic_profile(cpu, options, values, [parameter]),
                     "gpu": symbolic_profile(gpu, options, values, [parameter])}
-    except NotRegular as irregular:
-        site.update(method="explicit", note=f"not regular: {irregular.message}")
+        return _place_symbolic(site, profiles, values, parameter, args)
+    except NotRegular as irregular:  # or sizes outside the formulas' assumptions
+        why = ("outside the formulas' assumptions" if isinstance(irregular, OutsideAssumptions)
+               else "not regular")
+        site.update(method="explicit", note=f"{why}: {irregular.message}")
         return _place_explicit(site, cpu, gpu, values, parameter, options, args)
+
+
+def _place_symbolic(site: dict[str, Any], profiles: dict[str, SymbolicProfile],
+                    values: dict[str, int], parameter: str,
+                    args: argparse.Namespace) -> dict[str, Any]:
+    """A site placed by its two symbolic profiles: the formulas, and the crossings up to
+    --max-n."""
     formulas = {w: placement_time(p, args.procs) for w, p in profiles.items()}
 
     def time_of(world: str):

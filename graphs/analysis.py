@@ -7,12 +7,12 @@ a profile can be saved and rendered again without re-running the program.
 
 from __future__ import annotations
 
-import json
 from dataclasses import asdict, dataclass, field
 from itertools import compress, count
 from typing import Any
 
 from graphs.costgraph import EdgeKind, NodeKind, cyclic_gc_paused, longest_path_of_edges
+from graphs.numbers import json_text
 from graphs.picture import cost_picture
 from graphs.schedule import Policy, ScheduleResult, schedule
 from graphs.semantics.explicit import Evaluation
@@ -102,12 +102,18 @@ class ProfileResult:
     # Symbolic formulas (name -> formula text), filled by symbolic profiling when it runs; the
     # HTML report shows them when present.
     formulas: dict[str, str] | None = None
+    # The processors the schedule ran on where fewer than `procs`: the graph's width, beyond
+    # which processors change nothing (graphs.schedule.WIDTH_CHECKED); None where all ran.
+    procs_used: int | None = None
 
     def to_json(self) -> dict[str, Any]:
-        return asdict(self)
+        data = asdict(self)
+        if self.procs_used is None:
+            del data["procs_used"]  # written only where the processors were capped
+        return data
 
     def dumps(self) -> str:
-        return json.dumps(self.to_json(), indent=2, default=str)
+        return json_text(self.to_json(), default=str)
 
     @staticmethod
     def from_json(data: dict[str, Any]) -> ProfileResult:
@@ -160,6 +166,7 @@ def analyse(evaluation: Evaluation, procs: int = 2, policy: Policy | str = Polic
             units=units,
             gpu_mode=evaluation.gpu_mode,
             procs=procs,
+            procs_used=result.procs if result.procs < procs else None,
             schedule=Policy(policy).value,
             work=work,
             span=span,

@@ -73,8 +73,12 @@ class PathBuilder:
     """The GPU counterpart of `CostGraph`'s combinators: ⊕ appends to paths, ⊗_i is n-ary.
 
     Sub-results are used once, as the evaluator's rules consume them, so the builder extends
-    them in place: appending to a path is O(1), not a copy.
+    them in place: appending to a path is O(1), not a copy. `edges` counts the edges made (the
+    evaluator's guard on the size of what it builds).
     """
+
+    def __init__(self) -> None:
+        self.edges = 0
 
     def node(self, *args, **kwargs) -> GSub:
         return [Phase([[]], False)]
@@ -85,6 +89,7 @@ class PathBuilder:
         """before ⊕ edge, the edge of `kind` with its `weight` (or memory `access`), the `words`
         it allocates and whether it is a parallel form's `bookkeeping`."""
         edge = _new_edge((kind, weight, access, span, centres, words, bookkeeping))
+        self.edges += 1
         if not before:
             return [Phase([[edge]], False)]
         last = before[-1]

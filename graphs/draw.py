@@ -144,6 +144,20 @@ def _layout_par(item: Picture, x: float, top: float, width: float, height: float
     return fork, join
 
 
+# Identical runs draw identical bytes: SVG ids (clip paths, glyphs) come from this salt
+# (rcParams["svg.hashsalt"]) rather than a random one, and `figure_bytes` writes no creation
+# date (SVG's <dc:date>, PDF's).
+SVG_SALT = "hetprof"
+
+
+def figure_bytes(fig, fmt: str, dpi: float) -> bytes:
+    """A matplotlib figure as PNG, SVG or PDF bytes, the same for the same figure on every run
+    (drawn with rcParams["svg.hashsalt"] = SVG_SALT)."""
+    buffer = io.BytesIO()
+    fig.savefig(buffer, format=fmt, dpi=dpi, metadata={"Date": None})
+    return buffer.getvalue()
+
+
 LEGEND_WIDTH = 5.0  # grid units left of the graph for the legend
 SCALE = 0.55  # inches per grid unit
 
@@ -165,7 +179,7 @@ def draw_cost_graph(picture: Picture, fmt: str = "png", expand_gpu: bool = False
     top, bottom = -header, max(height + 0.6, 9.0)
     fig_w, fig_h = (right - left) * SCALE, (bottom - top) * SCALE
     dpi = max(40, min(110, int(9000 / max(fig_w, fig_h))))
-    with matplotlib.rc_context({"svg.fonttype": "none", "font.size": 7}):
+    with matplotlib.rc_context({"svg.hashsalt": SVG_SALT, "svg.fonttype": "none", "font.size": 7}):
         fig = Figure(figsize=(fig_w, fig_h))
         ax = fig.add_axes((0, 0, 1, 1))
         ax.set_xlim(left, right)
@@ -229,9 +243,7 @@ def draw_cost_graph(picture: Picture, fmt: str = "png", expand_gpu: bool = False
                            title_fontsize=6.5,
                            bbox_to_anchor=(0.2 / (right - left), 1 - 1.3 / (bottom - top)))
         legend.set_gid("legend")
-        buffer = io.BytesIO()
-        fig.savefig(buffer, format=fmt, dpi=dpi)
-    return buffer.getvalue()
+        return figure_bytes(fig, fmt, dpi)
 
 
 def _draw_element(ax, p: _Placed, expand: bool, Circle, FancyBboxPatch,

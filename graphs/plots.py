@@ -18,12 +18,12 @@ SVG, text stays text (svg.fonttype "none"), so a reader or a test can search it.
 
 from __future__ import annotations
 
-import io
 import math
 from typing import Any
 
 from graphs.costgraph import CostGraph
 from graphs.crossings import interpolated_break_even
+from graphs.draw import SVG_SALT, figure_bytes
 from graphs.placement import SizePoint
 from graphs.schedule import Policy, schedule
 from graphs.timeline import space_samples
@@ -81,12 +81,10 @@ def _render(width: float, height: float, fmt: str, draw) -> bytes:
     import matplotlib
     from matplotlib.figure import Figure
 
-    with matplotlib.rc_context({"svg.fonttype": "none", "font.size": 9}):
+    with matplotlib.rc_context({"svg.hashsalt": SVG_SALT, "svg.fonttype": "none", "font.size": 9}):
         fig = Figure(figsize=(width, height), layout="constrained")
         draw(fig)
-        buffer = io.BytesIO()
-        fig.savefig(buffer, format=fmt, dpi=110)
-    return buffer.getvalue()
+        return figure_bytes(fig, fmt, 110)
 
 
 def _unit(units: str) -> str:

@@ -9,6 +9,11 @@ merge, total, threads, work groups, rounds, bank conflicts, ...), `centre` (each
 work, span, time, space, GPU kernel time), `source` (the cost-by-source tree: inclusive and
 exclusive work; `parent` is the enclosing expression's location) and `region` (the final sizes of
 the outermost regions). Pivot on `measure` to get the wide tables of the text report.
+
+Text comes from the user's program (cost-centre names, source snippets, file names), so a text
+cell that a spreadsheet would read as a formula (starting with =, +, -, @, a tab or a carriage
+return) is written with a single quote before it, as OWASP advises against CSV injection; numbers
+are written as they are.
 """
 
 from __future__ import annotations
@@ -19,6 +24,7 @@ import io
 from graphs.analysis import ProfileResult, SpanCost
 
 COLUMNS = ("section", "name", "location", "parent", "measure", "value")
+FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
 ON_MEASURES = ("grow", "transfer_in", "kernel", "transfer_out", "merge", "total",
                "bank_conflicts", "broadcasts", "multicasts", "threads", "work_groups", "rounds",
                "max_conflict_degree", "gpu_work", "pushed_words", "gpu_words")
@@ -30,7 +36,7 @@ class CsvRenderer:
 
     def render(self, result: ProfileResult) -> str:
         buffer = io.StringIO()
-        writer = csv.writer(buffer, lineterminator="\n")
+        writer = _SafeWriter(csv.writer(buffer, lineterminator="\n"))
         writer.writerow(COLUMNS)
         for measure, value in (
             ("work", result.work), ("span", result.span), ("parallelism", result.parallelism),
@@ -40,6 +46,8 @@ class CsvRenderer:
             ("nodes", result.nodes), ("edges", result.edges), ("steps", result.steps),
         ):
             writer.writerow(("summary", result.file, "", "", measure, value))
+        if result.procs_used is not None:
+            writer.writerow(("summary", result.file, "", "", "procs_used", result.procs_used))
         for key, text in (("units", result.units), ("schedule", result.schedule),
                           ("gpu_mode", result.gpu_mode), ("profile", result.profile_name)):
             writer.writerow(("summary", result.file, "", "", key, text))
@@ -63,3 +71,21 @@ class CsvRenderer:
         for name, words in result.regions.items():
             writer.writerow(("region", name, "", "", "words", words))
         return buffer.getvalue()
+
+
+def neutralised(cell: object) -> object:
+    """A cell a spreadsheet cannot run: text that starts like a formula gets a single quote
+    before it (OWASP, "CSV Injection"); numbers and other text are kept."""
+    if isinstance(cell, str) and cell.startswith(FORMULA_STARTS):
+        return "'" + cell
+    return cell
+
+
+class _SafeWriter:
+    """A csv writer whose rows go through `neutralised`."""
+
+    def __init__(self, writer) -> None:
+        self.writer = writer
+
+    def writerow(self, row: tuple) -> None:
+        self.writer.writerow([neutralised(cell) for cell in row])

@@ -130,9 +130,16 @@ def _header(result: ProfileResult) -> str:
     params = ", ".join(f"{escape(k)}={v}" for k, v in result.params.items()) or "none"
     return (f'<p class="note">params: {params}; device profile: '
             f"{escape(result.profile_name)}; GPU memory model: {escape(result.gpu_mode)}; "
-            f"CPU schedule: {escape(result.schedule)} on P = {result.procs}; units: "
+            f"CPU schedule: {escape(result.schedule)} on P = {result.procs}{_capped(result)}; units: "
             f"{escape(_units(result.units))}</p>"
             f'<p>value: <code>{escape(result.value)}</code></p>')
+
+
+def _capped(result: ProfileResult) -> str:
+    if result.procs_used is None:
+        return ""
+    return (f" (scheduled on {result.procs_used}, the most tasks ever ready at once: more "
+            "change nothing)")
 
 
 def _table(header: list[str], rows: list[list[Any]], numeric: set[int]) -> str:

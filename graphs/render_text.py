@@ -38,6 +38,9 @@ class TextRenderer:
         console.print(f"units: {unit_note}; device profile: {result.profile_name}")
         console.print(f"GPU memory model: {result.gpu_mode}; CPU schedule: {result.schedule} on "
                       f"P = {result.procs}")
+        if result.procs_used is not None:
+            console.print(f"note: scheduled on {result.procs_used} processors (the most tasks "
+                          "ever ready at once); more change nothing")
         console.print(f"value: {result.value}")
         summary = Table(title="Summary", show_header=True, header_style="bold")
         summary.add_column("measure")

@@ -13,10 +13,10 @@ processors), the second goes on another lane of that track.
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 from graphs.analysis import ProfileResult
+from graphs.numbers import json_text
 
 CPU, GPU, TRANSFERS = 1, 2, 3
 
@@ -58,7 +58,7 @@ class TraceRenderer:
     """render(result) -> str: the Chrome trace-event JSON of the result's timeline."""
 
     def render(self, result: ProfileResult) -> str:
-        return json.dumps(trace_events(result), separators=(",", ":")) + "\n"
+        return json_text(trace_events(result), indent=None, separators=(",", ":")) + "\n"
 
 
 def trace_events(result: ProfileResult) -> dict[str, Any]:

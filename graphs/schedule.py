@@ -105,7 +105,8 @@ class ScheduleResult:
     words, GPU words) at the end of every instant whose space differs from the instant before
     (from 0 words): the whole curve of eq. 8, device boxes' pushes included, so that its maxima
     are the peaks. A schedule made with `record=False` leaves `steps`, `intervals` and
-    `space_trace` empty.
+    `space_trace` empty. `procs` is the processors the schedule ran on: those asked for, or the
+    graph's width where more than WIDTH_CHECKED were asked for and it is smaller.
     """
 
     policy: Policy
@@ -128,13 +129,56 @@ def schedule(graph: CostGraph, procs: int, policy: Policy | str,
     """Schedule `graph` greedily on `procs` processors under `policy` (§6.3, eqs. 3-5, 8-9).
 
     Without `record`, only the time and the space peaks are kept: not the steps and the tasks'
-    intervals, a tuple each per node and per edge, which only timelines and cost centres read."""
+    intervals, a tuple each per node and per edge, which only timelines and cost centres read.
+    More than WIDTH_CHECKED processors are capped to the graph's width (`_width`), which changes
+    nothing but the result's `procs`."""
     if procs < 1:
         raise ValueError(f"a schedule needs at least one processor, not {procs}")
     policy = Policy(policy)
     with cyclic_gc_paused():
         index = _GraphIndex(graph)
-        return _Simulation(index, procs, policy, *_depth_first(index), record).run()
+        numbers, in_order = _depth_first(index)
+        if procs > WIDTH_CHECKED:
+            procs = min(procs, max(1, _width(index, in_order)))
+        return _Simulation(index, procs, policy, numbers, in_order, record).run()
+
+
+WIDTH_CHECKED = 64
+"""On more processors than this, `schedule` first measures the graph's width (`_width`) and uses
+no more processors than it: every one beyond would never run a task, and the simulation keeps
+lists, deques and intervals per processor."""
+
+
+def _width(index: _GraphIndex, in_order: list[int]) -> int:
+    """The most tasks that ever run at once when every task starts as soon as it is ready (the
+    schedule on unboundedly many processors). On P >= this width every greedy schedule is that
+    one, whatever its policy: no ready task ever waits (by induction on the instants, the tasks
+    running or ready at an instant are those of the unbounded schedule, at most the width), so
+    time, space and steps are the same as on the width itself."""
+    reached = [0.0] * index.count  # when each node is reached: the latest of its in-edges' ends
+    sources, targets, weights = index.source_of, index.target, index.weight
+    starts: list[float] = []
+    ends: list[float] = []
+    for edge in in_order:  # a topological order: an edge comes after every edge into its source
+        start = reached[sources[edge]]
+        weight = weights[edge]
+        end = start + weight
+        target = targets[edge]
+        if end > reached[target]:
+            reached[target] = end
+        if weight > 0:  # weight-0 edges are no task (see `_Simulation.reach`)
+            starts.append(start)
+            ends.append(end)
+    starts.sort()
+    ends.sort()
+    running = widest = finished = 0
+    for start in starts:
+        while ends[finished] <= start:  # a task ending at an instant frees its processor first
+            finished += 1
+            running -= 1
+        running += 1
+        widest = max(widest, running)
+    return widest
 
 
 def depth_first_order(graph: CostGraph) -> tuple[tuple[int, int], ...]:

@@ -46,6 +46,7 @@ from graphs.semantics.options import EvaluationOptions
 from graphs.semantics.symbolic import (
     CostSummary,
     NotRegular,
+    OutsideAssumptions,
     ReduceOperands,
     SPhase,
     SPhaseLoop,
@@ -94,9 +95,28 @@ class SymbolicProfile:
         return self.evaluation.params
 
     # -- values at concrete sizes ---------------------------------------------------------------
+    def check_sizes(self, values: dict[str, int]) -> None:
+        """Raise OutsideAssumptions where the formulas do not hold at `values`: a size parameter
+        below 1, or a count or recursion size of the program (`SymbolicEvaluation.assumptions`)
+        below 1 there (the caller evaluates explicitly instead)."""
+        declared = {p.name: p.span for p in self.checked.program.params}
+        for name in self.symbols:
+            if name in values and values[name] < 1:
+                raise OutsideAssumptions(
+                    f"the formulas assume every size parameter is at least 1, and {name} = "
+                    f"{values[name]}", declared.get(name))
+        subs = {self.symbols[k]: v for k, v in values.items() if k in self.symbols}
+        for assumption in self.evaluation.assumptions:
+            size = _given(assumption.size, subs)
+            if size.is_number and size < 1:
+                raise OutsideAssumptions(
+                    f"the formulas assume {assumption.what} is at least 1, and here it is "
+                    f"{formula_text(assumption.size)} = {size}", assumption.span)
+
     def substitution(self, values: dict[str, int]) -> dict:
         """Sympy substitutions for concrete sizes: the parameters, the region sizes and each
         device box's kernel time."""
+        self.check_sizes(values)
         subs: dict[Any, Any] = {self.symbols[k]: v for k, v in values.items()
                                 if k in self.symbols}
         subs.update(self.evaluation.sizes.values(subs))
@@ -243,6 +263,7 @@ class SymbolicProfile:
     def _fixed(self, values: dict[str, int]) -> dict[Any, Any]:
         """What the formulas take at `values`: the region-size quantities, and each device box's
         kernel time as a formula (`kernel_formula`)."""
+        self.check_sizes(values)
         subs = {self.symbols[k]: v for k, v in values.items() if k in self.symbols}
         fixed: dict[Any, Any] = dict(self.evaluation.sizes.values(subs))
         for symbol, box in zip(self.evaluation.box_symbols, self.evaluation.boxes, strict=True):
@@ -395,6 +416,18 @@ def symbolic_profile(checked: CheckedProgram, options: EvaluationOptions | None 
     return SymbolicProfile(checked, evaluation, options, reference)
 
 
+def explicit_nodes(checked: CheckedProgram, options: EvaluationOptions,
+                   values: dict[str, int]) -> int | None:
+    """How many nodes the explicit evaluator's cost graph of the program has at `values` (the
+    symbolic profile's exact node count), found without building it; None where the program is
+    not regular (or the sizes are outside the formulas' assumptions)."""
+    try:
+        profile = symbolic_profile(checked, options, values)
+        return profile.at(values)["nodes"]
+    except NotRegular:
+        return None
+
+
 # -- helpers ---------------------------------------------------------------------------------------
 
 
@@ -414,6 +447,9 @@ def _value(expr, subs: dict) -> float:
     if value.free_symbols:
         raise NotRegular(f"a quantity that depends on {sorted(map(str, value.free_symbols))} "
                          "after the sizes are given")
+    if not (value.is_extended_real and value.is_finite):  # check_sizes should have said why
+        raise OutsideAssumptions(f"a quantity is {value} at these sizes: the formulas do not hold "
+                                 "there")
     return int(value) if value.is_Integer else float(value)
 
 
@@ -799,6 +835,8 @@ def report(profile: SymbolicProfile, values: dict[str, int], procs: int) -> dict
         "fixed": profile.evaluation.fixed,
         "procs": procs,
         "assumptions": ["every size parameter is at least 1",
+                        *(f"{formula_text(a.size)} ({a.what}) is at least 1"
+                          for a in profile.evaluation.assumptions),
                         "region sizes (BSIZE blocks) and kernels' work-group times are those of "
                         "the sizes given (`params`); rounds and counts are exact formulas"],
         "formulas": out_formulas,

@@ -5,7 +5,7 @@ profile, in abstract units: one CPU PRAM step = 1); a calibrated profile (`hetpr
 `units` to "seconds" and gives seconds per unit on each world. `load_profile` validates a file and
 names the offending field in a ProfileError.
 
-Schema (all numbers non-negative; see docs/device-profile.md):
+Schema (all numbers finite, non-negative and at most 10^15; see docs/device-profile.md):
 
     {
       "name": str,                   "units": "abstract" | "seconds",
@@ -30,6 +30,7 @@ Schema (all numbers non-negative; see docs/device-profile.md):
 from __future__ import annotations
 
 import json
+import sys
 from dataclasses import asdict, dataclass, field, fields, replace
 from pathlib import Path
 from typing import Any
@@ -38,6 +39,9 @@ from profiler.errors import ProfileError
 
 GPU_MODES = ("paper", "dmm")
 RULES = ("calibrated", "paper")
+MAX_PARAMETER = 1e15
+"""The largest number a profile (or a command-line model option) may give a parameter: costs are
+sums of products of parameters and counts, and must stay far from float overflow (about 1e308)."""
 DEFAULT_NAME = "default (abstract units)"
 PAPER_BSIZE = 1 << 20
 """BSIZE of `PAPER_PROFILE`: §7.1 assumes that r0 never needs resizing, and the paper's GPU cannot
@@ -221,11 +225,38 @@ def load_profile(path: str | Path) -> DeviceProfile:
     except json.JSONDecodeError as error:
         raise ProfileError(f"{path}:{error.lineno}:{error.colno}: not valid JSON: {error.msg}") \
             from None
+    except ValueError:  # an integer too long for Python to read
+        raise ProfileError(f"{path}: malformed device profile: a number of more than "
+                           f"{sys.get_int_max_str_digits()} digits") from None
+    except RecursionError:
+        raise ProfileError(f"{path}: malformed device profile: its JSON is nested too deeply "
+                           "(a profile is an object of objects, at most four levels deep)") \
+            from None
     return profile_from_json(data, str(path))
 
 
 def save_profile(profile: DeviceProfile, path: str | Path) -> None:
-    Path(path).write_text(json.dumps(profile.to_json(), indent=2) + "\n", encoding="utf-8")
+    try:
+        text = json.dumps(profile.to_json(), indent=2, allow_nan=False)
+    except ValueError:
+        raise ProfileError(f"{path}: a parameter of the profile is not a finite number, and a "
+                           "profile is standard JSON") from None
+    Path(path).write_text(text + "\n", encoding="utf-8")
+
+
+def _shown(value: Any) -> str:
+    """A JSON value for an error message, cut short."""
+    if isinstance(value, float) and value != value:
+        return "NaN"
+    if isinstance(value, float) and value in (float("inf"), float("-inf")):
+        return "Infinity" if value > 0 else "-Infinity"
+    if isinstance(value, int) and not isinstance(value, bool) and abs(value) > 10**30:
+        return f"an integer of {value.bit_length()} bits"
+    try:
+        text = json.dumps(value)
+    except (RecursionError, ValueError):
+        return "a deeply nested value"
+    return text if len(text) <= 40 else text[:37] + "..."
 
 
 def _string(data: dict, key: str, where: str, default: str) -> str:
@@ -237,9 +268,10 @@ def _string(data: dict, key: str, where: str, default: str) -> str:
 
 def _number(value: Any, name: str, where: str, integer: bool) -> float | int:
     if isinstance(value, bool) or not isinstance(value, (int, float)):
-        raise ProfileError(f"{where}: field '{name}' must be a number, not {json.dumps(value)}")
-    if value < 0 or value != value or value in (float("inf"),):
-        raise ProfileError(f"{where}: field '{name}' must be a finite non-negative number")
+        raise ProfileError(f"{where}: field '{name}' must be a number, not {_shown(value)}")
+    if value != value or not 0 <= value <= MAX_PARAMETER:
+        raise ProfileError(f"{where}: field '{name}' must be a finite non-negative number of at "
+                           f"most 10^15, not {_shown(value)}")
     if integer:
         if int(value) != value:
             raise ProfileError(f"{where}: field '{name}' must be a whole number")
@@ -247,10 +279,13 @@ def _number(value: Any, name: str, where: str, integer: bool) -> float | int:
     return float(value)
 
 
-def _section(data: dict, key: str, cls: type, where: str):
+def _section(data: dict, key: str, cls: type, where: str, shown: str | None = None):
+    """The fields of `data[key]` as a `cls`; `shown` is the section's name in messages (default
+    `key`)."""
     section = data.get(key, {})
+    key = shown or key
     if not isinstance(section, dict):
-        raise ProfileError(f"{where}: field '{key}' must be an object")
+        raise ProfileError(f"{where}: field '{key}' must be an object, not {_shown(section)}")
     names = {f.name: f for f in fields(cls)}
     values: dict[str, Any] = {}
     for name, value in section.items():
@@ -271,11 +306,13 @@ def _section(data: dict, key: str, cls: type, where: str):
 
 
 def _transfer(transfer: dict, key: str, where: str) -> TransferParameters:
-    section = dict(transfer.get(key, {}))
-    if not isinstance(transfer.get(key, {}), dict):
-        raise ProfileError(f"{where}: field 'transfer.{key}' must be an object")
+    section = transfer.get(key, {})
+    if not isinstance(section, dict):
+        raise ProfileError(f"{where}: field 'transfer.{key}' must be an object, not "
+                           f"{_shown(section)}")
+    section = dict(section)
     pieces_data = section.pop("pieces", [])
-    base = _section({"t": section}, "t", TransferParameters, where)
+    base = _section({key: section}, key, TransferParameters, where, f"transfer.{key}")
     if base.words_per_unit <= 0:
         raise ProfileError(f"{where}: field 'transfer.{key}.words_per_unit' must be positive")
     if not isinstance(pieces_data, list):

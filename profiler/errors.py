@@ -76,7 +76,7 @@ def format_error(error: HetprofError, source: str | None) -> str:
     head = f"{span}: {error.kind}: {message}"
     if source is None:
         return head
-    lines = source.splitlines()
+    lines = source.splitlines() or [""]  # an empty file still has a first line, for the caret
     if not 1 <= span.line <= len(lines):
         return head
     text = lines[span.line - 1].expandtabs(1)

@@ -116,8 +116,9 @@ class _Builder(Transformer_NonRecursive):
     @v_args(meta=True)
     def param_decl(self, meta, children):
         name = str(children[0])
-        default = int(children[1]) if len(children) > 1 else None
-        return Param(name, default, self._span(meta))
+        span = self._span(meta)
+        default = _integer(children[1], span) if len(children) > 1 else None
+        return Param(name, default, span)
 
     def at(self, children):
         return _At(str(children[0]))
@@ -260,7 +261,8 @@ class _Builder(Transformer_NonRecursive):
     @v_args(meta=True)
     def int_lit(self, meta, children):
         region, rest = _take_last(children)
-        return IntLit(int(rest[0]), region, self._span(meta))
+        span = self._span(meta)
+        return IntLit(_integer(rest[0], span), region, span)
 
     @v_args(meta=True)
     def float_lit(self, meta, children):
@@ -368,6 +370,19 @@ def _take_last(children: list) -> tuple[str | None, list]:
     if children and isinstance(children[-1], _At):
         return children[-1].name, children[:-1]
     return None, children
+
+
+def _integer(token: Token, span: Span) -> int:
+    """An integer literal's value; one too long for Python to convert (its limit on the digits of
+    an int read from text) is a ParseError at the literal."""
+    try:
+        return int(token)
+    except ValueError:
+        digits = len(str(token).lstrip("-"))
+        raise ParseError(f"integer literal too large: {digits} digits (an int is 64 bits)",
+                         Span(span.file, token.line or span.line, token.column or span.column,
+                              token.end_line or span.end_line,
+                              token.end_column or span.end_column)) from None
 
 
 @functools.cache

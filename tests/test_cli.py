@@ -88,13 +88,13 @@ def test_profile_result_round_trips_through_json():
 
 
 def test_model_options_change_the_costs():
-    def kernel(*extra):
-        result = hetprof("profile", "examples/zipmul.lg", "--param", "n=8", "--format", "json",
-                         "--gpu-mode", "paper", *extra)
+    def kernel(*extra, n=8):
+        result = hetprof("profile", "examples/zipmul.lg", "--param", f"n={n}", "--format",
+                         "json", "--gpu-mode", "paper", *extra)
         return json.loads(result.stdout)["on"][0]["kernel"]
 
     assert kernel("--global-latency", "100") == (5 * 100 + 1) + 2 * 100 + 1
-    assert kernel("--threads-at-once", "32", "--work-group-size", "32", "--param", "n=96") == \
+    assert kernel("--threads-at-once", "32", "--work-group-size", "32", n=96) == \
         3 * (5 * 32 + 1) + 2 * 32 + 1
 
 

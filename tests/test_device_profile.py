@@ -8,7 +8,13 @@ import pytest
 from conftest import ROOT, run
 
 from graphs.semantics.options import EvaluationOptions
-from models.device_profile import PAPER_PROFILE, DeviceProfile, load_profile, profile_from_json
+from models.device_profile import (
+    PAPER_PROFILE,
+    DeviceProfile,
+    load_profile,
+    profile_from_json,
+    save_profile,
+)
 from models.providers import LinearTransfer, providers_for
 from profiler.errors import ParameterError, ProfileError
 
@@ -34,6 +40,18 @@ def test_profile_round_trips_through_json():
     ({"transfer": {"host_to_device": {"pieces": [{"up_to_words": 1}]}}}, "pieces[0]"),
     ({"units": "seconds"}, "seconds_per_unit"),
     ([], "top level"),
+    ({"transfer": {"host_to_device": [1, 2]}}, "field 'transfer.host_to_device' must be an object"),
+    ({"transfer": {"host_to_device": "fast"}}, "field 'transfer.host_to_device' must be an object"),
+    ({"transfer": {"device_to_host": 7}}, "field 'transfer.device_to_host' must be an object"),
+    ({"transfer": {"host_to_device": {"latency": -1}}}, "field 'transfer.host_to_device.latency'"),
+    ({"transfer": {"host_to_device": {"pieces": "x"}}}, "'transfer.host_to_device.pieces'"),
+    ({"cpu": [1]}, "field 'cpu' must be an object"),
+    ({"gpu": {"global_latency": 1e308}}, "'gpu.global_latency' must be a finite non-negative "
+                                          "number of at most 10^15, not 1e+308"),
+    ({"gpu": {"global_latency": float("inf")}}, "'gpu.global_latency'"),
+    ({"gpu": {"global_latency": float("nan")}}, "'gpu.global_latency'"),
+    ({"gpu": {"warp_width": 10**400}}, "'gpu.warp_width'"),
+    ({"cpu": {"seconds_per_unit": 1e300}}, "'cpu.seconds_per_unit'"),
 ])
 def test_bad_fields_are_named(data, field):
     with pytest.raises(ProfileError) as info:
@@ -84,3 +102,24 @@ def test_the_paper_preset_is_selectable_in_a_profile():
     with pytest.raises(ProfileError, match="'rules'"):
         profile_from_json({"rules": "harlan"})
     assert profile_from_json(json.loads(json.dumps(PAPER_PROFILE.to_json()))) == PAPER_PROFILE
+
+
+@pytest.mark.parametrize("text, message", [
+    ("[" * 200_000 + "]" * 200_000, "malformed device profile: its JSON is nested too deeply"),
+    ('{"gpu": {"banks": 1' + "0" * 5000 + "}}", "malformed device profile: a number of more than"),
+    ('{"gpu": {"global_latency": Infinity}}', "'gpu.global_latency' must be a finite"),
+    ("{", "not valid JSON"),
+], ids=["nested", "long-number", "infinity", "truncated"])
+def test_a_malformed_profile_file_is_named(tmp_path, text: str, message: str):
+    path = tmp_path / "bad.json"
+    path.write_text(text, encoding="utf-8")
+    with pytest.raises(ProfileError) as info:
+        load_profile(path)
+    assert info.value.message.startswith(str(path)) and message in info.value.message
+
+
+def test_saving_a_profile_with_a_non_finite_number_is_refused(tmp_path):
+    profile = DeviceProfile().with_gpu(global_latency=float("inf"))
+    with pytest.raises(ProfileError, match="not a finite number"):
+        save_profile(profile, tmp_path / "p.json")
+    assert not (tmp_path / "p.json").exists()

@@ -17,7 +17,7 @@ from conftest import ROOT, run
 
 from graphs import timeline as timeline_module
 from graphs.analysis import ProfileResult, analyse
-from graphs.render_csv import CsvRenderer
+from graphs.render_csv import CsvRenderer, neutralised
 from graphs.render_dot import DotRenderer, picture_to_dot, quote
 from graphs.render_trace import TraceRenderer
 from graphs.renderers import RENDERERS
@@ -179,3 +179,21 @@ def test_profile_formats_from_the_command_line(tmp_path):
     assert complete_events(json.loads(out.read_text()))
     result = hetprof("profile", "examples/dc_sum.lg", "--param", "n=8", "--format", "csv")
     assert result.returncode == 0 and result.stdout.startswith("section,name,")
+
+
+def test_csv_cells_that_start_like_a_formula_are_neutralised():
+    # Cost-centre names come from the program: a spreadsheet must not run them (OWASP).
+    source = ('letregion r in\n(profile "=HYPERLINK(1)" (1 at r)) + '
+              '(profile "@SUM" (profile "+x" (profile "-2" (2 at r)))) at r\n')
+    evaluation = run(source)
+    result = analyse(evaluation, 2, "1df", file="=cmd.lg", body=check_program(
+        parse(source, "=cmd.lg")).body, source=source)
+    rows = list(csv.reader(io.StringIO(CsvRenderer().render(result))))
+    names = {row[1] for row in rows if row[0] == "centre"}
+    assert names == {"'=HYPERLINK(1)", "'@SUM", "'+x", "'-2"}
+    assert all(row[1] == "'=cmd.lg" for row in rows if row[0] == "summary")
+    text_cells = [cell for row in rows[1:] for cell in row[:5]]
+    assert not any(cell.startswith(("=", "+", "-", "@", "\t", "\r")) for cell in text_cells)
+    # Numbers keep their sign: only text is quoted.
+    assert neutralised(-3.5) == -3.5 and neutralised("-3.5") == "'-3.5"
+    assert neutralised("work") == "work"

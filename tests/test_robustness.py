@@ -131,6 +131,8 @@ def test_a_file_without_a_program_is_a_syntax_error(tmp_path: Path, text: str):
     result = hetprof("check", path)
     assert_clean(result, EXIT_PROGRAM_ERROR)
     assert result.stderr.startswith(f"{path}:1:1: syntax error: the program is empty")
+    # The source line (empty for an empty file) and a caret under column 1, as for every error.
+    assert result.stderr.splitlines()[2] == "    ^"
 
 
 @pytest.mark.parametrize("seed", [0, 1, 2])

@@ -4,9 +4,24 @@ Every expected time and peak below was worked out by hand on the tiny graph it n
 """
 
 import pytest
+from conftest import ROOT
 
 from graphs.costgraph import CostGraph, DeviceBoxInfo, EdgeKind, NodeKind, Sub
-from graphs.schedule import Policy, ScheduleResult, Step, depth_first_order, schedule
+from graphs.schedule import (
+    WIDTH_CHECKED,
+    Policy,
+    ScheduleResult,
+    Step,
+    _depth_first,
+    _GraphIndex,
+    _Simulation,
+    _width,
+    depth_first_order,
+    schedule,
+)
+from graphs.semantics.explicit import evaluate
+from profiler.checker import check_program
+from profiler.parser import parse_file
 from profiler.syntax import World
 
 ALL_POLICIES = list(Policy)
@@ -367,3 +382,32 @@ def test_a_single_node_graph_takes_no_time():
     assert result == ScheduleResult(
         Policy.BREADTH_FIRST, 4, 0, (Step(0, 0, (0,), 0, 0, 0),), 0, 0, 0, ()
     )
+
+
+# -- more processors than the graph's width ------------------------------------------------------
+@pytest.mark.parametrize("policy", ALL_POLICIES, ids=lambda p: p.value)
+@pytest.mark.parametrize("example, n", [("dc_sum", 100), ("zipmul", 300), ("normalize_inc", 100)])
+def test_processors_beyond_the_width_are_capped_and_change_nothing(policy: Policy, example: str,
+                                                                   n: int):
+    checked = check_program(parse_file(ROOT / "examples" / f"{example}.lg"))
+    graph = evaluate(checked, {"n": n}).graph
+    index = _GraphIndex(graph)
+    numbers, in_order = _depth_first(index)
+    width = _width(index, in_order)
+    assert WIDTH_CHECKED < width < 10 * width
+    # The simulation itself on 10x the width, every processor kept.
+    uncapped = _Simulation(index, 10 * width, policy, numbers, in_order, True).run()
+    for procs in (10 * width, 10**20):
+        capped = schedule(graph, procs, policy)
+        assert capped.procs == width
+        assert (capped.time, capped.peak_space_cpu, capped.peak_space_gpu, capped.peak_space) == (
+            uncapped.time, uncapped.peak_space_cpu, uncapped.peak_space_gpu, uncapped.peak_space)
+        assert [(s.time, s.nodes, s.space_cpu, s.space_gpu, s.busy) for s in capped.steps] == [
+            (s.time, s.nodes, s.space_cpu, s.space_gpu, s.busy) for s in uncapped.steps]
+    # On one processor fewer than the width some task waits: the width is the least that
+    # changes nothing.
+    assert schedule(graph, width - 1, policy).time >= uncapped.time
+
+
+def test_few_processors_are_never_capped():
+    assert schedule(binary_tree(2), WIDTH_CHECKED, "1df").procs == WIDTH_CHECKED

@@ -53,7 +53,7 @@ from graphs.costgraph import (
     cyclic_gc_paused,
 )
 from graphs.devicebox import DeviceBox, GSub, PathBuilder, build_device_box
-from graphs.semantics.options import EvaluationOptions
+from graphs.semantics.options import GRAPH_CHECK_EVERY, EvaluationOptions
 from models.base import AccessKind, GpuModel, MemoryAccess, Space
 from models.gpu import gpu_model
 from models.pram import Pram
@@ -285,6 +285,9 @@ class Evaluator:
         self.paper = options.paper
         self.gap = 1 if self.paper else 0
         self.hidden: dict[int, tuple[tuple[int, int], ...]] = {}
+        # The step count at which `_checkpoint` next checks the limits (the step limit and the
+        # graph's size), so that `eval` compares one number per step.
+        self.check_at = min(self.max_steps, GRAPH_CHECK_EVERY)
 
     # -- entry --------------------------------------------------------------------------------------
     def run(self) -> Evaluation:
@@ -473,19 +476,33 @@ class Evaluator:
 
     def _tick(self, span: Span) -> None:
         self.steps += 1
-        if self.steps > self.options.max_steps:
+        if self.steps > self.check_at:
+            self._checkpoint(span)
+
+    def _checkpoint(self, span: Span) -> None:
+        """The step limit, and every GRAPH_CHECK_EVERY steps the size of what the evaluation
+        built (cost-graph nodes and GPU path edges, which hold nearly all its memory) against
+        `max_graph`: a clear error at `span` rather than running out of memory."""
+        if self.steps > self.max_steps:
             raise EvaluationError(
                 f"the program ran for more than {self.options.max_steps} evaluation steps; it may "
                 "not terminate (raise the limit with --max-steps)", span, "step limit")
+        built = self.graph.number_of_nodes() + self.paths.edges
+        if built > self.options.max_graph:
+            raise EvaluationError(
+                f"the explicit cost graph grew past --max-graph-size ({self.options.max_graph:,} "
+                f"nodes and GPU steps; {built:,} here): profile it with --symbolic, which does "
+                "not build it, or raise --max-graph-size if the memory is there",
+                span, "memory budget")
+        self.check_at = min(self.max_steps, self.steps + GRAPH_CHECK_EVERY)
 
     # -- the judgement ------------------------------------------------------------------------------
     def eval(self, e: Expr, env: dict, regions: dict, world: World,
              outermost: bool = False) -> tuple[Value, Cost]:
         # _tick(e.span), written out: eval runs once per node of the program's evaluation.
         self.steps += 1
-        if self.steps > self.max_steps:
-            self.steps -= 1
-            self._tick(e.span)
+        if self.steps > self.check_at:
+            self._checkpoint(e.span)
         self.depth += 1
         if self.depth > self.max_depth:
             self.depth = 0
@@ -643,8 +660,18 @@ class Evaluator:
                             None))
                     return value, cost
             raise AssertionError(f"unknown node {e!r}")
+        except RecursionError:
+            # Python's stack ran out before --max-depth (each level takes a few of its frames):
+            # the innermost eval that can still build the error says where.
+            raise self._too_deep(e.span) from None
         finally:
             self.depth -= 1
+
+    def _too_deep(self, span: Span) -> EvaluationError:
+        return EvaluationError(
+            f"evaluation nested {self.depth} deep, as deep as the interpreter's stack holds, "
+            f"before the depth limit ({self.options.max_depth}) was reached (a recursion that "
+            "does not end, or a very deeply nested expression)", span, "depth limit")
 
     # -- rules with more to them ------------------------------------------------------------------
     def _binop(self, e: BinOp, env: dict, regions: dict, world: World) -> tuple[Value, Cost]:

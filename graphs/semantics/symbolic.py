@@ -99,6 +99,22 @@ class NotRegular(HetprofError):  # noqa: N818 - a condition the caller handles, 
     rule = "symbolic profiling"
 
 
+class OutsideAssumptions(NotRegular):
+    """Sizes at which the formulas do not hold: a size parameter below 1, or a count or a
+    recursion's size (an expression in the sizes, e.g. `n - 32`) below 1 there. The caller
+    evaluates the program explicitly at those sizes instead."""
+
+
+@dataclass(frozen=True, slots=True)
+class Assumption:
+    """What the formulas assume of the sizes, besides each being at least 1: `size` (an
+    expression in them, e.g. the length `n - 32` of a vector, or the size a recursion recurses
+    on) is at least 1. `what` names it in messages; `span` is where the program uses it."""
+
+    size: sp.Expr
+    what: str
+    span: Span | None
+
 def clog2(x: sp.Expr) -> sp.Expr:
     """⌈log2 x⌉ for x ≥ 1, exact on integers: the depth of `par_all`'s balanced tree."""
     if isinstance(x, sp.Integer):
@@ -558,6 +574,7 @@ class SymbolicEvaluation:
     box_totals: list[sp.Expr]  # each box's edge weight, in terms of its kernel symbol
     sizes: RegionSizes  # the region-size quantities (symbols) the formulas use
     centres: dict[str, CostSummary]  # `profile "name" e` on the CPU: e's work and span
+    assumptions: list[Assumption]  # beyond every size parameter being at least 1
 
 
 class RegionSizes:
@@ -696,6 +713,7 @@ class SymbolicEvaluator:
         self.counter = 0
         self.sizes = RegionSizes(self.bsize, self.gap)
         self.centres: dict[str, CostSummary] = {}  # cost centres on the CPU: what their code cost
+        self.assumptions: list[Assumption] = []
         # The kernel whose thread template is being evaluated (see _gpu_thread).
         self.thread_var: sp.Symbol | None = None
         self.thread_count: sp.Expr = ONE
@@ -715,7 +733,21 @@ class SymbolicEvaluator:
         return SymbolicEvaluation(shape, self.boxes, self.box_symbols, self.space_peak_cpu,
                                   self.space_peak_gpu, self.space_peak,
                                   {r.label: r.ap for r in self.outermost.values()}, symbols, fixed,
-                                  self.box_totals, self.sizes, self.centres)
+                                  self.box_totals, self.sizes, self.centres, self.assumptions)
+
+    def _assume_at_least_one(self, size, what: str, span: Span) -> None:
+        """Record that the formulas hold only where `size`, an expression in the size
+        parameters, is at least 1 (a count of threads, a recursion's size: ⌈log2 m⌉ and the
+        fitted closed forms hold from 1 on); where the parameters' own positivity implies it,
+        nothing. Expressions in a thread's index or a recursion's generic size are skipped: the
+        enclosing count or size decides them."""
+        size = sp.sympify(size)
+        parameters = {v for v in self.params.values() if isinstance(v, sp.Symbol)}
+        if (not size.free_symbols or not size.free_symbols <= parameters
+                or (size - 1).is_nonnegative):
+            return
+        if not any(a.size == size and a.span == span for a in self.assumptions):
+            self.assumptions.append(Assumption(size, what, span))
 
     def fresh_symbol(self, prefix: str) -> sp.Symbol:
         self.counter += 1
@@ -1130,6 +1162,8 @@ class SymbolicEvaluator:
             if sp.expand(solved[names[rid]]) != 0:
                 region.log.append(("fill", starts[rid], region.ap))
         self.space_cpu = space_start + solved["space"]
+        self._assume_at_least_one(measure, f"the size of the {'range ' if len(leaves) == 2 else ''}"
+                                  f"the recursive function {fix.name} recurses on", span)
         return self._call_result(frame), _stretch(solved)
 
     def _recursive_call(self, frame: _Recursion, arg: SValue, span: Span):
@@ -1326,6 +1360,7 @@ class SymbolicEvaluator:
             closure, c_f = self._function(func, env, regions, world, span)
         vec, c_v = self.eval(vector, env, regions, world)
         count = sp.sympify(vec.content.length)
+        self._assume_at_least_one(count, "the length of the vector parmap maps over", span)
         start = {rid: r.ap for rid, r in self.stacks[World.CPU].items()}
 
         limits = self._limits(world)
@@ -1434,6 +1469,7 @@ class SymbolicEvaluator:
         if n is None:
             raise NotRegular("iota of a count computed from the data", span)
         n = sp.sympify(n)
+        self._assume_at_least_one(n, "iota's count", span)
         start = {rid: r.ap for rid, r in self.stacks[World.CPU].items()}
 
         def thread(var):
@@ -1458,6 +1494,7 @@ class SymbolicEvaluator:
         with self._bookkeeping():
             cost = self._read(self._seq_all(world, [c_f, c_z, c_v]), world, vec, span)
         n = sp.sympify(vec.content.length)
+        self._assume_at_least_one(n, "the length of the vector reduce reduces", span)
         if n == 0:
             return z, cost
         if world is World.GPU:
