@@ -67,15 +67,17 @@ def main() -> int:
     args = parser.parse_args()
     out = Path(args.out).resolve()
     out.mkdir(parents=True, exist_ok=True)
-    summary: dict = {"seed": args.seed}
+    summary_path = out / "summary.json"
+    summary: dict = json.loads(summary_path.read_text()) if summary_path.exists() else {}
+    summary["seed"] = args.seed
     if args.mode in ("both", "mutants"):
         cap = int(args.memory_gb * 1024**3)
         resource.setrlimit(resource.RLIMIT_AS, (cap, cap))
         summary["mutants"] = mutant_campaign(args, out)
     if args.mode in ("both", "commands"):
         summary["command_lines"] = command_campaign(args, out)
-    (out / "summary.json").write_text(json.dumps(summary, indent=2) + "\n", encoding="utf-8")
-    print(f"\nsummary: {out / 'summary.json'}")
+    summary_path.write_text(json.dumps(summary, indent=2) + "\n", encoding="utf-8")
+    print(f"\nsummary: {summary_path}")
     return 0
 
 
@@ -180,11 +182,14 @@ def command_campaign(args: argparse.Namespace, out: Path) -> dict:
     lines = CommandLines(out / "commands", random.Random(args.seed))
     counts = {"clean": 0, "accepted": 0, "crash": 0, "timeout": 0}
     crashes: dict[str, list[CommandResult]] = {}
+    accepted = []
     for index in range(args.command_lines):
         result = lines.run(lines.command_line())
         counts[result.outcome] += 1
         if result.outcome in ("crash", "timeout"):
             crashes.setdefault(result.signature, []).append(result)
+        elif result.outcome == "accepted":
+            accepted.append("python3 -m cli " + shlex.join(result.argv))
         if (index + 1) % 50 == 0:
             print(f"  {index + 1} command lines, {time.perf_counter() - start:.0f} s, "
                   f"{counts['crash']} crashes", file=sys.stderr)
@@ -202,7 +207,8 @@ def command_campaign(args: argparse.Namespace, out: Path) -> dict:
               f"    {last[:200]}")
         classes.append({"signature": signature, "count": len(results), "command": command,
                         "detail": shortest.detail})
-    return {"tried": args.command_lines, "seconds": round(elapsed), **counts, "classes": classes}
+    return {"tried": args.command_lines, "seconds": round(elapsed), **counts, "classes": classes,
+            "accepted_commands": accepted}
 
 
 if __name__ == "__main__":

@@ -14,11 +14,12 @@ long campaign). Everything is deterministic from a seed.
   program into another; wrap a subexpression in `on`, `letregion`, `profile`, a closure, `fix`,
   `||`, a parmap, hundreds of parentheses, or a long `+` or `let` chain.
 - The stages (`Campaign.trial`): `check` (parse and check_program, as `hetprof check`); `run`
-  (evaluate at small sizes, 0, 1, 3 or 17, with a step and a depth limit, and render the value and
-  the regions, as `hetprof run`); `profile` (analyse and render the report in a random format, as
-  `hetprof profile`); `symbolic` (symbolic_profile, report and its text or JSON, with the explicit
-  time where the graph is small, as `hetprof profile --symbolic`). Each runs in one worker thread
-  with a deep stack, as cli/main.py runs the command, under a time limit (`Sandbox`).
+  (evaluate at small sizes, 0, 1, 3 or 17, with a step and a depth limit, under either GPU model,
+  sometimes with --strict-gpu-regions, and render the value and the regions, as `hetprof run`);
+  `profile` (analyse and render the report in a random format, as `hetprof profile`); `symbolic`
+  (symbolic_profile, report and its text or JSON, with the explicit time where the graph is small,
+  as `hetprof profile --symbolic`). Each runs in one worker thread with a deep stack, as
+  cli/main.py runs the command, under a time limit (`Sandbox`).
 - The outcomes (`Outcome`): ok; located (a HetprofError whose span points into the program and
   whose message `format_error` renders, or a ParameterError about a size given on the command
   line, which has no place in the program); not regular (`--symbolic` declines and the command
@@ -79,7 +80,7 @@ SCHEDULES = ("1df", "bf", "ws")
 FORMATS = ("text", "json", "csv", "dot", "trace")  # html draws pictures: the CLI mode tries it
 MAX_STEPS = 20_000
 MAX_DEPTH = 500
-OPTIONS = EvaluationOptions(max_steps=MAX_STEPS, max_depth=MAX_DEPTH)
+GPU_MODES = (None, None, "paper")
 TIME_LIMITS = {"check": 10.0, "run": 10.0, "profile": 20.0, "symbolic": 30.0}
 """Seconds each stage may run on one mutant before it counts as a timeout."""
 
@@ -531,12 +532,20 @@ class Outcome(enum.Enum):
 
 @dataclass(frozen=True, slots=True)
 class Settings:
-    """The command-line choices of one trial: sizes, processors, schedule, report format."""
+    """The command-line choices of one trial: sizes, processors, schedule, report format, GPU
+    model (None: the profile's, DMM) and whether a region that fills up on the GPU is an error."""
 
     params: tuple[tuple[str, int], ...]
     procs: int
     schedule: str
     format: str
+    gpu_mode: str | None = None
+    strict_regions: bool = False
+
+    def options(self) -> EvaluationOptions:
+        return EvaluationOptions(max_steps=MAX_STEPS, max_depth=MAX_DEPTH,
+                                 gpu_mode=self.gpu_mode,
+                                 grow_gpu_regions=not self.strict_regions)
 
     def only(self, names: list[str]) -> Settings:
         """These settings for a program that declares `names` (a size it lacks dropped, one it
@@ -555,6 +564,8 @@ class Settings:
         words = ["python3 -m cli", "run" if stage == "run" else "profile", path]
         words += [f"--param {name}={value}" for name, value in self.params]
         words += [f"--max-steps {MAX_STEPS}", f"--max-depth {MAX_DEPTH}"]
+        words += [f"--gpu-mode {self.gpu_mode}"] if self.gpu_mode else []
+        words += ["--strict-gpu-regions"] if self.strict_regions else []
         if stage == "profile":
             words += [f"--procs {self.procs}", f"--schedule {self.schedule}",
                       f"--format {self.format}"]
@@ -734,7 +745,7 @@ def _check(source: str) -> CheckedProgram:
 
 def _run(checked: CheckedProgram, settings: Settings) -> Evaluation:
     """`hetprof run`: evaluate, then render the value and the regions (cli/commands.py)."""
-    evaluation = evaluate(checked, settings.values(checked), OPTIONS)
+    evaluation = evaluate(checked, settings.values(checked), settings.options())
     lines = [evaluation.render_value(limit=64)]
     lines += [f"region {region.label}: {region.ap} words used, {region.size} words reserved"
               for region in evaluation.regions.values()]
@@ -743,7 +754,7 @@ def _run(checked: CheckedProgram, settings: Settings) -> Evaluation:
 
 def _profile(checked: CheckedProgram, evaluation: Evaluation, settings: Settings) -> None:
     """`hetprof profile` after the evaluation: analyse, render (cli/commands.py)."""
-    profile = OPTIONS.profile
+    profile = settings.options().profile
     result = analyse(
         evaluation, settings.procs, settings.schedule, file=FILE, params=settings.values(checked),
         body=checked.body, source=checked.program.source, units=profile.units,
@@ -762,13 +773,14 @@ def _profile(checked: CheckedProgram, evaluation: Evaluation, settings: Settings
 def _symbolic(checked: CheckedProgram, settings: Settings) -> None:
     """What `hetprof profile --symbolic` does (cli/symbolic.py, command_symbolic_profile)."""
     values = settings.values(checked)
-    profile = symbolic_profile(checked, OPTIONS, values)
+    options = settings.options()
+    profile = symbolic_profile(checked, options, values)
     result = report(profile, values, settings.procs)
     result["file"] = FILE
     result["schedule"] = settings.schedule
     result["explicit_time"] = None
     if result["values"]["nodes"] <= EXPLICIT_NODES:
-        evaluation = evaluate(checked, values, OPTIONS)
+        evaluation = evaluate(checked, values, options)
         result["explicit_time"] = analyse(evaluation, settings.procs, settings.schedule,
                                           pictures=False).time
     if settings.format == "json":
@@ -841,7 +853,8 @@ class Campaign:
             if trial.settings is None:
                 trial.settings = Settings(
                     tuple((name, self.rng.choice(SIZES)) for name in names),
-                    self.rng.choice(PROCS), self.rng.choice(SCHEDULES), self.rng.choice(FORMATS))
+                    self.rng.choice(PROCS), self.rng.choice(SCHEDULES), self.rng.choice(FORMATS),
+                    self.rng.choice(GPU_MODES), self.rng.random() < 0.2)
             else:  # a reproducer being minimised may have lost a parameter
                 trial.settings = trial.settings.only(names)
             self._later_stages(trial, checked, stages)

@@ -26,8 +26,8 @@ from tests.fuzzing import (
 
 SEED = 17
 GENERATED = 24  # programs of tests/generate.py in the corpus
-CHECKED = 900  # mutants through `check`
-DEEP = 100  # of those that check, how many go through run, profile and --symbolic
+CHECKED = 1500  # mutants through `check`
+DEEP = 150  # of those that check, how many go through run, profile and --symbolic
 
 
 @pytest.fixture(scope="module")
