@@ -5,7 +5,7 @@ and timeouts, and writes one minimal reproducer per distinct crash (exception ty
 hetprof frame) to the folder given by --out, with the command that shows it.
 
     python3 benchmarks/fuzz_campaign.py [--mutants 50000] [--seed 1] [--time-budget 1200]
-        [--symbolic-share 0.4] [--generated 100] [--command-lines 300] [--out fuzz-out]
+        [--symbolic-share 0.25] [--generated 100] [--command-lines 400] [--out fuzz-out]
         [--mode both|mutants|commands]
 
 Single-process and deterministic from --seed (up to where --time-budget stops it). Every mutant
@@ -50,12 +50,13 @@ def main() -> int:
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--time-budget", type=float, default=1200.0,
                         help="stop drawing mutants after this many seconds (1200)")
-    parser.add_argument("--symbolic-share", type=float, default=0.4,
-                        help="share of the mutants that check also run with --symbolic (0.4)")
+    parser.add_argument("--symbolic-share", type=float, default=0.25,
+                        help="share of the mutants that check also run with --symbolic (0.25)")
     parser.add_argument("--generated", type=int, default=100,
                         help="programs of tests/generate.py in the corpus (100)")
-    parser.add_argument("--command-lines", type=int, default=300,
-                        help="bad command lines to run (300)")
+    parser.add_argument("--command-lines", type=int, default=400,
+                        help="bad command lines to run (400): first each bad value of each "
+                        "option once (158 lines), then random combinations")
     parser.add_argument("--minimise", type=int, default=3000,
                         help="trials to spend minimising each crash's reproducer (3000)")
     parser.add_argument("--minimise-seconds", type=float, default=120.0,
@@ -183,8 +184,10 @@ def command_campaign(args: argparse.Namespace, out: Path) -> dict:
     counts = {"clean": 0, "accepted": 0, "crash": 0, "timeout": 0}
     crashes: dict[str, list[CommandResult]] = {}
     accepted = []
+    sweep = lines.sweep()
     for index in range(args.command_lines):
-        result = lines.run(lines.command_line())
+        argv = next(sweep, None)
+        result = lines.run(argv or lines.command_line())
         counts[result.outcome] += 1
         if result.outcome in ("crash", "timeout"):
             crashes.setdefault(result.signature, []).append(result)

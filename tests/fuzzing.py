@@ -1162,25 +1162,47 @@ class CommandLines:
         command = self.rng.choices(names, [COMMAND_WEIGHTS[n] for n in names])[0]
         program = (self.rng.choice(self.good_programs) if self.rng.random() < 0.75
                    else self.rng.choice(self.programs))
-        argv = [*command.split(), str(self.workdir / program)]
         options = OPTIONS_OF[command]
         chosen = self.rng.sample(options, min(len(options), self.rng.choice((1, 1, 2, 3))))
-        for option in chosen:
-            if option in FLAGS:
-                argv.append(option)
-            elif option == "-o":
-                argv += ["-o", self.rng.choice(self.outputs)]
-            elif option == "--device-profile":
-                argv += [option, self.rng.choice(self.profiles)]
-            else:
-                argv += [option, self.rng.choice(BAD_VALUES[option])]
-        if command in OUTPUT_REQUIRED and "-o" not in chosen:
+        return self.build(command, program, [(option, self._value(option)) for option in chosen])
+
+    def sweep(self) -> Iterator[list[str]]:
+        """Every bad value of every option once (on the first sub-command that takes it), every
+        device profile once, and every program once: the command lines to try first."""
+        for option, values in [*BAD_VALUES.items(), ("--device-profile", tuple(self.profiles)),
+                               ("-o", tuple(self.outputs))]:
+            command = next(c for c in ("profile", "place", "rewrite", "plot speedup",
+                                       "plot sizes", "graph") if option in OPTIONS_OF[c])
+            program = "strided.lg" if option == "--size-param" else "zipmul.lg"
+            for value in values:
+                yield self.build(command, program, [(option, value)])
+        for program in self.programs:
+            yield self.build("profile", program, [])
+
+    def build(self, command: str, program: str, options: list[tuple[str, str | None]]
+              ) -> list[str]:
+        """`command program options...`, with what the sub-command requires added (an output,
+        sizes, a rewrite to apply before -o)."""
+        argv = [*command.split(), str(self.workdir / program)]
+        for option, value in options:
+            argv += [option] if value is None else [option, value]
+        given = {option for option, _ in options}
+        if command in OUTPUT_REQUIRED and "-o" not in given:
             argv += ["-o", str(self.workdir / OUTPUT_REQUIRED[command])]
-        if command == "plot sizes" and "--sizes" not in chosen:
+        if command == "plot sizes" and "--sizes" not in given:
             argv += ["--sizes", "1,4"]
-        if command == "rewrite" and "-o" in chosen and "--apply" not in chosen:
+        if command == "rewrite" and "-o" in given and "--apply" not in given:
             argv += ["--apply", "insert-on@1:1"]
         return argv
+
+    def _value(self, option: str) -> str | None:
+        if option in FLAGS:
+            return None
+        if option == "-o":
+            return self.rng.choice(self.outputs)
+        if option == "--device-profile":
+            return self.rng.choice(self.profiles)
+        return self.rng.choice(BAD_VALUES[option])
 
     def run(self, argv: list[str]) -> CommandResult:
         """Run `python3 -m cli ARGV` (memory capped, time limited) and classify the outcome."""
