@@ -229,6 +229,8 @@ def _sizes(args: argparse.Namespace, holder: SourceHolder) -> tuple[str, list[Si
     sizes = parse_sizes(args.sizes)
     checked = load_checked(args.file, holder)
     declared = [p.name for p in checked.program.params]
+    if args.size_param is not None and not args.size_param.strip():
+        raise UsageError("--size-param is empty: name a size parameter")
     parameter = args.size_param or (declared[0] if declared else None)
     if parameter is None:
         raise ParameterError("the program declares no size parameter to vary (param n : int)")

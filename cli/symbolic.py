@@ -93,6 +93,8 @@ def command_place(args: argparse.Namespace, holder: SourceHolder) -> int:
     values = bind_parameters(checked, parse_params(args.param))
     if not values:
         raise UsageError(f"{args.file} has no size parameter to vary")
+    if args.size_param is not None and not args.size_param.strip():
+        raise UsageError("--size-param is empty: name a size parameter")
     parameter = args.size_param or next(iter(values))
     if parameter not in values:
         raise UsageError(f"--size-param {parameter}: the program has no such parameter "

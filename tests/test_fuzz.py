@@ -36,12 +36,15 @@ def campaign() -> Campaign:
     mutants = Mutator(corpus, random.Random(SEED)).mutants()
     with Sandbox() as sandbox:
         campaign = Campaign(sandbox, random.Random(SEED))
-        deep = 0
-        for _ in range(CHECKED):
+        deep = tried = 0
+        # At least CHECKED mutants through `check`, and on until DEEP of them passed it and went
+        # through every stage (a stricter checker passes fewer of them).
+        while tried < CHECKED or deep < DEEP:
             source, how = next(mutants)
             stages = STAGES if deep < DEEP else ("check",)
             trial = campaign.trial(source, how, stages=stages)
             deep += trial.results[0].outcome is Outcome.OK and len(stages) > 1
+            tried += 1
     return campaign
 
 
@@ -61,7 +64,7 @@ def _report(campaign: Campaign, stage: str) -> str:
 
 def test_the_fuzz_reaches_every_stage(campaign):
     counts = campaign.counts
-    assert sum(counts["check"].values()) == CHECKED
+    assert sum(counts["check"].values()) >= CHECKED
     for stage in ("run", "symbolic"):
         assert sum(counts[stage].values()) == DEEP, stage
     assert counts["check"][Outcome.LOCATED] > 0

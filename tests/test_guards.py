@@ -372,3 +372,21 @@ def test_sizes_that_are_not_integers_are_a_parameter_error(command: list[str]):
     assert result.stderr.startswith("parameter error: --sizes '2**4,abc': write integers "
                                     "separated by commas, e.g. 64,256,1024 or 2**10,2**20 ('abc' "
                                     "is not an integer")
+
+
+def test_symbolic_index_into_an_empty_vector_falls_back_to_the_located_error(tmp_path):
+    """Fuzz campaign (seed 1): an IndexError in the symbolic evaluator's `_select`."""
+    program = write(tmp_path, "empty.lg", "letregion r in let ys = iota 0 at r in ys[0 at r]\n")
+    result = hetprof("profile", program, "--symbolic")
+    assert_clean(result, EXIT_PROGRAM_ERROR)
+    assert "an index into a vector of no elements" in result.stdout
+    assert "empty.lg:1:40: evaluation error: index 0 is out of bounds for a vector of 0 " \
+           "elements" in result.stderr
+
+
+@pytest.mark.parametrize("command", [("place",), ("plot", "sizes", "--sizes", "1,2", "-o",
+                                                  "x.png")])
+def test_an_empty_size_parameter_is_a_usage_error(command):
+    result = hetprof(*command, "examples/zipmul.lg", "--size-param", "")
+    assert_clean(result, 2)
+    assert "--size-param is empty" in result.stderr

@@ -1708,6 +1708,10 @@ def _select(items: tuple, index: sp.Expr, span: Span):
     """items[index] for a symbolic index into a vector literal: one value whose place and
     content are Piecewise in the index (the items must be boxed values of one kind in one
     region; the type system makes them one type)."""
+    if not items:
+        # Every index is out of bounds: the explicit evaluator reports it at its place.
+        raise NotRegular("an index into a vector of no elements (out of bounds at every size)",
+                         span)
     first = items[0]
     if not all(isinstance(item, SValue) and item.loc.region == first.loc.region
                and type(item.content) is type(first.content) for item in items):
