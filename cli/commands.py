@@ -16,6 +16,7 @@ from cli.common import (
     check_procs,
     device_profile,
     evaluation_options,
+    format_for,
     load_checked,
     parse_params,
     replace_args,
@@ -84,6 +85,8 @@ def command_run(args: argparse.Namespace, holder: SourceHolder) -> int:
 
 
 def command_profile(args: argparse.Namespace, holder: SourceHolder) -> int:
+    if args.format is None:
+        args.format = format_for(args.output)
     if getattr(args, "symbolic", False):
         try:
             return symbolic.command_symbolic_profile(args, holder)

@@ -10,9 +10,8 @@ import sys
 from dataclasses import replace
 from decimal import Decimal
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from graphs.semantics.explicit import OffloadObserver
 from graphs.semantics.options import (
     DEFAULT_MAX_DEPTH,
     DEFAULT_MAX_GRAPH,
@@ -24,6 +23,9 @@ from profiler.checker import CheckedProgram, check_program
 from profiler.errors import ParameterError, ParseError
 from profiler.parser import parse
 from profiler.syntax import Span
+
+if TYPE_CHECKING:
+    from graphs.semantics.explicit import OffloadObserver
 
 EXIT_OK, EXIT_PROGRAM_ERROR, EXIT_USAGE = 0, 1, 2
 
@@ -254,3 +256,16 @@ def write_output(content: str | bytes, output: str | None) -> None:
             Path(output).write_text(content, encoding="utf-8")
     except OSError as error:
         raise UsageError(f"cannot write {output}: {error.strerror}") from None
+    print(f"hetprof: wrote {output}", file=sys.stderr)
+
+
+SUFFIX_FORMATS = ((".trace.json", "trace"), (".speedscope.json", "speedscope"),
+                  (".cilkscale.csv", "cilkscale"), (".json", "json"), (".csv", "csv"),
+                  (".dot", "dot"), (".gv", "dot"), (".html", "html"), (".htm", "html"))
+"""`profile -o FILE` without --format: the format its name says (pyinstrument's habit)."""
+
+
+def format_for(output: str | None) -> str:
+    """The report format a file name asks for; text where it names none."""
+    name = (output or "").lower()
+    return next((fmt for suffix, fmt in SUFFIX_FORMATS if name.endswith(suffix)), "text")

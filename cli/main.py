@@ -11,91 +11,19 @@ import sys
 import threading
 from collections.abc import Callable
 
-from cli import commands, opencl, pictures, rewriting, symbolic
+from cli.arguments import build_parser
 from cli.common import (
     EXIT_OK,
     EXIT_PROGRAM_ERROR,
     EXIT_USAGE,
     SourceHolder,
     UsageError,
-    count_argument,
 )
-from graphs.renderers import RENDERERS
-from graphs.semantics.options import DEFAULT_MAX_GRAPH
 from profiler.errors import HetprofError, ParseError, format_error
 from profiler.syntax import Span
 
 STACK_BYTES = 512 * 1024 * 1024
 RECURSION_LIMIT = 200_000
-
-
-def _add_common(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("file", help="the λG program (.lg)")
-    parser.add_argument("--param", action="append", metavar="NAME=VALUE",
-                        help="set a size parameter (repeatable)")
-    parser.add_argument("--max-steps", type=int, default=None,
-                        help="stop a program after this many evaluation steps")
-    parser.add_argument("--max-depth", type=int, default=None,
-                        help="stop a program nested (recursing) deeper than this")
-    parser.add_argument("--max-graph-size", type=count_argument, default=None, metavar="N",
-                        help="refuse to build an explicit cost graph of more than N nodes and "
-                        f"GPU steps (default {DEFAULT_MAX_GRAPH:,}, about 1-4 GB; --symbolic "
-                        "profiles any size)")
-
-
-def _add_model_options(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--device-profile", metavar="FILE.json",
-                        help="machine parameters (default: hetprof's profile in abstract units)")
-    parser.add_argument("--gpu-mode", choices=("paper", "dmm"),
-                        help="GPU memory model: Fig. 9 as written, or Nakano's DMM/UMM")
-    parser.add_argument("--warp-width", type=int, help="w, threads per warp")
-    parser.add_argument("--work-group-size", type=int, help="threads per work group")
-    parser.add_argument("--global-latency", type=float, help="l, cost of a global access")
-    parser.add_argument("--banks", type=int, help="local memory banks")
-    parser.add_argument("--threads-at-once", type=int, help="H, threads the GPU runs at once")
-    parser.add_argument("--bsize", type=int, help="BSIZE, words a region grows by")
-    parser.add_argument("--strict-gpu-regions", action="store_true",
-                        help="make a region that fills up on the GPU an error (NoExpandWE) "
-                        "instead of growing it before the push")
-    parser.add_argument("--rules", choices=("calibrated", "paper"),
-                        help="the rule set: hetprof's calibrated model (default: the profile's), "
-                        "or the paper's own rules exactly (reproduces §7.1; see the README)")
-
-
-def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
-        prog="hetprof",
-        description="Cost-semantics profiler for heterogeneous (CPU/GPU) λG programs.")
-    subcommands = parser.add_subparsers(dest="command", metavar="COMMAND")
-    subcommands.required = True
-
-    check = subcommands.add_parser("check", help="type-, region- and world-check a program")
-    check.add_argument("file")
-    check.set_defaults(handler=commands.command_check)
-
-    run = subcommands.add_parser("run", help="run a program and print its value and regions")
-    _add_common(run)
-    _add_model_options(run)
-    run.add_argument("--device", help="also run it through OpenCL on this device (an index or "
-                     "part of the platform or device name, e.g. pocl, nvidia) and compare")
-    run.set_defaults(handler=commands.command_run)
-
-    profile = subcommands.add_parser("profile", help="time and space of a program (the main job)")
-    _add_common(profile)
-    _add_model_options(profile)
-    profile.add_argument("--procs", "-P", type=int, default=2, help="CPU processors (default 2)")
-    profile.add_argument("--schedule", choices=("1df", "bf", "ws"), default="1df",
-                         help="CPU schedule: greedy depth-first, breadth-first, work stealing")
-    profile.add_argument("--format", choices=sorted(RENDERERS), default="text")
-    profile.add_argument("-o", "--output", help="write the report here instead of stdout")
-    profile.add_argument("--symbolic", action="store_true",
-                         help="formulas in the size parameters (work, span, time bounds, space, "
-                         "transfers, kernels), in time independent of the sizes")
-    profile.set_defaults(handler=commands.command_profile)
-
-    for module in (pictures, opencl, symbolic, rewriting):
-        module.register(subcommands, _add_common, _add_model_options)
-    return parser
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -47,71 +47,6 @@ from profiler.errors import ParameterError
 PICTURE_FORMATS = ("png", "svg")
 
 
-def register(commands, add_common, add_model_options) -> None:
-    """Add the picture sub-commands to `hetprof`'s parser."""
-    graph = commands.add_parser("graph", help="draw the cost graph (PNG, SVG or DOT)")
-    add_common(graph)
-    add_model_options(graph)
-    graph.add_argument("-o", "--output", required=True, metavar="OUT.svg|png|dot")
-    graph.add_argument("--expand-gpu", action="store_true",
-                       help="draw each device box's kernels, warp boxes and lock-step steps")
-    graph.add_argument("--max-nodes", type=int, default=60,
-                       help="summarise the picture to about this many elements (default 60)")
-    graph.set_defaults(handler=command_graph)
-
-    plot = commands.add_parser("plot", help="plot space, the schedule, speedup, time vs size, "
-                               "or a validation report")
-    kinds = plot.add_subparsers(dest="plot", metavar="KIND")
-    kinds.required = True
-    for name, help_text, handler in (
-        ("space", "space over the schedule's steps per world, 1DF vs BF", command_plot_space),
-        ("timeline", "the schedule per processor, GPU work group and transfer",
-         command_plot_timeline),
-        ("speedup", "predicted speedup vs P with the work and span bounds", command_plot_speedup),
-        ("sizes", "time vs a size parameter for the CPU and GPU placements", command_plot_sizes),
-    ):
-        parser = kinds.add_parser(name, help=help_text)
-        add_common(parser)
-        add_model_options(parser)
-        _output(parser)
-        parser.add_argument("--procs", "-P", type=int, default=2, help="CPU processors")
-        parser.add_argument("--schedule", choices=("1df", "bf", "ws"), default="1df")
-        if name == "speedup":
-            parser.add_argument("--max-procs", type=int, default=16,
-                                help="plot P = 1 .. this (default 16)")
-        if name == "sizes":
-            _size_options(parser, required=True)
-        parser.set_defaults(handler=handler)
-    validation = kinds.add_parser("validation", help="predicted vs measured seconds")
-    validation.add_argument("report", help="a validation report (JSON with `cases`)")
-    _output(validation)
-    validation.set_defaults(handler=command_plot_validation)
-
-    report = commands.add_parser("report", help="one self-contained HTML page of the profile")
-    add_common(report)
-    add_model_options(report)
-    report.add_argument("-o", "--output", required=True, metavar="report.html")
-    report.add_argument("--procs", "-P", type=int, default=2, help="CPU processors")
-    report.add_argument("--schedule", choices=("1df", "bf", "ws"), default="1df")
-    report.add_argument("--max-procs", type=int, default=16,
-                        help="the speedup plot's largest P (default 16)")
-    report.add_argument("--expand-gpu", action="store_true",
-                        help="draw each device box's warp boxes and steps")
-    _size_options(report, required=False)
-    report.set_defaults(handler=command_report)
-
-
-def _output(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("-o", "--output", required=True, metavar="OUT.png|svg")
-
-
-def _size_options(parser: argparse.ArgumentParser, required: bool) -> None:
-    parser.add_argument("--sizes", required=required, metavar="N1,N2,...",
-                        help="sizes to evaluate both placements at, e.g. 64,256,1024")
-    parser.add_argument("--size-param", metavar="NAME",
-                        help="the size parameter (default: the program's first)")
-
-
 def _format(output: str, allowed: tuple[str, ...]) -> str:
     suffix = Path(output).suffix.lower().lstrip(".")
     if suffix not in allowed:
@@ -267,7 +202,7 @@ def command_plot_validation(args: argparse.Namespace, holder: SourceHolder) -> i
 
 def command_report(args: argparse.Namespace, holder: SourceHolder) -> int:
     """`hetprof report`: the profile, its pictures and plots on one self-contained page."""
-    output = args.output
+    output = args.output or f"{Path(args.file).stem}.report.html"
     if Path(output).suffix.lower() not in (".html", ".htm"):
         raise UsageError(f"{output}: the report is an HTML page: name it *.html")
     checked, params, evaluation, _, result = _profile(args, holder)

@@ -35,38 +35,6 @@ from profiler.errors import ParameterError
 from profiler.rewrite import Subject, find, offered, parse_key, start
 
 
-def register(commands, add_common, add_model_options) -> None:
-    """Add `hetprof rewrite` to the parser."""
-    rewrite = commands.add_parser(
-        "rewrite", help="list, apply or search rewrites (fusion, placement, local memory, ...) "
-        "scored by the cost model")
-    add_common(rewrite)
-    add_model_options(rewrite)
-    rewrite.add_argument("--procs", "-P", type=int, default=2, help="CPU processors (default 2)")
-    rewrite.add_argument("--schedule", choices=("1df", "bf", "ws"), default="1df",
-                         help="CPU schedule: greedy depth-first, breadth-first, work stealing")
-    rewrite.add_argument("--apply", action="append", metavar="NAME@LINE:COL",
-                         help="apply this rewrite (repeatable: applied in order) and print the "
-                         "rewritten program")
-    rewrite.add_argument("-o", "--output", metavar="OUT.lg",
-                         help="with --apply or --search: write the program here")
-    rewrite.add_argument("--search", action="store_true",
-                         help="search sequences of rewrites and print the best program found")
-    rewrite.add_argument("--beam", type=int, default=1,
-                         help="with --search: keep this many programs per depth (1: greedy)")
-    rewrite.add_argument("--depth", type=int, default=4,
-                         help="with --search: at most this many rewrites (default 4)")
-    rewrite.add_argument("--size-param", metavar="NAME",
-                         help="the size parameter of the break-even point (default: n, else "
-                         "the program's first parameter)")
-    rewrite.add_argument("--ladder-max", type=int, default=1024,
-                         help="the largest size tried for the break-even point (default 1024)")
-    rewrite.add_argument("--no-break-even", action="store_true",
-                         help="do not look for the size from which each rewrite pays")
-    rewrite.add_argument("--format", choices=("text", "json"), default="text")
-    rewrite.set_defaults(handler=command_rewrite)
-
-
 def command_rewrite(args: argparse.Namespace, holder: SourceHolder) -> int:
     if args.procs < 1:
         raise ParameterError("--procs must be at least 1")

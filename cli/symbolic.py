@@ -11,7 +11,6 @@ from cli.common import (
     SourceHolder,
     UsageError,
     check_procs,
-    count_argument,
     evaluation_options,
     load_checked,
     parse_params,
@@ -36,20 +35,6 @@ from profiler.checker import CheckedProgram, bind_parameters
 from profiler.rewrite import Subject, offered
 
 EXPLICIT_NODES = 300_000  # beside the formulas, schedule the explicit graph up to this size
-
-
-def register(commands, add_common, add_model_options) -> None:
-    place = commands.add_parser(
-        "place", help="for every parallel form: the cheaper world as n grows, and the break-even n")
-    add_common(place)
-    add_model_options(place)
-    place.add_argument("--procs", "-P", type=int, default=2, help="CPU processors (default 2)")
-    place.add_argument("--size-param", help="the size that grows (default: the first parameter)")
-    place.add_argument("--max-n", type=count_argument, default=10**12,
-                       help="look for break-even sizes up to this n (default 10^12)")
-    place.add_argument("--format", choices=("text", "json"), default="text")
-    place.add_argument("-o", "--output", help="write the report here instead of stdout")
-    place.set_defaults(handler=command_place)
 
 
 def command_symbolic_profile(args: argparse.Namespace, holder: SourceHolder) -> int:

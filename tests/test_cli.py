@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 
@@ -156,3 +157,44 @@ def test_python_dash_m_cli_and_console_script_agree():
     a = subprocess.run([script, "run", "examples/map_map.lg", "--param", "n=3"], cwd=ROOT,
                        capture_output=True, text=True)
     assert a.stdout == hetprof("run", "examples/map_map.lg", "--param", "n=3").stdout
+
+
+def test_help_version_and_check_import_none_of_the_heavy_libraries():
+    """Issue 19: `--help`, `--version` and `check` start fast: they import neither sympy, networkx,
+    numpy, matplotlib nor pyopencl (each handler imports its command's pipeline when it runs)."""
+    script = ("import sys, contextlib, io\n"
+              "from cli.main import main\n"
+              "with contextlib.redirect_stdout(io.StringIO()):\n"
+              "    code = main(['check', 'examples/zipmul.lg'])\n"
+              "heavy = sorted({'sympy', 'networkx', 'numpy', 'matplotlib', 'pyopencl'}"
+              " & set(sys.modules))\n"
+              "print(code, heavy)\n")
+    result = subprocess.run([sys.executable, "-c", script], cwd=ROOT, capture_output=True,
+                            text=True, timeout=60)
+    assert result.stdout.strip() == "0 []", result.stderr
+    version = hetprof("--version")
+    assert version.returncode == 0 and version.stdout.startswith("hetprof ")
+
+
+@pytest.mark.parametrize("name, first", [
+    ("p.json", '{\n  "file"'), ("p.html", "<!DOCTYPE html>"), ("p.csv", "section,name"),
+    ("p.speedscope.json", '{\n "$schema"'), ("p.cilkscale.csv", "tag,work,span"),
+    ("p.txt", "hetprof profile"),
+])
+def test_profile_takes_the_format_from_the_output_suffix(tmp_path, name, first):
+    out = tmp_path / name
+    result = hetprof("profile", "examples/dot.lg", "--param", "n=16", "-o", str(out))
+    assert result.returncode == 0, result.stderr
+    assert out.read_text().startswith(first)
+    assert result.stderr == f"hetprof: wrote {out}\n"
+
+
+def test_report_writes_a_default_file_and_says_where(tmp_path):
+    program = tmp_path / "mine.lg"
+    program.write_text((ROOT / "examples" / "dot.lg").read_text())
+    result = subprocess.run([sys.executable, "-m", "cli", "report", str(program), "--param",
+                             "n=16"], cwd=tmp_path, capture_output=True, text=True, timeout=300,
+                            env={**os.environ, "PYTHONPATH": str(ROOT)})
+    assert result.returncode == 0, result.stderr
+    assert (tmp_path / "mine.report.html").read_text().startswith("<!DOCTYPE html>")
+    assert result.stderr.strip() == "hetprof: wrote mine.report.html"

@@ -10,9 +10,11 @@ import json
 import pytest
 from conftest import ROOT, run
 
+from cli.arguments import PROFILE_FORMATS
 from graphs.analysis import analyse
 from graphs.render_cilkscale import CilkscaleRenderer
 from graphs.render_speedscope import SpeedscopeRenderer
+from graphs.renderers import RENDERERS
 from profiler.checker import check_program
 from profiler.parser import parse
 
@@ -61,3 +63,7 @@ def test_cilkscale_rows_are_the_program_and_each_cost_centre():
     centre = next(c for c in result.cost_centres if c.name == "gray")
     assert float(gray[1]) == centre.work and float(gray[2]) == centre.span
     assert len(rows) == 2 + len(result.cost_centres)
+
+
+def test_the_command_line_offers_every_renderer():
+    assert sorted(PROFILE_FORMATS) == sorted(RENDERERS)
