@@ -5,7 +5,25 @@ place command build, which the JSON format writes as it is."""
 
 from __future__ import annotations
 
+import shutil
+import textwrap
+from io import StringIO
+
+from rich.console import Console
+from rich.table import Table
+
+from graphs.formulas import formula as pretty
 from graphs.numbers import number
+
+
+def _columns() -> int:
+    """The terminal's width (120 where there is none: a file, a pipe)."""
+    return max(80, shutil.get_terminal_size((120, 24)).columns)
+
+
+def _wrapped(text: str, width: int) -> list[str]:
+    """A formula broken at its spaces into lines of at most `width` (a longer term stays whole)."""
+    return textwrap.wrap(text, width, break_long_words=False, break_on_hyphens=False) or [""]
 
 
 def render_symbolic(result: dict) -> str:
@@ -50,42 +68,67 @@ def render_symbolic(result: dict) -> str:
         rows.append((f'centre "{name}" work', centre["work"],
                      number(values["cost_centres"][name]["work"])))
     rows.append(("cost-graph nodes (explicit)", formulas["nodes"], number(values["nodes"])))
+    rows = [(name, pretty(text), value) for name, text, value in rows]
     width = max(len(r[0]) for r in rows)
-    formula_width = min(70, max(len(r[1]) for r in rows))
+    value_width = max(len("value"), *(len(r[2]) for r in rows))
+    formula_width = max(30, min(max(len(r[1]) for r in rows),
+                                _columns() - width - value_width - 4))
     lines = [f"{result['file']}: symbolic profile in {', '.join(result['symbols']) or 'nothing'}"
              f" (P = {procs}), values at {at}",
              f"assuming: {'; '.join(result['assumptions'])}", ""]
     lines.append(f"{'quantity':<{width}}  {'formula':<{formula_width}}  value")
-    for name, formula, value in rows:
-        lines.append(f"{name:<{width}}  {formula:<{formula_width}}  {value}")
+    for name, text, value in rows:
+        first, *rest = _wrapped(text, formula_width)
+        lines.append(f"{name:<{width}}  {first:<{formula_width}}  {value}")
+        lines += [f"{'':<{width}}    {more}" for more in rest]
     return "\n".join(lines) + "\n"
 
 
 def render_place(result: dict) -> str:
-    """The report of `hetprof place` as text: per site, both times as formulas, their values at
-    the sizes given, and the sizes from which each world is cheaper."""
+    """The report of `hetprof place` as text. First a verdict per site (as Intel Advisor's
+    offload report leads with one): CPU and GPU time at the sizes given, the speedup of the GPU,
+    the world to use there, and the sizes from which each world is cheaper; then each site's time
+    formulas, in the paper's notation, wrapped to the terminal."""
     n = result["parameter"]
-    lines = [f"{result['file']}: where each parallel form is cheaper as {n} grows "
-             f"(P = {result['procs']}; time = {result['time']})", ""]
-    if not result["sites"]:
-        lines.append("no parallel form to place (no `on`, and no parmap or reduce outside one)")
+    at = f"{n} = {number(result['params'][n])}"
+    columns = _columns()
+    table = Table(title=f"{result['file']}: where each parallel form is cheaper, at {at} "
+                  f"(P = {result['procs']})", title_justify="left", header_style="bold")
+    for heading in ("site", "written", "CPU time", "GPU time", "GPU speedup", "use",
+                    f"cheaper as {n} grows"):
+        table.add_column(heading, overflow="fold")
     for site in result["sites"]:
-        written = "under `on` (GPU)" if site["written"] == "gpu" else "on the CPU"
-        lines.append(f"{site['site']}: written {written}; {site['method']}"
-                     + (f" ({site['note']})" if site.get("note") else ""))
-        if "time" in site:
-            lines.append(f"  CPU time = {site['time']['cpu']}")
-            lines.append(f"  GPU time = {site['time']['gpu']}")
         here = site["at_params"]
-        lines.append(f"  at {n} = {result['params'][n]}: CPU {number(here['cpu'])}, "
-                     f"GPU {number(here['gpu'])}")
-        pieces = [f"{site['cheaper_from_1'].upper()} from {n} = 1"]
-        for c in site["crossings"]:
-            pieces.append(f"{c['cheaper'].upper()} from {n} = {number(c['n'])} ({c['method']})")
+        cpu, gpu = here["cpu"], here["gpu"]
+        speedup = f"{cpu / gpu:.2f}x" if gpu else "-"
+        pieces = [f"{site['cheaper_from_1'].upper()} from 1"]
+        pieces += [f"{c['cheaper'].upper()} from {number(c['n'])}" for c in site["crossings"]]
         if not site["crossings"]:
             upper = site.get("searched_up_to")
-            pieces.append("no break-even" + (f" up to {upper}" if upper else ""))
-        lines.append("  cheaper: " + "; ".join(pieces))
+            pieces.append(f"(no change up to {number(upper)})" if upper else "(no change)")
+        table.add_row(site["site"], "GPU (`on`)" if site["written"] == "gpu" else "CPU",
+                      number(cpu), number(gpu), speedup, "GPU" if gpu < cpu else "CPU",
+                      "; ".join(pieces))
+    buffer = StringIO()
+    console = Console(file=buffer, width=columns, color_system=None, highlight=False)
+    if result["sites"]:
+        console.print(table)
+    else:
+        console.print(f"{result['file']}: no parallel form to place (no `on`, and no parmap or "
+                      "reduce outside one)")
+    lines = [buffer.getvalue().rstrip("\n"), ""]
+    lines += _wrapped(f"time = {result['time']}", columns)
+    for site in result["sites"]:
+        lines.append("")
+        lines.append(f"{site['site']}: {site['method']}"
+                     + (f" ({site['note']})" if site.get("note") else ""))
+        for world in ("cpu", "gpu"):
+            if "time" in site:
+                head = f"  {world.upper()} time = "
+                first, *rest = _wrapped(pretty(site["time"][world]), columns - len(head))
+                lines.append(head + first)
+                lines += [" " * len(head) + more for more in rest]
+        methods = ", ".join(f"{number(c['n'])}: {c['method']}" for c in site["crossings"])
+        if methods:
+            lines.append(f"  break-evens found by: {methods}")
     return "\n".join(lines) + "\n"
-
-

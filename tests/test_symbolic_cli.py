@@ -4,6 +4,7 @@ in a subprocess."""
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 
@@ -87,3 +88,19 @@ def test_report_carries_the_formulas(tmp_path):
     assert result.returncode == 0, result.stderr
     page = output.read_text()
     assert "Symbolic formulas" in page and "9*n + 3" in page
+
+
+def test_place_leads_with_a_verdict_per_site_and_writes_formulas_as_the_paper_does():
+    """Issue 19: a verdict table first (times, speedup, the world to use, the break-evens), then
+    the formulas with ⌈x⌉ and log₂ rather than sympy's ceiling(log(n)/log(2))."""
+    result = subprocess.run([sys.executable, "-m", "cli", "place", "examples/dot.lg"], cwd=ROOT,
+                            capture_output=True, text=True, timeout=300,
+                            env={**os.environ, "COLUMNS": "160"})
+    assert result.returncode == 0, result.stderr
+    text = result.stdout
+    assert text.index("GPU speedup") < text.index("CPU time =")
+    row = next(line for line in text.splitlines() if line.startswith("│ 10:1"))
+    assert "GPU (`on`)" in row and "CPU from 1; GPU from" in row
+    assert "⌈log₂(n)⌉" in text and "ceiling(" not in text
+    data = json.loads(hetprof("place", "examples/dot.lg", "--format", "json").stdout)
+    assert "ceiling(log(n)/log(2))" in data["sites"][2]["time"]["cpu"]  # JSON: sympy's own form
