@@ -486,7 +486,7 @@ def test_hetprof_profile_rules_paper_symbolic_prints_section_71s_formulas():
                           "--rules", "paper", "--symbolic"], capture_output=True, text=True,
                          cwd=ROOT, check=True).stdout
     kernel = re.search(r"^on #1 kernel +(.+?)  +", gpu, re.MULTILINE).group(1)
-    assert kernel == "226*ceiling(ceiling(n/256)/256) + 65"
+    assert kernel == "226*⌈⌈n/256⌉/256⌉ + 65"  # the text report writes ⌈x⌉ (JSON: ceiling)
     assert re.search(r"^on #1 words allocated on the GPU +6\*n \+ 1 ", gpu, re.MULTILINE)
     assert re.search(r"^on #1 grow +0 ", gpu, re.MULTILINE)
     assert re.search(r"^on #1 merge +0 ", gpu, re.MULTILINE)
