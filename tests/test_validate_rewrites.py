@@ -14,6 +14,7 @@ from conftest import ROOT
 from graphs.semantics.explicit import evaluate
 from models.device_profile import load_profile
 from models.opencl.runner import DeviceSession, select_device
+from models.opencl.validate import EXAMPLES
 from models.opencl.validate_rewrites import (
     direction_right,
     mark_cpu_work,
@@ -188,3 +189,10 @@ def test_cli_json_and_markdown(tmp_path):
     bad = subprocess.run([sys.executable, *common, "--rules", "no-such-rule"], cwd=ROOT,
                          capture_output=True, text=True)
     assert bad.returncode == 2 and "no-such-rule" in bad.stderr
+
+
+def test_validation_finds_the_examples_from_its_own_place():
+    """models/opencl/validate.py reads examples/ (its default programs, strided.lg for the bank
+    conflicts) relative to itself: the move into models/opencl/ once pointed it at models/."""
+    assert EXAMPLES == ROOT / "examples"
+    assert (EXAMPLES / "strided.lg").is_file()

@@ -32,7 +32,7 @@ from profiler.checker import CheckedProgram, bind_parameters, check_program
 from profiler.parser import parse
 from profiler.transform import centre_on_bodies, gpu_placement, has_on, with_body
 
-EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
+EXAMPLES = Path(__file__).resolve().parents[2] / "examples"  # the repository's examples/
 SIZES = [2**10, 2**12, 2**14]
 QUICK_SIZES = [2**8, 2**10]
 SQUARE = {"nbody"}  # n² work: sizes are cut to keep the interpreter's share small
