@@ -16,6 +16,7 @@ import csv
 import io
 
 from graphs.analysis import ProfileResult
+from graphs.render_csv import neutralised
 
 COLUMNS = ("tag", "work", "span", "parallelism", "burdened_span", "burdened_parallelism")
 
@@ -28,7 +29,7 @@ class CilkscaleRenderer:
         writer = csv.writer(buffer, lineterminator="\n")
         writer.writerow(COLUMNS)
         rows = [("", result.work, result.span)]
-        rows += [(_cell(c.name), c.work, c.span) for c in result.cost_centres]
+        rows += [(str(neutralised(c.name)), c.work, c.span) for c in result.cost_centres]
         for tag, work, span in rows:
             parallelism = work / span if span else 0.0
             writer.writerow((tag, _number(work), _number(span), _number(parallelism),
@@ -38,8 +39,3 @@ class CilkscaleRenderer:
 
 def _number(x: float) -> str:
     return repr(float(x))
-
-
-def _cell(text: str) -> str:
-    """A cost centre's name as a CSV cell that no spreadsheet runs as a formula (OWASP)."""
-    return "'" + text if text[:1] in ("=", "+", "-", "@", "\t", "\r") else text
