@@ -241,6 +241,7 @@ def save_profile(profile: DeviceProfile, path: str | Path) -> None:
     except ValueError:
         raise ProfileError(f"{path}: a parameter of the profile is not a finite number, and a "
                            "profile is standard JSON") from None
+    profile_from_json(json.loads(text), str(path))  # never write a profile that cannot be read
     Path(path).write_text(text + "\n", encoding="utf-8")
 
 

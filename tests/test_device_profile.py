@@ -123,3 +123,14 @@ def test_saving_a_profile_with_a_non_finite_number_is_refused(tmp_path):
     with pytest.raises(ProfileError, match="not a finite number"):
         save_profile(profile, tmp_path / "p.json")
     assert not (tmp_path / "p.json").exists()
+
+
+def test_a_profile_that_could_not_be_read_back_is_not_written(tmp_path):
+    from dataclasses import replace
+
+    from models.device_profile import TransferParameters
+    bad = replace(DeviceProfile(), device_to_host=TransferParameters(0.0, 1e18))
+    with pytest.raises(ProfileError) as info:
+        save_profile(bad, tmp_path / "bad.json")
+    assert "device_to_host" in info.value.message
+    assert not (tmp_path / "bad.json").exists()

@@ -204,3 +204,24 @@ def test_generated_programs_on_pocl_equal_the_interpreter(program, pocl):
         assert run.matches
         ran += 1
     assume(ran > 0)
+
+
+def test_transfer_fit_of_two_sizes_timed_alike_keeps_a_finite_readable_rate(tmp_path):
+    """CI's PoCL calibration once timed two copy sizes alike; the interval between them was
+    credited with 1e18 words/s, and the profile written could not be read back. The rate of an
+    interval is capped at twice the best measured throughput, and the profile round-trips."""
+    from dataclasses import replace
+
+    from models.device_profile import DeviceProfile, load_profile, save_profile
+    from models.opencl.calibrate import MAX_RATE_OVER_BEST, fit_transfer
+
+    words = [1024, 4096, 16384, 65536]
+    seconds = [2.0e-5, 2.0e-5, 4.0e-5, 1.0e-4]  # the first two timed alike
+    params, fit = fit_transfer("device to host", words, seconds)
+    best = max(w / t for w, t in zip(words, seconds, strict=True))
+    rates = [p.words_per_unit for p in params.pieces] + [params.words_per_unit]
+    assert max(rates) == pytest.approx(MAX_RATE_OVER_BEST * best)
+    assert fit.points[-1][2] == pytest.approx(1.0e-4)  # still through the largest size
+    profile = replace(DeviceProfile(), host_to_device=params, device_to_host=params)
+    save_profile(profile, tmp_path / "p.json")
+    assert load_profile(tmp_path / "p.json") == profile

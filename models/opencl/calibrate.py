@@ -165,18 +165,26 @@ def fit_line(xs: Sequence[float], ys: Sequence[float]) -> tuple[float, float]:
     return float(a), float(max(b, 1e-30))
 
 
+MAX_RATE_OVER_BEST = 2.0
+
+
 def fit_transfer(name: str, words: list[int], seconds: list[float]) -> tuple[TransferParameters,
                                                                                Fit]:
     """A piecewise-linear transfer cost through the measured medians: one piece per interval
-    between two measured sizes (latency and rate chosen so it passes through both), the last one
+    between two measured sizes (latency and rate chosen so it passes through both, unless the rate
+    would pass MAX_RATE_OVER_BEST times the best measured throughput), the last one
     extended beyond the largest size. Transfers change regime with size (pinned staging buffers,
     page faults), so no single line fits them."""
     times = list(seconds)
     for k in range(1, len(times)):  # a larger copy never takes less time
         times[k] = max(times[k], times[k - 1] * (1 + 1e-9))
+    # Two sizes timed alike (noise, or a copy still below the timer's grain) would credit their
+    # interval with an unbounded rate (1e18 words/s was seen on PoCL). No interval is credited with
+    # more than MAX_RATE_OVER_BEST times the best average throughput any measured copy reached.
+    ceiling = MAX_RATE_OVER_BEST * max(w / t for w, t in zip(words, times, strict=True))
     pieces = []
     for k in range(1, len(words)):
-        rate = (words[k] - words[k - 1]) / (times[k] - times[k - 1])
+        rate = min(ceiling, (words[k] - words[k - 1]) / (times[k] - times[k - 1]))
         latency = max(0.0, times[k] - words[k] / rate)
         pieces.append(TransferPiece(words[k], latency, rate))
     if not pieces:
