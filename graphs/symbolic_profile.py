@@ -194,7 +194,8 @@ class SymbolicProfile:
         cost = PhaseCost(count, math.ceil(count / width), groups, 0, 0, 0.0, 0.0, parallel=True)
         if count == 0:
             return cost
-        regular = _shift_invariant(template, values, p)
+        regular = (_shift_invariant(template, values, p)
+                   or (count // size > 64 and _lockstep_alike(template, values, p, count)))
         priced: dict[int, tuple[float, PhaseCost]] = {}
         def own(t: int) -> dict:
             return _own(template, values, t)
@@ -729,6 +730,106 @@ def _shift_invariant(template: SPhase, values: dict, p) -> bool:
         if not coefficient.is_Integer or (int(coefficient) * p.work_group_size) % p.banks:
             return False
     return True
+
+
+def _lockstep_alike(template: SPhase, values: dict, p, count: int) -> bool:
+    """Whether every full work group of the kernel steps like the first, decided by evaluating
+    the thread template over all `count` thread indices (numpy) where `_shift_invariant` cannot
+    decide it symbolically: addresses that are not polynomials in the thread index, such as a
+    matrix kernel's row t / n and column t mod n. Full group g is alike the first when, lane by
+    lane, each address is the first group's plus one constant shift that is a multiple of the
+    banks (so global address groups and local banks fall alike: models.dmm), whatever the loop
+    indices, and each loop count and allocation size is the first group's. A term mixing the
+    thread index with loop indices must be a product whose thread part is the same in every
+    group; any other mix is not decided (False: the caller prices group by group)."""
+    var, size = template.var, p.work_group_size
+    groups = count // size
+    if template.reduce is not None or groups < 2:
+        return False
+    import numpy as np
+
+    lanes = np.arange(groups * size, dtype=np.int64)
+
+    def parts(expr) -> tuple[np.ndarray, np.ndarray, bool] | None:
+        """The thread-index part of expr: each full group's value minus the first group's, lane
+        by lane (one row per group), the first group's values, and whether other terms mix the
+        thread index with loop indices; None where a term mixes them otherwise than as a
+        product whose thread part is the same in every group."""
+        own, mixed = sp.Integer(0), False
+        for term in sp.Add.make_args(sp.expand(_done(_given(expr, values)))):
+            symbols = term.free_symbols
+            if var not in symbols:
+                continue
+            if symbols == {var}:
+                own += term
+                continue
+            _, thread_part = term.as_independent(var, as_Add=False)
+            inner = parts(thread_part) if thread_part.free_symbols == {var} else None
+            if inner is None or inner[0].any():
+                return None
+            mixed = True
+        if own == 0:
+            zeros = np.zeros((groups, 1), dtype=np.int64)
+            return zeros, zeros[0], mixed
+        function = sp.lambdify(var, own, modules="numpy")
+        with np.errstate(all="ignore"):
+            rows = np.broadcast_to(np.asarray(function(lanes)), lanes.shape)
+        if not np.all(np.isfinite(rows)):
+            return None
+        table = np.rint(rows).astype(np.int64).reshape(groups, size)
+        return table - table[0], table[0], mixed
+
+    def same(expr) -> bool:
+        found = parts(expr)
+        return found is not None and not found[0].any()
+
+    def aligned(address, local: bool = False) -> bool:
+        """Each warp of each group at the first group's addresses plus one shift, which keeps
+        its cost: any shift for local memory (banks are a residue: a common shift permutes
+        them); for global memory a multiple of the banks (address groups are address // banks),
+        or any shift where each warp's distinct addresses in the first group lie at least the
+        banks apart (every one its own address group whatever the shift: a broadcast, a
+        strided or transposed read)."""
+        found = parts(address)
+        if found is None:
+            return False
+        moved, first, mixed = found
+        width = p.warp_width
+        if moved.shape[1] > 1:
+            if size % width:
+                return False
+            by_warp = moved.reshape(groups, size // width, width)
+            if (by_warp != by_warp[:, :, :1]).any():
+                return False
+        if local or not (moved % p.banks).any():
+            return True
+        if mixed or size % width:
+            return False
+        for warp in first.reshape(-1, width):
+            spread = np.diff(np.unique(warp))
+            if spread.size and spread.min() < p.banks:
+                return False
+        return True
+
+    for edge in _edges(template.path):
+        if isinstance(edge, TLoop):
+            spec = edge.reduce
+            if not same(edge.count) or (spec is not None and not (
+                    same(spec.n) and aligned(spec.element_address)
+                    and aligned(spec.result_address))):
+                return False
+        elif not same(edge.words) or (edge.access is not None and not aligned(
+                edge.access.address, edge.access.local)):
+            return False
+    return True
+
+
+def _edges(path: list):
+    """Every edge and loop of a thread template, loops before their bodies."""
+    for edge in path:
+        yield edge
+        if isinstance(edge, TLoop):
+            yield from _edges(list(edge.body))
 
 
 def _runs(template: SPhase, values: dict, p, count: int,

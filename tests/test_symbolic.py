@@ -596,3 +596,47 @@ def test_a_one_thread_loop_inside_a_kernel_thread_equals_explicit():
     got = symbolic(symbolic_profile(checked, options), {})
     assert_same(got, explicit(checked, {}, options), "one-thread loop")
     assert got["on"][0]["kernel"] > 0
+
+
+ROWS_AND_COLUMNS = """
+param n : int = 4
+letregion r in
+let a = parmap (lambda t: int r [r]. t * 3) (iota (n * n)) at r in
+let b = parmap (lambda t: int r [r]. t + 1) (iota n) at r in
+on parmap (lambda t: int r [r].
+             let i = t / n in
+             let j = t - i * n in
+             a[i * n + j] + b[i] * a[j * n + i]
+             + reduce (lambda p: ((int r, int r), r) [r]. fst p + snd p) 0
+                      (parmap (lambda k: int r [r]. a[i * n + k] * b[k]) (iota 4)))
+          (iota (n * n))
+at r
+"""
+
+
+def test_a_kernel_indexed_by_row_and_column_equals_explicit():
+    """Thread t's row t / n and column t mod n are not polynomials in t: whether every work group
+    steps alike is decided over the thread indices (`_lockstep_alike`). Rows a whole number of
+    groups long: the symbolic kernel (many groups, priced once) equals the explicit device box;
+    rows that break groups apart (n = 80 with groups of 32) are refused, not mispriced."""
+    options = EvaluationOptions(profile=EvaluationOptions().profile.with_gpu(
+        work_group_size=32, threads_at_once=128))
+    checked = check_program(parse(ROWS_AND_COLUMNS, "rows.lg"))
+    profile = symbolic_profile(checked, options)
+    for n in (64, 96):
+        values = {"n": n}
+        assert_same(symbolic(profile, values), explicit(checked, values, options), values)
+    with pytest.raises(NotRegular, match="not affine"):
+        profile.at({"n": 80})
+
+
+def test_gemm_priced_symbolically_equals_explicit():
+    """The suite's gemm (a row-and-column kernel whose threads loop and reduce) at n = 24 on a
+    small GPU (warps and work groups of 8, banks of 8): 72 groups, priced from the first."""
+    options = EvaluationOptions(profile=EvaluationOptions().profile.with_gpu(
+        warp_width=8, work_group_size=8, banks=8, threads_at_once=64))
+    suite = Path(__file__).resolve().parent.parent / "benchmarks" / "suite"
+    checked = check_program(parse_file(suite / "gemm.lg"))
+    profile = symbolic_profile(checked, options)
+    values = {"n": 24}
+    assert_same(symbolic(profile, values), explicit(checked, values, options), values)
