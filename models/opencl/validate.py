@@ -227,7 +227,7 @@ def _kernel_seconds(offload: Offload, profile: DeviceProfile) -> float:
 def _kernel_summary(cases: list[Case]) -> dict:
     errors = [abs(c.error_pct) for c in cases if c.part == "kernel"]
     return {"kernel_median_abs_pct_error": statistics.median(errors) if errors else 0,
-            "kernel_p90_abs_pct_error": _percentile(errors, 0.9), "cases": len(errors)}
+            "kernel_p90_abs_pct_error": percentile(errors, 0.9), "cases": len(errors)}
 
 
 def _bank_conflicts(session, profile: DeviceProfile, mode: str, quick: bool,
@@ -254,7 +254,9 @@ def _bank_conflicts(session, profile: DeviceProfile, mode: str, quick: bool,
             for s, (p, m) in kernel_times.items()]
 
 
-def _percentile(values: list[float], q: float) -> float:
+def percentile(values: list[float], q: float) -> float:
+    """The nearest-rank q-quantile of `values` (0.0 for none): the smallest value with at least
+    a fraction q of them at or below it."""
     if not values:
         return 0.0
     ordered = sorted(values)
@@ -283,7 +285,7 @@ def summarise(report: dict) -> dict:
     cpu_errors = [abs(c.error_pct) for c in cases if c.part == "cpu"]
     report.update({
         "kernel_median_abs_pct_error": statistics.median(kernel_errors) if kernel_errors else 0,
-        "kernel_p90_abs_pct_error": _percentile(kernel_errors, 0.9),
+        "kernel_p90_abs_pct_error": percentile(kernel_errors, 0.9),
         "transfer_mean_abs_pct_error": statistics.fmean(transfer_errors) if transfer_errors
         else 0,
         "bank_conflict_max_abs_pct_error": max(conflict_errors, default=0),
@@ -291,7 +293,7 @@ def summarise(report: dict) -> dict:
         "placement_cpu_faster_fraction": (sum(1 for p in placements if p["measured"] == "cpu")
                                           / len(placements) if placements else 0.0),
         "cpu_median_abs_pct_error": statistics.median(cpu_errors) if cpu_errors else 0.0,
-        "cpu_p90_abs_pct_error": _percentile(cpu_errors, 0.9),
+        "cpu_p90_abs_pct_error": percentile(cpu_errors, 0.9),
         "card": report.get("card") or str(report.get("device", "")).split(" / ")[-1],
     })
     report.update(baseline_summary(report["cases"], report["gpu_mode"]))
@@ -328,7 +330,7 @@ def baseline_summary(cases: list[dict], mode: str) -> dict:
         figures[f"{name}_cases"] = len(pairs)
         figures[f"{name}_kernel_median_abs_pct_error"] = (statistics.median(errors) if errors
                                                           else 0.0)
-        figures[f"{name}_kernel_p90_abs_pct_error"] = _percentile(errors, 0.9)
+        figures[f"{name}_kernel_p90_abs_pct_error"] = percentile(errors, 0.9)
         figures[f"beats_{name}_fraction"] = (wins / len(pairs) if pairs and name != mode
                                              else 0.0)
     return figures
