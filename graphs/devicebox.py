@@ -326,7 +326,7 @@ def phase_cost(phase: Phase, model: GpuModel, p: GpuParameters,
         total += round_time
     if phase.writeback and phase.parallel:
         total += writeback_time(groups, p)
-    if _launches(phase):
+    if launches_kernel(phase):
         total += p.launch
     if p.atomic:
         # Every write allocates (λG's regions are immutable) with an atomic bump of the region's
@@ -345,7 +345,7 @@ def phase_cost(phase: Phase, model: GpuModel, p: GpuParameters,
     return cost
 
 
-def _launches(phase: Phase) -> bool:
+def launches_kernel(phase: Phase) -> bool:
     """Whether the phase is a kernel launch of its own: every parallel phase, and a serial stretch
     that computes something (a literal, arithmetic) rather than only a parmap's bookkeeping (its
     vector read, merge and result vector, which the kernel and the host do around it)."""

@@ -14,7 +14,9 @@ Schema (all numbers finite, non-negative and at most 10^15; see docs/device-prof
               "local_latency": 1, "conflict_cost": 2 (paper mode), "banks": 32,
               "threads_at_once": H, "op": 1, "launch": cost of one kernel launch,
               "mode": "paper" | "dmm", "seconds_per_unit": null|float,
-              "staging_overlap": u, iterations of a local-staging loop in flight at once (1)},
+              "staging_overlap": u, iterations of a local-staging loop in flight at once (1),
+              "dram_bytes_per_s": global-memory bandwidth, "ops_per_s": arithmetic issue rate
+              (the roofline baseline's rates, models/roofline.py; 0 = not calibrated)},
       "allocation": {"latency": Δa(0), "per_word": slope of Δa(n)},
       "transfer": {"host_to_device": {"latency": .., "words_per_unit": .., "pieces": [..]},
                    "device_to_host": {...}},
@@ -79,6 +81,10 @@ class GpuParameters:
     mode: str = "dmm"
     seconds_per_unit: float | None = None
     staging_overlap: int = 1  # iterations of a staging loop whose loads are in flight at once
+    # The roofline baseline's two rates (models/roofline.py), measured by microbenchmarks; 0 means
+    # not calibrated, and then no roofline prediction is made.
+    dram_bytes_per_s: float = 0.0
+    ops_per_s: float = 0.0
 
     @property
     def unit_seconds(self) -> float:

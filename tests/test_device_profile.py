@@ -29,11 +29,21 @@ def test_profile_round_trips_through_json():
     assert profile_from_json(json.loads(json.dumps(profile.to_json()))) == profile
 
 
+def test_roofline_rates_default_to_uncalibrated_and_round_trip(tmp_path):
+    assert DeviceProfile().gpu.dram_bytes_per_s == DeviceProfile().gpu.ops_per_s == 0.0
+    profile = DeviceProfile().with_gpu(dram_bytes_per_s=4.8e12, ops_per_s=3.5e13)
+    save_profile(profile, tmp_path / "p.json")
+    assert load_profile(tmp_path / "p.json") == profile
+    assert json.loads((tmp_path / "p.json").read_text())["gpu"]["dram_bytes_per_s"] == 4.8e12
+
+
 @pytest.mark.parametrize("data, field", [
     ({"cpu": {"read": -1}}, "cpu.read"),
     ({"gpu": {"banks": 0}}, "gpu.banks"),
     ({"gpu": {"warp_width": 2.5}}, "gpu.warp_width"),
     ({"gpu": {"staging_overlap": 0}}, "gpu.staging_overlap"),
+    ({"gpu": {"dram_bytes_per_s": -1}}, "gpu.dram_bytes_per_s"),
+    ({"gpu": {"ops_per_s": "fast"}}, "gpu.ops_per_s"),
     ({"region": {"bsize": 0}}, "region.bsize"),
     ({"transfer": {"host_to_device": {"words_per_unit": 0}}}, "words_per_unit"),
     ({"transfer": {"sideways": {}}}, "transfer.sideways"),

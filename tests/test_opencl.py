@@ -4,6 +4,7 @@ PoCL (an OpenCL CPU device installed with hetprof's dependencies) against the in
 from __future__ import annotations
 
 import os
+import statistics
 
 import pytest
 from conftest import EXAMPLES, ROOT
@@ -153,7 +154,7 @@ def test_quick_calibration_and_validation_on_pocl(pocl, tmp_path):
     validation report with the keys the issue names."""
     from models.device_profile import load_profile, save_profile
     from models.opencl.calibrate import calibrate
-    from models.opencl.validate import validate
+    from models.opencl.validate import render_markdown, validate
 
     result = calibrate(pocl, pocl, quick=True)
     profile = result.profile
@@ -168,6 +169,13 @@ def test_quick_calibration_and_validation_on_pocl(pocl, tmp_path):
     assert profile.gpu.staging_overlap == staging.parameters["staging_overlap"] >= 1
     assert staging.points[0][1] == staging.points[0][2]  # the shortest loop is the base
     assert [k for k, _, _ in staging.points][:3] == [1, 2, 4]
+    # the roofline's rates (microbenchmarks only), in the profile and in the fits table
+    bandwidth = next(f for f in result.fits if f.name.startswith("DRAM bandwidth"))
+    issue = next(f for f in result.fits if f.name.startswith("issue rate"))
+    assert profile.gpu.dram_bytes_per_s == bandwidth.parameters["bytes_per_s"] > 1e6
+    assert profile.gpu.ops_per_s == issue.parameters["ops_per_s"] > 1e6
+    assert all(p.gpu.dram_bytes_per_s == profile.gpu.dram_bytes_per_s
+               for p in result.per_mode.values())
     save_profile(profile, tmp_path / "pocl.json")
     assert load_profile(tmp_path / "pocl.json") == profile
     report = validate(pocl, pocl, profile, [str(ROOT / "examples" / "map_map.lg")], [64],
@@ -180,6 +188,34 @@ def test_quick_calibration_and_validation_on_pocl(pocl, tmp_path):
     assert {"kernel", "transfer_in", "on", "cpu"} <= parts
     for case in report["cases"]:
         assert case["predicted_s"] > 0 and case["measured_s"] > 0
+    # issue 13's summary keys, each a number, consistent with the cases
+    for key in ("kernel_median_abs_pct_error", "kernel_p90_abs_pct_error",
+                "roofline_kernel_median_abs_pct_error", "paper_kernel_median_abs_pct_error",
+                "beats_roofline_fraction", "beats_dmm_fraction", "cpu_median_abs_pct_error",
+                "cpu_p90_abs_pct_error", "placement_accuracy", "placement_cpu_faster_fraction",
+                "rewrite_direction_accuracy", "rewrite_speedup_median_abs_pct_error"):
+        assert isinstance(report[key], (int, float)), key
+    assert report["card"] == pocl.info.name and report["gpu_mode"] == profile.gpu.mode
+    kernels = [c for c in report["cases"] if c["part"] == "kernel"]
+    assert kernels and report["roofline_cases"] == report["paper_cases"] == len(kernels)
+    for case in kernels:
+        assert 0 < case["roofline_s"] and case["paper_s"] > 0 and case["dmm_s"] > 0
+        assert case[f"{report['gpu_mode']}_s"] == case["predicted_s"]
+    roofline_errors = sorted(abs(100 * (c["roofline_s"] - c["measured_s"]) / c["measured_s"])
+                             for c in kernels)
+    assert report["roofline_kernel_median_abs_pct_error"] == pytest.approx(
+        statistics.median(roofline_errors))
+    wins = sum(1 for c, r in zip(kernels, [abs(100 * (c["roofline_s"] - c["measured_s"])
+                                               / c["measured_s"]) for c in kernels], strict=True)
+               if abs(c["error_pct"]) < r)
+    assert report["beats_roofline_fraction"] == pytest.approx(wins / len(kernels))
+    if report["gpu_mode"] == "dmm":
+        assert report["beats_dmm_fraction"] == 0.0
+    placements = report["placements"]
+    assert report["placement_cpu_faster_fraction"] == pytest.approx(
+        sum(p["measured"] == "cpu" for p in placements) / len(placements))
+    assert report["rewrite_cases"] == 0 and report["rewrite_direction_accuracy"] == 0.0
+    assert "roofline" in render_markdown(report)
 
 
 @settings(max_examples=40, deadline=None,

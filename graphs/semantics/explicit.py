@@ -871,7 +871,7 @@ class Evaluator:
     @contextmanager
     def _bookkeeping(self):
         """Mark the edges built inside as a parallel form's own bookkeeping (see
-        graphs.devicebox._launches): on the GPU they need no kernel launch of their own."""
+        graphs.devicebox.launches_kernel): on the GPU they need no kernel launch of their own."""
         saved, self.bookkeeping = self.bookkeeping, True
         try:
             yield

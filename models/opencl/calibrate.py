@@ -10,6 +10,9 @@ Calibration sees microbenchmarks only, never the programs that `hetprof validate
   that take several rounds of work groups;
 - local memory: threads reading a local array at strides 1..33 (bank conflicts);
 - arithmetic: a chain of integer multiply-adds per thread;
+- for the roofline baseline (models/roofline.py): DRAM bandwidth, a stride-1 copy kernel over a
+  buffer several times larger than any cache, and the issue rate, threads each running eight
+  independent chains of integer multiply-adds;
 - allocation: clearing n words (Δa);
 - the CPU world: a map kernel on the OpenCL CPU device, for seconds per PRAM step.
 The GPU model's predictions for the same microbenchmarks come from hetprof's own device boxes
@@ -81,6 +84,34 @@ __kernel void arithmetic(__global long* out, const int reps) {
     out[get_global_id(0)] = x;
 }
 """
+
+COPY = """\
+__kernel void copy(__global const long* restrict a, __global long* restrict out) {
+    long i = get_global_id(0);
+    out[i] = a[i];
+}
+"""
+"""The roofline's bandwidth microbenchmark: every word read once and written once, stride 1."""
+COPY_WORDS = 1 << 25  # 256 MB a buffer: several times any GPU's last-level cache (50 MB on H100)
+QUICK_COPY_WORDS = 1 << 22
+
+ISSUE_CHAINS = 8
+ISSUE = """\
+__kernel void issue(__global long* out, const int reps) {
+    long i = get_global_id(0);
+    long x0 = i, x1 = i + 1, x2 = i + 2, x3 = i + 3, x4 = i + 4, x5 = i + 5, x6 = i + 6,
+         x7 = i + 7;
+    for (int r = 0; r < reps; r++) {
+        x0 = x0 * 3 + 1; x1 = x1 * 5 + 3; x2 = x2 * 7 + 5; x3 = x3 * 9 + 7;
+        x4 = x4 * 11 + 9; x5 = x5 * 13 + 11; x6 = x6 * 15 + 13; x7 = x7 * 17 + 15;
+    }
+    out[i] = x0 + x1 + x2 + x3 + x4 + x5 + x6 + x7;
+}
+"""
+"""The roofline's issue-rate microbenchmark: ISSUE_CHAINS independent chains of 64-bit
+multiply-adds per thread (the backend's values are 64-bit), so that nothing waits on a result;
+each multiply-add counts as 2 operations."""
+ISSUE_REPS = 256
 
 EMPTY = "__kernel void empty(__global long* out) { }\n"
 
@@ -280,6 +311,65 @@ def fit_staging(gpu: GpuParameters, group: int, runs: list[tuple[int, float]]) -
                         {"staging_overlap": overlap}, points)
 
 
+def _issue_expected(i: int, reps: int) -> int:
+    """What `ISSUE` leaves in out[i], in 64-bit two's complement."""
+    total = 0
+    for k in range(ISSUE_CHAINS):
+        x, a, b = i + k, 3 + 2 * k, 1 + 2 * k
+        for _ in range(reps):
+            x = (x * a + b) % 2**64
+        total += x
+    total %= 2**64
+    return total - 2**64 if total >= 2**63 else total
+
+
+def measure_bandwidth(session, launch: float, quick: bool, repeats: int) -> tuple[float, Fit]:
+    """DRAM bandwidth in bytes per second: the `COPY` kernel over a buffer of COPY_WORDS words
+    (QUICK_COPY_WORDS with `quick`; at most an eighth of global memory for the two buffers),
+    bytes read plus written over its time less the launch, checked."""
+    from models.opencl.runner import time_kernel
+
+    words = min(QUICK_COPY_WORDS if quick else COPY_WORDS,
+                max(1024, session.info.global_memory // 8 // 16))
+    data = np.random.default_rng(3).integers(1, 2**40, size=words, dtype=np.int64)
+    timing, (_, out) = time_kernel(session, COPY, "copy", words, None,
+                                   [data, np.zeros(words, np.int64)], [], repeats)
+    if not np.array_equal(out, data):
+        raise RuntimeError("the bandwidth microbenchmark copied a wrong word")
+    moved = 2 * 8 * words
+    seconds = timing.median
+    busy = seconds - launch if seconds > 2 * launch else seconds
+    bandwidth = moved / busy
+    return bandwidth, Fit("DRAM bandwidth, stride-1 copy (roofline)",
+                          {"bytes_per_s": bandwidth, "words": words},
+                          [(moved, seconds, launch + moved / bandwidth)])
+
+
+def measure_issue_rate(session, launch: float, group: int, quick: bool,
+                       repeats: int) -> tuple[float, Fit]:
+    """The device's arithmetic issue rate in operations per second: `ISSUE` on enough threads
+    to fill it, 2 · ISSUE_CHAINS · ISSUE_REPS operations a thread over its time less the launch,
+    checked."""
+    from models.opencl.runner import time_kernel
+
+    info = session.info
+    threads = (1 << 16) if quick else (1 << 20)
+    threads = max(group, threads - threads % group)
+    timing, (out,) = time_kernel(session, ISSUE, "issue", threads, group,
+                                 [np.zeros(threads, np.int64)], [np.int32(ISSUE_REPS)], repeats)
+    for i in (0, threads - 1):
+        if int(out[i]) != _issue_expected(i, ISSUE_REPS):
+            raise RuntimeError(f"the issue-rate microbenchmark computed a wrong value on "
+                               f"{info.describe()}")
+    operations = threads * ISSUE_CHAINS * ISSUE_REPS * 2
+    seconds = timing.median
+    busy = seconds - launch if seconds > 2 * launch else seconds
+    rate = operations / busy
+    return rate, Fit("issue rate, independent multiply-adds (roofline)",
+                     {"ops_per_s": rate, "threads": threads},
+                     [(operations, seconds, launch + operations / rate)])
+
+
 def calibrate(session, cpu_session=None, quick: bool = False,
               progress: Callable[[str, float], None] | None = None) -> Calibration:
     """Run every microbenchmark on `session` (and the CPU one on `cpu_session`) and fit."""
@@ -371,12 +461,18 @@ def calibrate(session, cpu_session=None, quick: bool = False,
         [np.int32(alloc_reps), np.int32(atomic_words)], repeats)
     if int(counter[0]) != alloc_threads * alloc_reps * (repeats + 1):
         raise RuntimeError("the allocation microbenchmark lost atomic increments")
+    step("DRAM bandwidth", 0.855)
+    bandwidth, bandwidth_fit = measure_bandwidth(session, launch, quick, repeats)
+    step("issue rate", 0.858)
+    ops_per_s, issue_fit = measure_issue_rate(session, launch, group, quick, repeats)
+    fits += [bandwidth_fit, issue_fit]
     step("arithmetic", 0.86)
     arith_t, _ = time_kernel(session, ARITHMETIC, "arithmetic", threads, group,
                              [np.zeros(threads, np.int64)], [np.int32(256)], repeats)
     # -- fit the GPU model, per mode -----------------------------------------------------------
     base = GpuParameters(warp_width=warp, work_group_size=group, threads_at_once=resident,
-                         banks=32, local_words=info.local_words)
+                         banks=32, local_words=info.local_words,
+                         dram_bytes_per_s=bandwidth, ops_per_s=ops_per_s)
     mode_errors: dict[str, float] = {}
     mode_best: dict[str, GpuParameters] = {}
     best: tuple[float, GpuParameters, Fit] | None = None

@@ -11,6 +11,12 @@ For each program (default: every example with work to offload) and each size n:
 - whether the placement predicted cheaper is the one measured cheaper.
 Then, apart from the programs: transfers from 4 KB to 256 MB at sizes calibration did not use, and
 the bank-conflict slowdowns of examples/strided.lg at strides 1..33.
+
+Every kernel case is also predicted by two baselines from the same cost paths (issue 13): the
+roofline of the same calibrated profile (models/roofline.py, `roofline_s`; absent where the
+profile has no calibrated rates) and the paper's Fig. 9 GPU model (`paper_s`: a compared profile
+in `paper` mode where one is given, else the profile in `paper` mode); `dmm_s` is the DMM/UMM
+model's likewise. `summarise` defines the figures that compare them.
 """
 
 from __future__ import annotations
@@ -23,10 +29,11 @@ from datetime import date
 from pathlib import Path
 
 from graphs.analysis import centre_times
+from graphs.kernel_counts import roofline_of_paths
 from graphs.schedule import schedule
 from graphs.semantics.explicit import OFFLOAD_CENTRE, Offload, OffloadCollector, evaluate
 from graphs.semantics.options import EvaluationOptions
-from models.device_profile import DeviceProfile
+from models.device_profile import GPU_MODES, DeviceProfile
 from models.providers import providers_for
 from profiler.checker import CheckedProgram, bind_parameters, check_program
 from profiler.parser import parse
@@ -46,6 +53,9 @@ class Case:
     part: str
     predicted_s: float
     measured_s: float
+    roofline_s: float | None = None  # kernel cases: the baselines' predictions (module doc)
+    paper_s: float | None = None
+    dmm_s: float | None = None
 
     @property
     def error_pct(self) -> float:
@@ -73,6 +83,11 @@ def _variants(checked: CheckedProgram) -> tuple[CheckedProgram, CheckedProgram]:
 
 
 PARTS = ("programs", "transfers", "conflicts")
+BASELINES = ("roofline_s", "paper_s", "dmm_s")
+"""A kernel case's baseline predictions, in seconds (None: that baseline is unavailable)."""
+REWRITE_MEASURED_THRESHOLD = 0.05
+"""The rewrite figures count a case only where its measured speedup differs from 1 by more than
+this: a rewrite measured to change nothing has no direction to get right."""
 
 
 def validate(session, cpu_session, profile: DeviceProfile, programs: list[str] | None,
@@ -87,6 +102,8 @@ def validate(session, cpu_session, profile: DeviceProfile, programs: list[str] |
 
     mode = gpu_mode or profile.gpu.mode
     profile = profile.with_gpu(mode=mode)
+    baselines = {m: next((p for p in compare if p.gpu.mode == m), profile.with_gpu(mode=m))
+                 for m in GPU_MODES if m != mode}
     repeats = 3 if quick else 7
     paths = [Path(p) for p in programs] if programs else sorted(EXAMPLES.glob("*.lg"))
     if "programs" not in parts:
@@ -133,9 +150,13 @@ def validate(session, cpu_session, profile: DeviceProfile, programs: list[str] |
                 # The merge's bookkeeping (Definition 4.3) is host work no device event times.
                 predicted_out = providers.device_to_host(run.words_out)
                 label = path.stem
+                models = {m: _kernel_seconds(offload, p) for m, p in baselines.items()}
+                models[mode] = info.kernel
                 cases += [
                     Case(label, size, "transfer_in", predicted_in, run.transfer_in.median),
-                    Case(label, size, "kernel", info.kernel, run.kernel_total),
+                    Case(label, size, "kernel", info.kernel, run.kernel_total,
+                         roofline_of_paths(offload.on.paths, profile), models["paper"],
+                         models["dmm"]),
                     Case(label, size, "transfer_out", predicted_out, run.transfer_out.median),
                     Case(label, size, "on", predicted_in + info.kernel + predicted_out,
                          run.total),
@@ -184,8 +205,12 @@ def validate(session, cpu_session, profile: DeviceProfile, programs: list[str] |
 
 
 def _case_json(c: Case) -> dict:
-    return {"program": c.program, "n": c.n, "part": c.part, "predicted_s": c.predicted_s,
+    data = {"program": c.program, "n": c.n, "part": c.part, "predicted_s": c.predicted_s,
             "measured_s": c.measured_s, "error_pct": c.error_pct}
+    if c.part == "kernel":
+        for key in BASELINES:
+            data[key] = getattr(c, key)
+    return data
 
 
 def _kernel_seconds(offload: Offload, profile: DeviceProfile) -> float:
@@ -202,7 +227,7 @@ def _kernel_seconds(offload: Offload, profile: DeviceProfile) -> float:
 def _kernel_summary(cases: list[Case]) -> dict:
     errors = [abs(c.error_pct) for c in cases if c.part == "kernel"]
     return {"kernel_median_abs_pct_error": statistics.median(errors) if errors else 0,
-            "kernel_p90_abs_pct_error": _percentile(errors, 0.9), "cases": len(errors)}
+            "kernel_p90_abs_pct_error": percentile(errors, 0.9), "cases": len(errors)}
 
 
 def _bank_conflicts(session, profile: DeviceProfile, mode: str, quick: bool,
@@ -229,7 +254,9 @@ def _bank_conflicts(session, profile: DeviceProfile, mode: str, quick: bool,
             for s, (p, m) in kernel_times.items()]
 
 
-def _percentile(values: list[float], q: float) -> float:
+def percentile(values: list[float], q: float) -> float:
+    """The nearest-rank q-quantile of `values` (0.0 for none): the smallest value with at least
+    a fraction q of them at or below it."""
     if not values:
         return 0.0
     ordered = sorted(values)
@@ -255,15 +282,74 @@ def summarise(report: dict) -> dict:
     conflict_errors = [abs(c.error_pct) for c in cases if c.part == "bank_conflict_slowdown"]
     placements = report.get("placements", [])
     right = sum(1 for p in placements if p["predicted"] == p["measured"])
+    cpu_errors = [abs(c.error_pct) for c in cases if c.part == "cpu"]
     report.update({
         "kernel_median_abs_pct_error": statistics.median(kernel_errors) if kernel_errors else 0,
-        "kernel_p90_abs_pct_error": _percentile(kernel_errors, 0.9),
+        "kernel_p90_abs_pct_error": percentile(kernel_errors, 0.9),
         "transfer_mean_abs_pct_error": statistics.fmean(transfer_errors) if transfer_errors
         else 0,
         "bank_conflict_max_abs_pct_error": max(conflict_errors, default=0),
         "placement_accuracy": right / len(placements) if placements else 0,
+        "placement_cpu_faster_fraction": (sum(1 for p in placements if p["measured"] == "cpu")
+                                          / len(placements) if placements else 0.0),
+        "cpu_median_abs_pct_error": statistics.median(cpu_errors) if cpu_errors else 0.0,
+        "cpu_p90_abs_pct_error": percentile(cpu_errors, 0.9),
+        "card": report.get("card") or str(report.get("device", "")).split(" / ")[-1],
     })
+    report.update(baseline_summary(report["cases"], report["gpu_mode"]))
+    report.update(rewrite_summary(report.get("rewrites")))
     return report
+
+
+def baseline_error_pct(case: dict, key: str) -> float | None:
+    """A kernel case's signed error, in percent of the measured time, under the baseline `key`
+    (one of BASELINES); None where that baseline made no prediction."""
+    predicted = case.get(key)
+    if predicted is None or not case["measured_s"]:
+        return None
+    return 100 * (predicted - case["measured_s"]) / case["measured_s"]
+
+
+def baseline_summary(cases: list[dict], mode: str) -> dict:
+    """The baselines' figures over the kernel cases (issue 13), all over |error %|:
+    - `roofline_kernel_median_abs_pct_error`, `paper_kernel_median_abs_pct_error`: the median,
+      over the kernel cases where that baseline predicted (`roofline_cases`, `paper_cases`);
+    - `beats_roofline_fraction`, `beats_dmm_fraction`: the fraction of those cases where the
+      report's own mode (`mode`) has a strictly smaller |error| than the baseline. Under `dmm`
+      the DMM baseline is the report's own prediction, and `beats_dmm_fraction` is 0.0;
+    - `beats_paper_fraction` likewise (0.0 under `paper`).
+    A baseline with no case (an uncalibrated roofline) keeps its keys, at 0.0, with a count of 0.
+    """
+    kernels = [c for c in cases if c["part"] == "kernel"]
+    figures: dict = {}
+    for name, key in (("roofline", "roofline_s"), ("paper", "paper_s"), ("dmm", "dmm_s")):
+        pairs = [(abs(c["error_pct"]), abs(error)) for c in kernels
+                 if (error := baseline_error_pct(c, key)) is not None]
+        errors = [b for _, b in pairs]
+        wins = sum(1 for own, baseline in pairs if own < baseline)
+        figures[f"{name}_cases"] = len(pairs)
+        figures[f"{name}_kernel_median_abs_pct_error"] = (statistics.median(errors) if errors
+                                                          else 0.0)
+        figures[f"{name}_kernel_p90_abs_pct_error"] = percentile(errors, 0.9)
+        figures[f"beats_{name}_fraction"] = (wins / len(pairs) if pairs and name != mode
+                                             else 0.0)
+    return figures
+
+
+def rewrite_summary(rewrites: dict | None) -> dict:
+    """The rewrite figures of a merged `validate-rewrites` report, over its cases whose measured
+    speedup differs from 1 by more than REWRITE_MEASURED_THRESHOLD: the fraction whose direction
+    was predicted right, and the median |error %| of the predicted speedup. Without a report, or
+    with no such case, both are 0.0 and `rewrite_cases` says 0."""
+    cases = [c for c in (rewrites or {}).get("cases", [])
+             if abs(c["measured_speedup"] - 1) > REWRITE_MEASURED_THRESHOLD]
+    errors = [c["abs_pct_error"] for c in cases]
+    return {
+        "rewrite_cases": len(cases),
+        "rewrite_direction_accuracy": (sum(1 for c in cases if c["direction_right"]) / len(cases)
+                                       if cases else 0.0),
+        "rewrite_speedup_median_abs_pct_error": statistics.median(errors) if errors else 0.0,
+    }
 
 
 def _report(session, cpu_session, profile, mode, cases, placements, skipped, sizes) -> dict:
@@ -272,6 +358,7 @@ def _report(session, cpu_session, profile, mode, cases, placements, skipped, siz
         "device": session.info.describe(),
         "device_version": session.info.version,
         "cpu_device": cpu_session.info.describe(),
+        "card": session.info.name,
         "date": date.today().isoformat(),
         "gpu_mode": mode,
         "profile": profile.name,
@@ -302,6 +389,9 @@ def render_markdown(report: dict) -> str:
         f"{report['bank_conflict_max_abs_pct_error']:.1f}% | ≤ 10% |",
         f"| cheaper placement chosen right | {100 * report['placement_accuracy']:.0f}% | "
         "≥ 90% |",
+        f"| CPU part, median abs. error | {report.get('cpu_median_abs_pct_error', 0):.1f}% | |",
+        f"| CPU part, 90th percentile abs. error | {report.get('cpu_p90_abs_pct_error', 0):.1f}% "
+        "| |",
         "",
         "Kernel errors by GPU memory model (each with its own calibration):",
         "",
@@ -310,6 +400,8 @@ def render_markdown(report: dict) -> str:
         *[f"| `{mode}` | {m['kernel_median_abs_pct_error']:.1f}% | "
           f"{m['kernel_p90_abs_pct_error']:.1f}% | {m['cases']} |"
           for mode, m in sorted(report.get("modes", {}).items())],
+        "",
+        *render_baselines(report),
         "",
         "| program | n | part | predicted (s) | measured (s) | error |",
         "| --- | --- | --- | --- | --- | --- |",
@@ -326,3 +418,39 @@ def render_markdown(report: dict) -> str:
     for note in report.get("skipped", []):
         lines.append(f"\nSkipped: {note}")
     return "\n".join(lines) + "\n"
+
+
+BASELINE_NAMES = {"roofline": "roofline (same profile's bandwidth and issue rate)",
+                  "paper": "the paper's Fig. 9 GPU", "dmm": "DMM/UMM GPU"}
+
+
+def render_baselines(report: dict) -> list[str]:
+    """Markdown lines: hetprof's kernel errors beside each baseline's on the same kernel cases,
+    and in how many of them hetprof is the more accurate (`baseline_summary`)."""
+    mode = report["gpu_mode"]
+    lines = [f"Baselines on the same kernel cases (hetprof's model: `{mode}`; |error| percentiles;"
+             " hetprof beats a baseline where its |error| is strictly smaller):", "",
+             "| model | median abs. error | 90th percentile | cases | hetprof more accurate |",
+             "| --- | --- | --- | --- | --- |",
+             f"| hetprof (`{mode}`) | {report['kernel_median_abs_pct_error']:.1f}% | "
+             f"{report['kernel_p90_abs_pct_error']:.1f}% | "
+             f"{report.get('modes', {}).get(mode, {}).get('cases', '')} | |"]
+    notes = []
+    for name, label in BASELINE_NAMES.items():
+        cases = report.get(f"{name}_cases", 0)
+        if name == mode:
+            notes.append(f"The report's own model is `{mode}`"
+                         + (" (hetprof's default)" if mode == "dmm" else "")
+                         + f", so `beats_{name}_fraction` is 0.")
+            continue
+        if not cases:
+            lines.append(f"| {label} | unavailable | | 0 | |")
+            if name == "roofline":
+                notes.append("The roofline is unavailable: the profile has no calibrated "
+                             "`gpu.dram_bytes_per_s` and `gpu.ops_per_s` (`hetprof calibrate`).")
+            continue
+        fraction = report[f"beats_{name}_fraction"]
+        lines.append(f"| {label} | {report[f'{name}_kernel_median_abs_pct_error']:.1f}% | "
+                     f"{report[f'{name}_kernel_p90_abs_pct_error']:.1f}% | {cases} | "
+                     f"{round(fraction * cases)} of {cases} ({100 * fraction:.0f}%) |")
+    return lines + [""] + notes if notes else lines

@@ -1,0 +1,83 @@
+#!/usr/bin/env bash
+# On the lent GPU machine (PoCL as the CPU world), issue 13: calibrate the NVIDIA GPU (unless a
+# profile is given), validate every program of benchmarks/suite one at a time, then the rewrites of
+# a few of them; every step under `timeout` within a budget, so that the whole run fits one device
+# call (at most 10 minutes) and a time-out keeps what was measured. After each step everything is
+# saved to $OUT/results.tar and the suite report is redrawn (results/report/suite-<card>-<date>.*,
+# benchmarks/suite_report.py); copy that to docs/validation/.
+#   bash benchmarks/gpu_suite.sh [PROFILE.json|-] [BUDGET_SECONDS] [PROGRAM ...]
+# PROFILE.json: skip calibration (its PROFILE.paper.json / PROFILE.dmm.json, if there, are the
+# other mode's fit). PROGRAM: suite program names (default: all). Two calls split the suite:
+# the first calibrates and validates some programs, the second takes results/nvidia.json and the
+# rest. Sizes: benchmarks/suite/sizes.json ({"program": [n, ...]}) if it exists, else validate's.
+set -u
+. benchmarks/gpu_setup.sh || exit 1
+profile_arg=${1:--}
+budget=${2:-540}
+shift $(( $# < 2 ? $# : 2 ))
+R=/tmp/results; rm -rf "$R"; mkdir -p "$R/report"
+save() { tar -C /tmp -cf "$OUT/results.tar" results; }
+report() {
+  timeout 60 python3 benchmarks/suite_report.py --driver "$driver" --out-dir "$R/report" \
+    "$R"/val_*.json --rewrites "$R"/rw_*.json > "$R/report.txt" 2>&1
+  save
+}
+# a step's time limit: what is left of the budget less a reserve for the report, at most $1
+limit() {
+  local left=$((budget - SECONDS - 40))
+  echo $(( left < $1 ? left : $1 ))
+}
+sizes_of() {  # the comma-separated sizes for program $1 from sizes.json, or nothing
+  python3 - "$1" <<'EOF'
+import json, sys
+from pathlib import Path
+path = Path("benchmarks/suite/sizes.json")
+sizes = json.loads(path.read_text()).get(sys.argv[1], []) if path.exists() else []
+print(",".join(str(n) for n in sizes))
+EOF
+}
+{ date -u; nvidia-smi -L; nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv; } \
+  > "$R/card.txt" 2>&1
+driver=$(nvidia-smi --query-gpu=driver_version --format=csv,noheader 2>/dev/null | head -1)
+python3 -m cli devices > "$R/devices.txt" 2>&1
+if [ "$profile_arg" != "-" ]; then
+  cp "$profile_arg" "$R/nvidia.json"
+  for m in paper dmm; do
+    [ -f "${profile_arg%.json}.$m.json" ] && cp "${profile_arg%.json}.$m.json" "$R/nvidia.$m.json"
+  done
+else
+  timeout "$(limit 300)" python3 -m cli calibrate --device nvidia --cpu-device pocl \
+    -o "$R/nvidia.json" > "$R/calibrate.txt" 2>&1 \
+    || { echo "calibrate: exit $?" >> "$R/failures.txt"; cat "$R/calibrate.txt"; save; exit 1; }
+fi
+save
+profile="$R/nvidia.json"
+other=paper; grep -q '"mode": "paper"' "$profile" && other=dmm
+common=(--device nvidia --cpu-device pocl --device-profile "$profile" --format json)
+[ -f "$R/nvidia.$other.json" ] && common+=(--compare-profile "$R/nvidia.$other.json")
+if [ $# -ge 1 ]; then programs=("$@"); else
+  programs=(); for p in benchmarks/suite/*.lg; do programs+=("$(basename "$p" .lg)"); done
+fi
+for name in "${programs[@]}"; do
+  t=$(limit 90)
+  if [ "$t" -lt 10 ]; then echo "$name: out of time" >> "$R/failures.txt"; continue; fi
+  sizes=$(sizes_of "$name")
+  timeout "$t" python3 -m cli validate "${common[@]}" --parts programs ${sizes:+--sizes "$sizes"} \
+    "benchmarks/suite/$name.lg" -o "$R/val_$name.json" 2> "$R/val_$name.log" \
+    || echo "$name: exit $?" >> "$R/failures.txt"
+  report
+done
+# the rewrite validation of a few suite programs, at their first size
+for name in jacobi1d gesummv atax; do
+  case " ${programs[*]} " in *" $name "*) ;; *) continue ;; esac
+  t=$(limit 120)
+  if [ "$t" -lt 20 ]; then echo "rewrites $name: out of time" >> "$R/failures.txt"; continue; fi
+  size=$(sizes_of "$name"); size=${size%%,*}
+  timeout "$t" python3 -m cli validate-rewrites --device nvidia --cpu-device pocl \
+    --device-profile "$profile" --format json ${size:+--sizes "$size"} \
+    -o "$R/rw_$name.json" "benchmarks/suite/$name.lg" 2> "$R/rw_$name.log" \
+    || echo "rewrites $name: exit $?" >> "$R/failures.txt"
+  report
+done
+report
+cat "$R/card.txt" "$R/report.txt" "$R/failures.txt" 2>/dev/null; ls "$R" "$R/report"

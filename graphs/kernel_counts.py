@@ -1,0 +1,58 @@
+"""Counting a device box's DRAM traffic and arithmetic from its cost paths, for the roofline
+baseline (models/roofline.py; issue 13's comparison of hetprof with a roofline model).
+
+Each phase of an `on` body's cost paths (graphs/devicebox.py: a kernel, or a stretch of serial
+code) is counted on its own:
+- words read: every read edge to global memory, plus, in a kernel of an `on local [ρ]` body, the
+  words each work group stages into local memory (`Phase.staged`, read from global memory once per
+  work group); reads of local memory are not DRAM traffic;
+- words written: every write edge to global memory stores the words it allocates (one for an int,
+  two for a pair, the n slots of a parmap's result vector, which the kernel's threads store), at
+  least one; under the paper's rules a kernel of an `on local` body also writes one word back per
+  work group (§7.1.2);
+- operations: every edge that is not a memory access (one GPU step each in hetprof's model),
+  except a parallel form's bookkeeping (its merge of configuration tables is the host's work);
+- launches: whether the phase is a kernel launch of its own (`devicebox.launches_kernel`).
+"""
+
+from __future__ import annotations
+
+import math
+
+from graphs.devicebox import GSub, Phase, launches_kernel
+from models.base import AccessKind, Space
+from models.device_profile import DeviceProfile, GpuParameters
+from models.roofline import KernelCounts, roofline_of_kernels
+
+
+def phase_counts(phase: Phase, gpu: GpuParameters) -> KernelCounts:
+    """The global words read and written, operations and launches of one phase (module doc)."""
+    read = written = operations = 0
+    for thread in phase.threads:
+        for edge in thread:
+            access = edge.access
+            if access is None:
+                if not edge.bookkeeping:
+                    operations += 1
+            elif access.space is Space.GLOBAL:
+                if access.kind is AccessKind.READ:
+                    read += 1
+                else:
+                    written += max(1, edge.words)
+    if phase.parallel and phase.threads:
+        groups = math.ceil(len(phase.threads) / gpu.work_group_size)
+        read += phase.staged * groups
+        if phase.writeback:
+            written += groups
+    return KernelCounts(read, written, operations, 1 if launches_kernel(phase) else 0)
+
+
+def kernel_counts(paths: GSub | None, gpu: GpuParameters) -> list[KernelCounts]:
+    """Each phase's counts, in order, for an `on` body's cost paths (`OnRecord.paths`)."""
+    return [phase_counts(phase, gpu) for phase in paths or []]
+
+
+def roofline_of_paths(paths: GSub | None, profile: DeviceProfile) -> float | None:
+    """The roofline's prediction, in seconds, for the kernels of these cost paths under the
+    profile's calibrated rates; None where the profile has none (models.roofline)."""
+    return roofline_of_kernels(kernel_counts(paths, profile.gpu), profile)

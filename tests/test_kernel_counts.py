@@ -1,0 +1,49 @@
+"""Counting a device box's global words and operations from its cost paths
+(graphs/kernel_counts.py), by hand on examples/zipmul.lg."""
+
+from __future__ import annotations
+
+import pytest
+from conftest import ROOT
+
+from graphs.kernel_counts import kernel_counts, roofline_of_paths
+from graphs.semantics.explicit import OffloadCollector, evaluate
+from graphs.semantics.options import EvaluationOptions
+from models.device_profile import DeviceProfile
+from models.roofline import KernelCounts
+from profiler.checker import bind_parameters, check_program
+from profiler.parser import parse
+
+
+def zipmul_paths(n: int):
+    path = ROOT / "examples" / "zipmul.lg"
+    checked = check_program(parse(path.read_text(), "examples/zipmul.lg"))
+    collector = OffloadCollector()
+    evaluate(checked, bind_parameters(checked, {"n": n}), EvaluationOptions(observer=collector))
+    (offload,) = collector.offloads
+    assert offload.on is not None
+    return offload.on.paths
+
+
+def test_zipmul_counted_by_hand():
+    """zipmul's `on parmap (λp. fst p * snd p) arrs` at n = 64, by hand:
+    - the parmap reads its vector `arrs` once (serial bookkeeping, no kernel launch): 1 word;
+    - each of the 64 threads: `fst p` and `snd p` each read the pair (2 words), `*` reads its two
+      ints (2 words) and writes the product (1 word); the ⊕ joining the operands is its one
+      operation;
+    - the result vector: its 64 slots written (the merge of tables is the host's, no operation).
+    """
+    counts = kernel_counts(zipmul_paths(64), DeviceProfile().gpu)
+    assert counts == [KernelCounts(1, 0, 0, 0), KernelCounts(4 * 64, 64, 64, 1),
+                      KernelCounts(0, 64, 0, 0)]
+    assert sum(c.words for c in counts) == 257 + 128
+
+
+def test_zipmul_roofline_from_its_counts():
+    profile = DeviceProfile(units="seconds").with_cpu(seconds_per_unit=1e-9).with_gpu(
+        seconds_per_unit=1e-6, launch=2.0, dram_bytes_per_s=1e9, ops_per_s=1e8)
+    # vector read 8 B; kernel: launch 2 µs + max(320 words · 8 B / 1 GB/s, 64 / 10^8 per s);
+    # result vector 64 words · 8 B
+    expected = 8 / 1e9 + (2e-6 + max(320 * 8 / 1e9, 64 / 1e8)) + 64 * 8 / 1e9
+    assert roofline_of_paths(zipmul_paths(64), profile) == pytest.approx(expected)
+    assert roofline_of_paths(zipmul_paths(64), DeviceProfile()) is None
