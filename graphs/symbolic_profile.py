@@ -57,8 +57,10 @@ from graphs.semantics.symbolic import (
     TLoop,
     size_symbol,
 )
+from graphs.kernel_counts import phase_counts
 from models.base import AccessKind, MemoryAccess, Space, StepCost
 from models.gpu import gpu_model
+from models.roofline import KernelCounts
 from profiler.checker import CheckedProgram, bind_parameters
 from profiler.errors import EvaluationError
 
@@ -231,6 +233,44 @@ class SymbolicProfile:
             total += p.atomic * _writes(template.path, {**values, **own(0)}) * count
         cost.time = total
         return cost
+
+    def with_options(self, options: EvaluationOptions) -> SymbolicProfile:
+        """The same evaluation priced under other options' device profile and GPU model (e.g.
+        the other GPU mode's calibration): the kernel templates do not depend on them."""
+        return SymbolicProfile(self.checked, self.evaluation, options, self.reference)
+
+    def centre_at(self, name: str, subs: dict) -> tuple[float, float] | None:
+        """A cost centre's work and span at concrete sizes (`substitution`); None where the
+        program has no centre of that name."""
+        centre = self.evaluation.centres.get(name)
+        if centre is None:
+            return None
+        return _value(centre.work, subs), _value(centre.span, subs)
+
+    def box_counts(self, box, subs: dict) -> list[KernelCounts] | None:
+        """graphs.kernel_counts for a device box at concrete sizes (`substitution`): each
+        kernel's global words read and written and operations, counted on its first thread's
+        path and scaled by its threads (a regular kernel's threads take the same path); None
+        where a thread's path is too long to build."""
+        out = []
+        gpu = self.gpu
+        for template, local_subs in _phases(box.paths or [], subs):
+            values = {**subs, **local_subs}
+            if _path_length(template.path, values) > MAX_INSTANTIATED_EDGES:
+                return None
+            count = int(_value(template.count, values)) if template.parallel else 1
+            if count == 0:
+                continue
+            path = (_threads(template, values)(0) if template.parallel
+                    else _compile(template.path, values)({}))
+            staged = int(_value(template.staged, values))
+            one = phase_counts(Phase([path], template.parallel, staged=0), gpu)
+            groups = math.ceil(count / gpu.work_group_size) if template.parallel else 0
+            out.append(KernelCounts(
+                one.words_read * count + staged * groups,
+                one.words_written * count + (groups if template.writeback else 0),
+                one.operations * count, one.launches))
+        return out
 
     # -- formulas -------------------------------------------------------------------------------
     def formulas(self, values: dict[str, int] | None = None) -> dict[str, sp.Expr]:

@@ -769,8 +769,9 @@ class SymbolicEvaluator:
             if expanded is not None:
                 # `expanded` is the words this allocation grew its region by (0: none).
                 alloc = self._allocation()
-                grow = (number(alloc.latency * self.cpu_scale)
-                        + number(alloc.per_word * self.cpu_scale) * expanded)
+                # The provider is in seconds in a calibrated profile, as the explicit
+                # evaluator charges it: not scaled by the CPU's unit.
+                grow = number(alloc.latency) + number(alloc.per_word) * expanded
                 return step(before, sp.Piecewise((self.write_w, sp.Eq(expanded, 0)),
                                                  (grow, True)))
             return step(before, self.write_w)
@@ -1241,7 +1242,7 @@ class SymbolicEvaluator:
         region = SRegion(rid, name, ZERO)
         self.stacks[World.CPU][rid] = region
         self.all_regions[rid] = region
-        alloc = number(self.providers.allocation(self.bsize) * self.cpu_scale)
+        alloc = number(self.providers.allocation(self.bsize))  # unscaled, as the explicit one
         pushed = step(POINT, alloc)
         value, c = self.eval(body, env, {**regions, name: rid}, world, outermost)
         final = self.stacks[World.CPU].pop(rid)
@@ -1343,7 +1344,7 @@ class SymbolicEvaluator:
 
     def _grow_cost(self) -> sp.Expr:
         alloc = self._allocation()
-        return number((alloc.latency + alloc.per_word * self.bsize) * self.cpu_scale)
+        return number(alloc.latency + alloc.per_word * self.bsize)
 
     def _parmap(self, func: Expr, vector: Expr, region: str | None, span: Span, env: dict,
                 regions: dict, world: World):

@@ -1,0 +1,125 @@
+"""Validation's predictions from the symbolic profiles: what `hetprof validate` compares with the
+measured times at sizes the explicit interpreter cannot reach (issue 13: "where a program is
+regular, `validate` and `validate-rewrites` take their predictions from the symbolic profile (its
+cost does not grow with n)").
+
+For a regular program, one symbolic evaluation of its GPU placement and one of its CPU placement
+(every `on` body a cost centre, `profiler.transform.centre_on_bodies`) price any size: per `on`,
+the kernel under the report's GPU model and under each baseline model (the same evaluation priced
+with the other mode's calibrated profile), the roofline from the kernels' counted words and
+operations (graphs.kernel_counts, models.roofline), and the CPU part.
+
+Region growth. The symbolic evaluator follows a parallel form that may grow a region only where
+growing costs what a write costs (which thread grows decides its path's weight). Under a
+calibrated profile it does not, so these profiles price growth as a write (`growth_as_write`).
+That leaves the kernels unchanged (a kernel never grows a region: Fig. 9, NoExpandWE) and drops
+the CPU part's Δa charges, which the measured run does not pay either: the OpenCL backend sizes
+every region before the kernel starts (models/opencl/runner.py). The explicit path keeps them.
+
+The CPU part is a cost centre's time under the 1DF schedule on the OpenCL CPU device's compute
+units. The explicit path simulates that schedule; the symbolic profile gives the centre's work W
+and span S, and every greedy schedule on P processors takes between max(W/P, S) (Brent's lower
+bound) and W/P + (1 - 1/P)·S (Graham's upper bound). The prediction is the middle of the two; the
+report keeps both bounds. For the parmaps of the suite at the sizes it runs, W/P is many times S,
+and the two bounds are within a few percent of each other.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+
+from graphs.semantics.explicit import OFFLOAD_CENTRE
+from graphs.semantics.options import EvaluationOptions
+from graphs.semantics.symbolic import NotRegular
+from graphs.symbolic_profile import SymbolicProfile, symbolic_profile
+from models.device_profile import AllocationParameters, DeviceProfile
+from models.roofline import roofline_of_kernels
+from profiler.checker import CheckedProgram
+from profiler.errors import EvaluationError
+
+
+def growth_as_write(profile: DeviceProfile) -> DeviceProfile:
+    """The profile with a region's growth (Δa of BSIZE words) priced as one CPU write."""
+    cpu_scale = profile.unit_scales()[0]
+    return replace(profile, allocation=AllocationParameters(
+        latency=profile.cpu.write * cpu_scale, per_word=0.0))
+
+
+@dataclass(frozen=True, slots=True)
+class OnPrediction:
+    """One `on` at one size, in seconds. `models`: the kernel under each GPU mode (the report's
+    and the baselines'); `roofline`: None where the profile has no calibrated rates; `cpu_low`
+    and `cpu_high`: the bounds of the CPU part (None where the program has no CPU variant of this
+    `on`)."""
+
+    kernel: float
+    models: dict[str, float]
+    roofline: float | None
+    cpu_low: float | None
+    cpu_high: float | None
+
+    @property
+    def cpu(self) -> float | None:
+        if self.cpu_low is None or self.cpu_high is None:
+            return None
+        return (self.cpu_low + self.cpu_high) / 2
+
+
+class SymbolicPredictions:
+    """A program's predictions at any size from its two symbolic profiles; `reason` says why
+    there are none (the program, or a size, is not regular): the caller then evaluates
+    explicitly."""
+
+    def __init__(self, gpu: CheckedProgram, cpu: CheckedProgram, profile: DeviceProfile,
+                 mode: str, baselines: dict[str, DeviceProfile], processors: int) -> None:
+        profile = growth_as_write(profile)
+        baselines = {m: growth_as_write(p) for m, p in baselines.items()}
+        self.profile, self.mode, self.processors = profile, mode, processors
+        self.reason: str | None = None
+        self.gpu: SymbolicProfile | None = None
+        self.cpu: SymbolicProfile | None = None
+        self.others: dict[str, SymbolicProfile] = {}
+        try:
+            self.gpu = symbolic_profile(gpu, EvaluationOptions(profile=profile, gpu_mode=mode))
+            self.cpu = symbolic_profile(cpu, EvaluationOptions(profile=profile, gpu_mode=mode))
+        except NotRegular as error:
+            self.reason = error.message
+            return
+        self.others = {m: self.gpu.with_options(EvaluationOptions(profile=p, gpu_mode=m))
+                       for m, p in baselines.items()}
+
+    def at(self, params: dict[str, int]) -> list[OnPrediction] | None:
+        """Each `on`'s predictions at these sizes, in program order; None (and `reason` set)
+        where a kernel at these sizes is not regular or an assumption of the formulas fails."""
+        if self.gpu is None or self.cpu is None:
+            return None
+        try:
+            return self._at(params)
+        except (NotRegular, EvaluationError) as error:
+            self.reason = error.message
+            return None
+
+    def _at(self, params: dict[str, int]) -> list[OnPrediction]:
+        assert self.gpu is not None and self.cpu is not None
+        gpu_scale = self.profile.unit_scales()[1]
+        subs = self.gpu.substitution(params)
+        evaluation = self.gpu.evaluation
+        other_subs = {m: other.substitution(params) for m, other in self.others.items()}
+        cpu_subs = self.cpu.substitution(params)
+        out = []
+        for k, (box, symbol) in enumerate(zip(evaluation.boxes, evaluation.box_symbols,
+                                             strict=True)):
+            kernel = float(subs[symbol]) * gpu_scale
+            models = {self.mode: kernel}
+            for m, other in self.others.items():
+                models[m] = float(other_subs[m][symbol]) * other.options.profile.unit_scales()[1]
+            counts = self.gpu.box_counts(box, subs)
+            roofline = None if counts is None else roofline_of_kernels(counts, self.profile)
+            low = high = None
+            centre = self.cpu.centre_at(f"{OFFLOAD_CENTRE}{k}", cpu_subs)
+            if centre is not None:
+                work, span = centre
+                p = self.processors
+                low, high = max(work / p, span), work / p + (1 - 1 / p) * span
+            out.append(OnPrediction(kernel, models, roofline, low, high))
+        return out
