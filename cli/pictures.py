@@ -18,7 +18,7 @@ from pathlib import Path
 
 import sympy as sp
 
-from cli.commands import run_program
+from cli.commands import run_program, saved_result
 from cli.common import (
     EXIT_OK,
     SourceHolder,
@@ -95,7 +95,9 @@ def _formulas(args: argparse.Namespace, checked, params: dict[str, int]) -> dict
         shown[f"time (P = {args.procs}) at most"] = formula_text(upper)
     shown.update({label: formula_text(formulas[key]) for key, label in names.items()
                   if label not in shown})
-    shown.update({key.replace(".", " "): formula_text(value) for key, value in formulas.items()
+    # graphs.symbolic_profile keys the `on` forms from 0 (`on0.kernel`); people count from 1.
+    shown.update({f"on #{int(key[2:-len('.kernel')]) + 1} kernel": formula_text(value)
+                  for key, value in formulas.items()
                   if key.startswith("on") and key.endswith(".kernel")})
     return shown
 
@@ -202,9 +204,14 @@ def command_plot_validation(args: argparse.Namespace, holder: SourceHolder) -> i
 
 def command_report(args: argparse.Namespace, holder: SourceHolder) -> int:
     """`hetprof report`: the profile, its pictures and plots on one self-contained page."""
-    output = args.output or f"{Path(args.file).stem}.report.html"
+    saved = saved_result(args)
+    name = args.load if saved is not None else args.file
+    output = args.output or f"{Path(name).stem}.report.html"
     if Path(output).suffix.lower() not in (".html", ".htm"):
         raise UsageError(f"{output}: the report is an HTML page: name it *.html")
+    if saved is not None:  # the plots that need the cost graph itself are left out
+        write_output(HtmlRenderer().render(saved), output)
+        return EXIT_OK
     checked, params, evaluation, _, result = _profile(args, holder)
     result = replace(result, formulas=_formulas(args, checked, params))
     graph = evaluation.graph

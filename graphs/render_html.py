@@ -18,7 +18,7 @@ from typing import Any
 from graphs import plots
 from graphs.analysis import ProfileResult, SpanCost
 from graphs.draw import draw_cost_graph
-from graphs.numbers import number
+from graphs.numbers import amount, number
 from graphs.placement import SizePoint
 
 POLICY = "default-src 'none'; img-src data:; style-src 'unsafe-inline'"
@@ -74,7 +74,8 @@ class HtmlRenderer:
         if result.spans:
             parts += ['<h2 id="source">Cost by source</h2>',
                       '<p class="note">inclusive / exclusive work; click to fold</p>',
-                      "".join(_tree(root, result.work or 1.0, 0) for root in result.spans)]
+                      "".join(_tree(root, result.work or 1.0, 0, result.units)
+                              for root in result.spans)]
         if result.formulas:
             parts += ['<h2 id="formulas">Symbolic formulas</h2>', _formulas(result.formulas)]
         if result.regions:
@@ -156,13 +157,16 @@ def _table(header: list[str], rows: list[list[Any]], numeric: set[int]) -> str:
 
 
 def _summary(result: ProfileResult) -> str:
+    def cost(x: float) -> str:
+        return amount(x, result.units)
+
     rows = [
-        ["work", number(result.work), "Σ edge weights: time on one processor"],
-        ["span", number(result.span), "longest path: time on ∞ processors"],
+        ["work", cost(result.work), "Σ edge weights: time on one processor"],
+        ["span", cost(result.span), "longest path: time on ∞ processors"],
         ["parallelism", f"{result.parallelism:.2f}", "work / span"],
-        [f"time ({result.schedule}, P={result.procs})", number(result.time),
+        [f"time ({result.schedule}, P={result.procs})", cost(result.time),
          "Σ step weights under the schedule (§6.3, eq. 5)"],
-        ["work / P", number(result.paper_time), "the division §7.1 uses"],
+        ["work / P", cost(result.paper_time), "the division §7.1 uses"],
         ["peak space CPU", number(result.space["cpu"]), "words live (eq. 8-9)"],
         ["peak space GPU", number(result.space["gpu"]), "words on the device"],
         ["peak space", number(result.space["peak"]), "both worlds at once"],
@@ -172,32 +176,40 @@ def _summary(result: ProfileResult) -> str:
 
 
 def _ons(result: ProfileResult) -> str:
-    rows = [[f"#{i} {on.location}", number(on.transfer_in), number(on.kernel),
-             number(on.transfer_out), number(on.merge), number(on.total), f"{on.threads:,}",
-             f"{on.work_groups:,}", on.rounds, f"{on.bank_conflicts:,}", f"{on.broadcasts:,}"]
+    def cost(x: float) -> str:
+        return amount(x, result.units)
+
+    rows = [[f"on #{i} at {on.location}", cost(on.transfer_in), cost(on.kernel),
+             cost(on.transfer_out), cost(on.merge), cost(on.total), f"{on.threads:,}",
+             f"{on.work_groups:,}", f"{on.rounds:,}", f"{on.bank_conflicts:,}",
+             f"{on.broadcasts:,}"]
             for i, on in enumerate(result.on, start=1)]
-    notes = "".join(f'<p class="note">note ({escape(on.location)}): {escape(note)}</p>'
-                    for on in result.on for note in on.notes)
+    notes = "".join(f'<p class="note">note (on #{i} at {escape(on.location)}): '
+                    f"{escape(note)}</p>"
+                    for i, on in enumerate(result.on, start=1) for note in on.notes)
     return _table(["where", "transfer in δ*", "kernel", "transfer out δ†", "merge", "total",
                    "threads", "work groups", "rounds", "bank conflicts", "broadcasts"],
                   rows, set(range(1, 11))) + notes
 
 
 def _centres(result: ProfileResult) -> str:
-    rows = [[c.name, number(c.work), number(c.span), number(c.time), number(c.space),
-             number(c.gpu_time)] for c in result.cost_centres]
+    def cost(x: float) -> str:
+        return amount(x, result.units)
+
+    rows = [[c.name, cost(c.work), cost(c.span), cost(c.time), number(c.space),
+             cost(c.gpu_time)] for c in result.cost_centres]
     return _table(["name", "work", "span", "time", "space", "GPU kernel"], rows, set(range(1, 6)))
 
 
-def _tree(node: SpanCost, total: float, depth: int) -> str:
+def _tree(node: SpanCost, total: float, depth: int, units: str) -> str:
     share = 100.0 * node.inclusive / total
-    line = (f"{share:5.1f}% {number(node.inclusive)} / {number(node.exclusive)} "
+    line = (f"{share:5.1f}% {amount(node.inclusive, units)} / {amount(node.exclusive, units)} "
             f"{node.location} {node.label}")
     children = [c for c in sorted(node.children, key=lambda c: -c.inclusive)
                 if c.inclusive / total >= 0.001]
     if not children or depth >= 30:
         return f'<div class="mono" style="margin-left:1.2em">{escape(line)}</div>'
-    inner = "".join(_tree(c, total, depth + 1) for c in children)
+    inner = "".join(_tree(c, total, depth + 1, units) for c in children)
     opened = " open" if depth < 4 else ""
     return f"<details{opened}><summary>{escape(line)}</summary>{inner}</details>"
 
