@@ -122,6 +122,9 @@ def _pictures_commands(commands: Any) -> None:
                        help="draw each device box's kernels, warp boxes and lock-step steps")
     graph.add_argument("--max-nodes", type=int, default=60,
                        help="summarise the picture to about this many elements (default 60)")
+    graph.add_argument("--layout", choices=("auto", "graphviz", "matplotlib"), default="auto",
+                       help="lay the picture out with graphviz's dot (auto: where it is "
+                       "installed) or with hetprof's own matplotlib layout")
     graph.set_defaults(handler=_command_graph)
 
     plot = commands.add_parser("plot", help="plot space, the schedule, speedup, time vs size, "

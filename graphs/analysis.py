@@ -156,6 +156,9 @@ def load_result(text: str, where: str) -> ProfileResult:
         raise refuse("a symbolic profile (formulas), which --load cannot render")
     if "schema_version" not in data:
         raise refuse("not a saved hetprof profile (it has no schema_version)")
+    if data["schema_version"] != SCHEMA_VERSION:
+        raise refuse(f"saved with schema_version {data['schema_version']!r}, and this hetprof "
+                     f"reads schema_version {SCHEMA_VERSION}: profile the program again")
     wrong = [name for name in ("work", "span", "parallelism", "time", "paper_time")
              if not isinstance(data.get(name), int | float) or isinstance(data[name], bool)]
     if wrong:

@@ -2,8 +2,8 @@
 with the summary, the `on` forms, the pictures, the cost centres, the cost-by-source tree and,
 when the profile carries them, the symbolic formulas.
 
-Self-contained: the pictures are SVG inside `data:` URIs, the style is inline, and there is no
-script; a Content-Security-Policy forbids the page any network access. Every string that comes
+Self-contained: the cost graph is SVG in the page (its tooltips work, and it zooms), the plots SVG
+inside `data:` URIs, the style is inline, and there is no script; a Content-Security-Policy forbids the page any network access. Every string that comes
 from the user (file and parameter names, source text, cost-centre names, values, notes, formulas)
 is HTML-escaped.
 """
@@ -30,6 +30,9 @@ th, td { border: 1px solid #ddd; padding: 3px 8px; text-align: right; font-size:
 th { background: #f4f4f4; } td.text, th.text { text-align: left; }
 figure { margin: 1em 0; } figure img { max-width: 100%; border: 1px solid #eee; }
 figcaption { font-size: 0.85em; color: #555; }
+.picture { overflow: auto; max-height: 90vh; border: 1px solid #eee; }
+.picture svg { max-width: 100%; height: auto; } input.zoom:checked ~ .picture svg { max-width: none; }
+label { font-size: 0.85em; cursor: pointer; }
 details { margin-left: 1.2em; } summary { cursor: pointer; font-family: monospace; }
 code, .mono { font-family: monospace; } .note { color: #555; font-size: 0.9em; }
 """
@@ -89,12 +92,13 @@ class HtmlRenderer:
     def _pictures(self, result: ProfileResult) -> str:
         figures = []
         if result.cost_graph is not None:
-            figures.append(_figure(
+            figures.append(_inline_figure(
                 draw_cost_graph(result.cost_graph, "svg", self.expand_gpu, result.file),
                 "cost-graph", "The cost graph (§6.1): ⊕ top to bottom, ⊗ side by side, each "
                 "device box a box, transfers as dashed edges, the critical path in red."))
         if result.timeline is not None:
-            figures.append(_figure(plots.timeline_plot(result.timeline, "svg"), "timeline",
+            figures.append(_figure(plots.timeline_plot(result.timeline, "svg",
+                                                       program=result.file), "timeline",
                                    "The schedule per simulated processor, GPU work group and "
                                    "transfer."))
         extras = self.extras
@@ -102,16 +106,19 @@ class HtmlRenderer:
         if space is None and result.timeline is not None:
             space = {result.schedule: result.timeline["space"]}
         if space:
-            figures.append(_figure(plots.space_plot(space, "svg", units=result.units), "space",
+            figures.append(_figure(plots.space_plot(space, "svg", units=result.units,
+                                                    program=result.file), "space",
                                    "Words live per world over the schedule's time (eq. 8)."))
         if extras.speedup:
             figures.append(_figure(
                 plots.speedup_plot(result.work, result.span, extras.speedup, "svg",
-                                   policy=result.schedule),
+                                   policy=result.schedule, program=result.file,
+                                   units=result.units),
                 "speedup", "Predicted speedup against P with the work and span laws."))
         if extras.sizes:
             figures.append(_figure(
-                plots.sizes_plot(extras.sizes, extras.size_parameter, "svg", units=result.units),
+                plots.sizes_plot(extras.sizes, extras.size_parameter, "svg", units=result.units,
+                                 program=result.file),
                 "sizes", "Time against size for the CPU and the GPU placement."))
         notes = "".join(f'<p class="note">{escape(note)}</p>' for note in extras.notes)
         return "\n".join(figures) + notes
@@ -125,6 +132,17 @@ def _figure(svg: bytes, name: str, caption: str) -> str:
     data = base64.b64encode(svg).decode("ascii")
     return (f'<figure id="{name}"><img alt="{escape(name)}" src="data:image/svg+xml;base64,'
             f'{data}"><figcaption>{escape(caption)}</figcaption></figure>')
+
+
+def _inline_figure(svg: bytes, name: str, caption: str) -> str:
+    """An SVG in the page itself rather than in an `<img>`: its elements' `<title>`s show as
+    tooltips, and the box scrolls; ticking "zoom" draws it at its full size (CSS only: the page
+    runs no script)."""
+    text = svg.decode("utf-8")
+    text = text[text.index("<svg"):]  # without the XML declaration and DOCTYPE
+    return (f'<figure id="{name}"><input type="checkbox" id="{name}-zoom" class="zoom">'
+            f'<label for="{name}-zoom">zoom</label><div class="picture">{text}</div>'
+            f"<figcaption>{escape(caption)}</figcaption></figure>")
 
 
 def _header(result: ProfileResult) -> str:
