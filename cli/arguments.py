@@ -18,8 +18,14 @@ PROFILE_FORMATS = ("text", "json", "csv", "dot", "trace", "html", "speedscope", 
 """The formats of `hetprof profile --format` (graphs.renderers.RENDERERS' keys)."""
 
 
-def _add_common(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("file", help="the λG program (.lg)")
+def _add_common(parser: argparse.ArgumentParser, loadable: bool = False) -> None:
+    if loadable:  # or --load FILE.json (cli.commands.saved_result checks that one is given)
+        parser.add_argument("file", nargs="?", help="the λG program (.lg), unless --load")
+        parser.add_argument("--load", metavar="FILE.json",
+                            help="render a profile saved with `profile --format json` instead "
+                            "of running a program")
+    else:
+        parser.add_argument("file", help="the λG program (.lg)")
     parser.add_argument("--param", action="append", metavar="NAME=VALUE",
                         help="set a size parameter (repeatable)")
     parser.add_argument("--max-steps", type=int, default=None,
@@ -82,7 +88,7 @@ def build_parser() -> argparse.ArgumentParser:
     run.set_defaults(handler=_command_run)
 
     profile = subcommands.add_parser("profile", help="time and space of a program (the main job)")
-    _add_common(profile)
+    _add_common(profile, loadable=True)
     _add_model_options(profile)
     profile.add_argument("--procs", "-P", type=int, default=2, help="CPU processors (default 2)")
     profile.add_argument("--schedule", choices=("1df", "bf", "ws"), default="1df",
@@ -93,6 +99,12 @@ def build_parser() -> argparse.ArgumentParser:
     profile.add_argument("--symbolic", action="store_true",
                          help="formulas in the size parameters (work, span, time bounds, space, "
                          "transfers, kernels), in time independent of the sizes")
+    profile.add_argument("--show-all", action="store_true",
+                         help="the text report's cost-by-source tree in full (by default rows "
+                         "under 0.1%% of the work and deeper than 6 levels are left out)")
+    profile.add_argument("--tree-threshold", type=float, default=0.1, metavar="PERCENT",
+                         help="leave out of the cost-by-source tree the rows under this "
+                         "percentage of the work (default 0.1; 0 keeps them all)")
     profile.set_defaults(handler=_command_profile)
 
     for add in (_pictures_commands, _opencl_commands, _symbolic_commands, _rewriting_commands):
@@ -110,6 +122,9 @@ def _pictures_commands(commands: Any) -> None:
                        help="draw each device box's kernels, warp boxes and lock-step steps")
     graph.add_argument("--max-nodes", type=int, default=60,
                        help="summarise the picture to about this many elements (default 60)")
+    graph.add_argument("--layout", choices=("auto", "graphviz", "matplotlib"), default="auto",
+                       help="lay the picture out with graphviz's dot (auto: where it is "
+                       "installed) or with hetprof's own matplotlib layout")
     graph.set_defaults(handler=_command_graph)
 
     plot = commands.add_parser("plot", help="plot space, the schedule, speedup, time vs size, "
@@ -141,7 +156,7 @@ def _pictures_commands(commands: Any) -> None:
     validation.set_defaults(handler=_command_plot_validation)
 
     report = commands.add_parser("report", help="one self-contained HTML page of the profile")
-    _add_common(report)
+    _add_common(report, loadable=True)
     _add_model_options(report)
     report.add_argument("-o", "--output", metavar="report.html",
                         help="the page to write (default: the program's name, .report.html)")

@@ -7,12 +7,15 @@ import argparse
 import contextlib
 import io
 import json
+import math
 import sys
+from pathlib import Path
 
 from cli import opencl, symbolic
 from cli.common import (
     EXIT_OK,
     SourceHolder,
+    UsageError,
     check_procs,
     device_profile,
     evaluation_options,
@@ -22,7 +25,7 @@ from cli.common import (
     replace_args,
     write_output,
 )
-from graphs.analysis import analyse
+from graphs.analysis import ProfileResult, analyse, load_result
 from graphs.numbers import json_text
 from graphs.render_text import TextRenderer
 from graphs.renderers import RENDERERS
@@ -84,9 +87,64 @@ def command_run(args: argparse.Namespace, holder: SourceHolder) -> int:
     return EXIT_OK
 
 
+LOAD_IGNORES = ("param", "device_profile", "gpu_mode", "warp_width", "work_group_size",
+                "global_latency", "banks", "threads_at_once", "bsize", "rules", "max_steps",
+                "max_depth", "max_graph_size", "sizes", "size_param")
+"""Options about running a program, which a saved profile (--load) has already run."""
+
+
+def saved_result(args: argparse.Namespace) -> ProfileResult | None:
+    """The profile of `--load FILE.json` (pyinstrument's --load), or None where a program is to be
+    run; exactly one of the two must be given."""
+    if args.load is None:
+        if args.file is None:
+            raise UsageError("give the λG program to profile (FILE.lg), or --load FILE.json")
+        return None
+    if args.file is not None:
+        raise UsageError(f"give a program ({args.file}) or --load {args.load}, not both")
+    given = [name for name in LOAD_IGNORES if getattr(args, name, None) not in (None, False)]
+    if getattr(args, "symbolic", False):
+        given.append("symbolic")
+    if given:
+        shown = ", ".join("--" + name.replace("_", "-") for name in given)
+        raise UsageError(f"--load renders a saved profile, which was run already: {shown} "
+                         "cannot change it (profile the program again instead)")
+    try:
+        text = Path(args.load).read_text(encoding="utf-8")
+    except IsADirectoryError:
+        raise UsageError(f"{args.load}: is a directory, not a saved profile") from None
+    except OSError as error:
+        raise UsageError(f"cannot read {args.load}: {error.strerror}") from None
+    except UnicodeDecodeError:
+        raise UsageError(f"{args.load}: not a saved profile (not UTF-8 text)") from None
+    return load_result(text, args.load)
+
+
+def text_renderer(args: argparse.Namespace) -> TextRenderer:
+    """The text report of a command line: colour on a terminal; the whole cost-by-source tree
+    with --show-all, else its rows from --tree-threshold percent of the work, 6 levels deep."""
+    threshold = args.tree_threshold
+    if not (math.isfinite(threshold) and 0 <= threshold <= 100):
+        raise UsageError(f"--tree-threshold {threshold:g}: give a percentage from 0 to 100")
+    if args.show_all:
+        return TextRenderer(color=args.output is None and sys.stdout.isatty(), tree_depth=None,
+                            tree_threshold=0.0)
+    return TextRenderer(color=args.output is None and sys.stdout.isatty(),
+                        tree_threshold=threshold)
+
+
 def command_profile(args: argparse.Namespace, holder: SourceHolder) -> int:
     if args.format is None:
         args.format = format_for(args.output)
+    saved = saved_result(args)
+    if saved is not None:
+        renderer = text_renderer(args) if args.format == "text" else RENDERERS[args.format]()
+        try:
+            content = renderer.render(saved)
+        except ValueError as error:  # e.g. DOT of a profile saved without its cost graph
+            raise UsageError(f"{args.load}: {error}") from None
+        write_output(content, args.output)
+        return EXIT_OK
     if getattr(args, "symbolic", False):
         try:
             return symbolic.command_symbolic_profile(args, holder)
@@ -102,7 +160,7 @@ def command_profile(args: argparse.Namespace, holder: SourceHolder) -> int:
                           "gpu": profile.gpu.seconds_per_unit},
     )
     if args.format == "text":
-        renderer = TextRenderer(color=args.output is None and sys.stdout.isatty())
+        renderer = text_renderer(args)
     else:
         renderer = RENDERERS[args.format]()
     write_output(renderer.render(result), args.output)

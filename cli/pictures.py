@@ -1,24 +1,26 @@
 """`hetprof graph`, `hetprof plot KIND` and `hetprof report`: pictures of a program's costs.
 
-    hetprof graph FILE -o OUT.svg|png|dot [--expand-gpu] [--max-nodes N]
+    hetprof graph FILE -o OUT.svg|png|dot [--expand-gpu] [--max-nodes N] [--layout L]
     hetprof plot space FILE -o OUT.png|svg [--procs P]              # 1DF vs BF, per world
     hetprof plot timeline FILE -o OUT.png|svg [--procs P] [--schedule S]
     hetprof plot speedup FILE -o OUT.png|svg [--max-procs P] [--schedule S]
     hetprof plot sizes FILE -o OUT.png|svg --sizes 64,256,1024 [--size-param n] [--procs P]
     hetprof plot validation REPORT.json -o OUT.png|svg
     hetprof report FILE -o report.html [--sizes ...] [--max-procs P] [--expand-gpu]
+    hetprof report --load PROFILE.json -o report.html   # a profile saved with --format json
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import sys
 from dataclasses import replace
 from pathlib import Path
 
 import sympy as sp
 
-from cli.commands import run_program
+from cli.commands import run_program, saved_result
 from cli.common import (
     EXIT_OK,
     SourceHolder,
@@ -36,13 +38,13 @@ from graphs.analysis import analyse, snippet
 from graphs.draw import draw_cost_graph
 from graphs.picture import cost_picture
 from graphs.placement import SizePoint, time_by_size
-from graphs.render_dot import picture_to_dot
+from graphs.render_dot import graphviz_picture, picture_to_dot
 from graphs.render_html import HtmlRenderer, ReportExtras
 from graphs.semantics.options import EvaluationOptions
 from graphs.semantics.symbolic import NotRegular
 from graphs.symbolic_profile import formula_text, symbolic_profile
 from profiler.checker import bind_parameters
-from profiler.errors import ParameterError
+from profiler.errors import HetprofError, ParameterError
 
 PICTURE_FORMATS = ("png", "svg")
 
@@ -95,7 +97,9 @@ def _formulas(args: argparse.Namespace, checked, params: dict[str, int]) -> dict
         shown[f"time (P = {args.procs}) at most"] = formula_text(upper)
     shown.update({label: formula_text(formulas[key]) for key, label in names.items()
                   if label not in shown})
-    shown.update({key.replace(".", " "): formula_text(value) for key, value in formulas.items()
+    # graphs.symbolic_profile keys the `on` forms from 0 (`on0.kernel`); people count from 1.
+    shown.update({f"on #{int(key[2:-len('.kernel')]) + 1} kernel": formula_text(value)
+                  for key, value in formulas.items()
                   if key.startswith("on") and key.endswith(".kernel")})
     return shown
 
@@ -113,7 +117,14 @@ def command_graph(args: argparse.Namespace, holder: SourceHolder) -> int:
     if fmt == "dot":
         write_output(picture_to_dot(picture, args.expand_gpu, title), args.output)
     else:
-        write_output(draw_cost_graph(picture, fmt, args.expand_gpu, title), args.output)
+        drawn = None
+        if args.layout != "matplotlib":
+            drawn = graphviz_picture(picture, fmt, args.expand_gpu, title)
+            if drawn is None and args.layout == "graphviz":
+                raise UsageError("--layout graphviz: graphviz's `dot` is not installed or "
+                                 "failed (apt-get install graphviz), or use --layout matplotlib")
+        write_output(drawn or draw_cost_graph(picture, fmt, args.expand_gpu, title),
+                     args.output)
     return EXIT_OK
 
 
@@ -133,7 +144,8 @@ def command_plot_timeline(args: argparse.Namespace, holder: SourceHolder) -> int
     fmt = _format(args.output, PICTURE_FORMATS)
     *_, result = _profile(args, holder)
     assert result.timeline is not None
-    write_output(plots.timeline_plot(result.timeline, fmt), args.output)
+    write_output(plots.timeline_plot(result.timeline, fmt,
+                                     program=_title(args, result.params)), args.output)
     return EXIT_OK
 
 
@@ -141,12 +153,12 @@ def command_plot_speedup(args: argparse.Namespace, holder: SourceHolder) -> int:
     """`hetprof plot speedup`: T1 / TP for P = 1 .. --max-procs, with the work and span laws."""
     fmt = _format(args.output, PICTURE_FORMATS)
     check_procs(args)
-    _, params, evaluation, _ = run_program(args, holder)
+    _, params, evaluation, profile = run_program(args, holder)
     graph = evaluation.graph
     points = plots.speedup_points(graph, list(range(1, args.max_procs + 1)), args.schedule)
     title = f"speedup: {_title(args, params)}"
     write_output(plots.speedup_plot(graph.work(), graph.span(), points, fmt, title,
-                                    args.schedule), args.output)
+                                    args.schedule, units=profile.units), args.output)
     return EXIT_OK
 
 
@@ -154,13 +166,20 @@ def command_plot_sizes(args: argparse.Namespace, holder: SourceHolder) -> int:
     """`hetprof plot sizes`: time vs size of the CPU and GPU placements, and the break-even."""
     fmt = _format(args.output, PICTURE_FORMATS)
     check_procs(args)
-    parameter, points, units = _sizes(args, holder)
-    write_output(plots.sizes_plot(points, parameter, fmt, units=units), args.output)
+    parameter, points, units, failed = _sizes(args, holder)
+    if failed:
+        print(f"hetprof: {failed}; the plot shows the sizes done", file=sys.stderr)
+    write_output(plots.sizes_plot(points, parameter, fmt, units=units, program=args.file,
+                                  failed=failed), args.output)
     return EXIT_OK
 
 
-def _sizes(args: argparse.Namespace, holder: SourceHolder) -> tuple[str, list[SizePoint], str]:
-    """Evaluate both placements at --sizes (the program is read and checked once)."""
+def _sizes(args: argparse.Namespace, holder: SourceHolder
+           ) -> tuple[str, list[SizePoint], str, str]:
+    """Evaluate both placements at --sizes (the program is read and checked once), smallest
+    first: where a size fails (a step limit, the memory budget) after others succeeded, the
+    sizes done and what went wrong at that size ('' where every size was done); where the first
+    fails, its error."""
     sizes = parse_sizes(args.sizes)
     checked = load_checked(args.file, holder)
     declared = [p.name for p in checked.program.params]
@@ -176,8 +195,18 @@ def _sizes(args: argparse.Namespace, holder: SourceHolder) -> tuple[str, list[Si
     params = bind_parameters(checked, {**given, parameter: sizes[0]})
     profile = device_profile(args)
     options = evaluation_options(args, profile=profile)
-    points = time_by_size(checked, parameter, sizes, params, options, args.procs, args.schedule)
-    return parameter, points, profile.units
+    points: list[SizePoint] = []
+    for size in sizes:
+        try:
+            points += time_by_size(checked, parameter, [size], params, options, args.procs,
+                                   args.schedule)
+        except HetprofError as error:
+            if not points:
+                raise
+            return parameter, points, profile.units, (
+                f"{parameter}={size:,} failed ({error.kind}: {error.message}); larger sizes "
+                "were not tried")
+    return parameter, points, profile.units, ""
 
 
 def command_plot_validation(args: argparse.Namespace, holder: SourceHolder) -> int:
@@ -202,9 +231,14 @@ def command_plot_validation(args: argparse.Namespace, holder: SourceHolder) -> i
 
 def command_report(args: argparse.Namespace, holder: SourceHolder) -> int:
     """`hetprof report`: the profile, its pictures and plots on one self-contained page."""
-    output = args.output or f"{Path(args.file).stem}.report.html"
+    saved = saved_result(args)
+    name = args.load if saved is not None else args.file
+    output = args.output or f"{Path(name).stem}.report.html"
     if Path(output).suffix.lower() not in (".html", ".htm"):
         raise UsageError(f"{output}: the report is an HTML page: name it *.html")
+    if saved is not None:  # the plots that need the cost graph itself are left out
+        write_output(HtmlRenderer().render(saved), output)
+        return EXIT_OK
     checked, params, evaluation, _, result = _profile(args, holder)
     result = replace(result, formulas=_formulas(args, checked, params))
     graph = evaluation.graph
@@ -213,6 +247,8 @@ def command_report(args: argparse.Namespace, holder: SourceHolder) -> int:
         space=plots.space_series(graph, args.procs),
     )
     if args.sizes:
-        extras.size_parameter, extras.sizes, _ = _sizes(args, holder)
+        extras.size_parameter, extras.sizes, _, failed = _sizes(args, holder)
+        if failed:
+            extras.notes.append(f"time against size: {failed}")
     write_output(HtmlRenderer(extras, args.expand_gpu).render(result), output)
     return EXIT_OK

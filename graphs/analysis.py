@@ -7,6 +7,7 @@ a profile can be saved and rendered again without re-running the program.
 
 from __future__ import annotations
 
+import json
 from dataclasses import asdict, dataclass, field
 from itertools import compress, count
 from typing import Any
@@ -17,7 +18,12 @@ from graphs.picture import cost_picture
 from graphs.schedule import Policy, ScheduleResult, schedule
 from graphs.semantics.explicit import Evaluation
 from graphs.timeline import build_timeline
+from profiler.errors import SavedProfileError
 from profiler.syntax import Expr, Span, World, children
+
+SCHEMA_VERSION = 1
+"""The version of `ProfileResult`'s JSON (its `schema_version`): raised when a field changes its
+meaning or goes, so that `--load` refuses a profile it would misread."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -107,7 +113,7 @@ class ProfileResult:
     procs_used: int | None = None
 
     def to_json(self) -> dict[str, Any]:
-        data = asdict(self)
+        data = {"schema_version": SCHEMA_VERSION, **asdict(self)}
         if self.procs_used is None:
             del data["procs_used"]  # written only where the processors were capped
         return data
@@ -117,11 +123,55 @@ class ProfileResult:
 
     @staticmethod
     def from_json(data: dict[str, Any]) -> ProfileResult:
+        """The result `to_json` wrote (a profile saved before `schema_version` has none)."""
         data = dict(data)
+        version = data.pop("schema_version", SCHEMA_VERSION)
+        if version != SCHEMA_VERSION:
+            raise SavedProfileError(f"the profile was saved with schema_version {version!r}, and "
+                                    f"this hetprof reads schema_version {SCHEMA_VERSION}: "
+                                    "profile the program again")
         data["on"] = [OnCost(**o) for o in data["on"]]
         data["cost_centres"] = [CentreCost(**c) for c in data["cost_centres"]]
         data["spans"] = [_span_from_json(s) for s in data["spans"]]
         return ProfileResult(**data)
+
+
+def load_result(text: str, where: str) -> ProfileResult:
+    """A profile saved by `hetprof profile --format json` (`where` names it in errors): a
+    SavedProfileError, never a traceback, for any other text, another schema version, or a JSON
+    that lacks a field or has one of the wrong kind."""
+    def refuse(why: str) -> SavedProfileError:
+        return SavedProfileError(f"{where}: {why}; save one with `hetprof profile FILE.lg "
+                                 "--format json -o PROFILE.json`")
+
+    try:
+        data = json.loads(text)
+    except RecursionError:
+        raise refuse("not a saved hetprof profile (JSON nested too deeply)") from None
+    except ValueError as error:
+        raise refuse(f"not a saved hetprof profile (not JSON: {error})") from None
+    if not isinstance(data, dict):
+        raise refuse("not a saved hetprof profile (not a JSON object)")
+    if "symbolic" in data and "schema_version" not in data:
+        raise refuse("a symbolic profile (formulas), which --load cannot render")
+    if "schema_version" not in data:
+        raise refuse("not a saved hetprof profile (it has no schema_version)")
+    if data["schema_version"] != SCHEMA_VERSION:
+        raise refuse(f"saved with schema_version {data['schema_version']!r}, and this hetprof "
+                     f"reads schema_version {SCHEMA_VERSION}: profile the program again")
+    wrong = [name for name in ("work", "span", "parallelism", "time", "paper_time")
+             if not isinstance(data.get(name), int | float) or isinstance(data[name], bool)]
+    if wrong:
+        raise refuse(f"not a saved hetprof profile ({', '.join(wrong)}: not a number)")
+    try:
+        result = ProfileResult.from_json(data)
+        result.to_json()  # every nested field is read again here: a wrong kind shows now
+    except SavedProfileError as error:
+        raise refuse(error.message) from None
+    except (KeyError, TypeError, ValueError, AttributeError) as error:
+        raise refuse(f"not a saved hetprof profile (a field is missing or of the wrong kind: "
+                     f"{error})") from None
+    return result
 
 
 def _span_from_json(data: dict[str, Any]) -> SpanCost:

@@ -1,17 +1,22 @@
 """Drawing a cost graph's picture (`graphs.picture.cost_picture`) with matplotlib, which is
-imported only here, inside `draw_cost_graph`; graphviz is not needed.
+imported only here, inside `draw_cost_graph`; graphviz is not needed (`graphs.render_dot.
+graphviz_picture` lays the picture out with graphviz's `dot` where it is installed, and
+`draw_picture` picks one).
 
 The summary is laid out series top to bottom and parallel side by side. `--expand-gpu` draws each
 device box's phases, warp boxes (work groups) and their lock-step steps, with bank-conflicting steps
 in red. In an SVG each device box is the group `device-box-N` (N counts the device boxes in graph
 order), each edge of the critical path a group whose id starts with `critical-path`, each warp box
-`warp-box-N-P-G` and each bank-conflicting step `bank-conflict-N-P-G-S`.
+`warp-box-N-P-G` and each bank-conflicting step `bank-conflict-N-P-G-S`; every element and edge
+carries a `<title>` (its label, shown as a tooltip), and each box is sized to hold its label.
 """
 
 from __future__ import annotations
 
 import io
+import re
 from dataclasses import dataclass
+from xml.sax.saxutils import escape
 
 from graphs.numbers import number
 from graphs.picture import (
@@ -41,20 +46,40 @@ class _Placed:
     width: float
 
 
+CHARACTER_WIDTH = 0.62  # of the font size: DejaVu Sans' widest common glyphs, digits included
+LINE_HEIGHT = 1.45  # of the font size, with matplotlib's line spacing of 1.3-1.4
+SUMMARY_FONT = 6.5  # points: the labels of runs, blocks and ⊗ summaries
+BOX_FONT = 7.0  # points: a device box's label
+
+
+def label_size(text: str, font_size: float) -> tuple[float, float]:
+    """The grid units a label needs, with a margin: its longest line's width and its lines'
+    height at `font_size` points (SCALE inches per grid unit)."""
+    lines = text.split("\n")
+    points_per_unit = SCALE * 72
+    width = max(len(line) for line in lines) * font_size * CHARACTER_WIDTH / points_per_unit
+    height = len(lines) * font_size * LINE_HEIGHT / points_per_unit
+    return width + 0.5, height + 0.35
+
+
 def _size(item: Picture, expand: bool) -> tuple[float, float]:
     match item["t"]:
         case "node":
             return (1.6, 0.7) if item["label"] else (0.8, 2 * NODE)
         case "run" | "block":
-            return 3.0, 1.1
+            w, h = label_size(element_label(item), SUMMARY_FONT)
+            return max(3.0, w), max(1.1, h)
         case "threads":
-            return 4.8, 1.3
+            w, h = label_size(element_label(item), SUMMARY_FONT)
+            return max(4.8, w), max(1.3, h)
         case "device-box":
             if not expand or not item["phases"]:
-                return 5.4, 1.5
+                w, h = label_size(element_label(item), BOX_FONT)
+                return max(5.4, w), max(1.5, h)
             rows = _phase_rows(item["phases"])
             width = max(sum(_phase_width(p) for p in row) for row, _ in rows) + 0.4
-            return max(5.4, width), 1.1 + sum(h for _, h in rows)
+            label_width = label_size(element_label(item), BOX_FONT)[0]
+            return max(5.4, width, label_width), 1.1 + sum(h for _, h in rows)
         case "par":
             widths = [_chain_size(b["chain"], expand)[0] for b in item["branches"]]
             heights = [_chain_size(b["chain"], expand)[1] for b in item["branches"]]
@@ -191,10 +216,15 @@ def draw_cost_graph(picture: Picture, fmt: str = "png", expand_gpu: bool = False
                 f"{picture['nodes']:,} nodes, {picture['edges']:,} edges; shown: "
                 f"{picture['detail']}", ha="left", va="top", fontsize=8.5)
         anchors: dict[int, tuple[float, float]] = {}
-        for p in placed:
-            anchors[id(p)] = _draw_element(ax, p, expand_gpu, Circle, FancyBboxPatch, Rectangle)
+        titles: dict[str, str] = {}
+        for index, p in enumerate(placed):
+            gid = (f"device-box-{p.item['number']}" if p.item["t"] == "device-box"
+                   else f"element-{index}")
+            titles[gid] = tooltip(p.item)
+            anchors[id(p)] = _draw_element(ax, p, expand_gpu, gid, Circle, FancyBboxPatch,
+                                           Rectangle)
         critical_count = 0
-        for a, b, edge in edges:
+        for index, (a, b, edge) in enumerate(edges):
             a_bottom = anchors[id(a)][1]
             b_top = anchors[id(b)][0]
             critical = bool(edge["critical"])
@@ -211,6 +241,9 @@ def draw_cost_graph(picture: Picture, fmt: str = "png", expand_gpu: bool = False
                 band.set_gid(f"critical-path-edge-{critical_count}")
                 critical_count += 1
                 ax.add_patch(band)
+            arrow.set_gid(f"edge-{index}")
+            titles[f"edge-{index}"] = (f"{edge['kind']} edge, weight {number(edge['weight'])}"
+                                       + (" (critical path)" if critical else ""))
             ax.add_patch(arrow)
             label = edge_label(edge)
             if label:
@@ -243,10 +276,29 @@ def draw_cost_graph(picture: Picture, fmt: str = "png", expand_gpu: bool = False
                            title_fontsize=6.5,
                            bbox_to_anchor=(0.2 / (right - left), 1 - 1.3 / (bottom - top)))
         legend.set_gid("legend")
-        return figure_bytes(fig, fmt, dpi)
+        data = figure_bytes(fig, fmt, dpi)
+        return with_titles(data, titles) if fmt == "svg" else data
 
 
-def _draw_element(ax, p: _Placed, expand: bool, Circle, FancyBboxPatch,
+def tooltip(item: Picture) -> str:
+    """What hovering over an element shows: its label, or for a plain node its kind."""
+    label = element_label(item).replace("\n", "; ")
+    kind = item["t"] if item["t"] != "node" else f"{item['kind']} node"
+    text = f"{kind}: {label}" if label else kind
+    return text + (" (critical path)" if item.get("critical") else "")
+
+
+def with_titles(svg: bytes, titles: dict[str, str]) -> bytes:
+    """An SVG with a `<title>` (a tooltip) as the first child of each group `<g id="GID">` named
+    in `titles` (matplotlib writes an artist with a gid as such a group)."""
+    def add(match: re.Match[str]) -> str:
+        text = titles.get(match["gid"])
+        return match[0] if text is None else f"{match[0]}\n   <title>{escape(text)}</title>"
+
+    return re.sub(r'<g id="(?P<gid>[^"]+)"[^>]*>', add, svg.decode("utf-8")).encode("utf-8")
+
+
+def _draw_element(ax, p: _Placed, expand: bool, gid: str, Circle, FancyBboxPatch,
                   Rectangle) -> tuple[float, float]:
     """Draw one element; return the top and bottom of its outline (where edges attach)."""
     item = p.item
@@ -261,13 +313,13 @@ def _draw_element(ax, p: _Placed, expand: bool, Circle, FancyBboxPatch,
             top = (p.top + p.bottom) / 2 - h / 2
             ax.add_patch(FancyBboxPatch((p.x - w / 2, top), w, h, boxstyle="square,pad=0",
                                         fc=NODE_COLOURS.get(node_kind, "#dddddd"),
-                                        ec=edge_colour, lw=lw, zorder=2))
+                                        ec=edge_colour, lw=lw, zorder=2, gid=gid))
             ax.text(p.x, top + h / 2, item["label"], ha="center", va="center", color="white",
                     fontsize=7, zorder=3, fontweight="bold")
             return top, top + h
         y = (p.top + p.bottom) / 2
         ax.add_patch(Circle((p.x, y), NODE, fc=NODE_COLOURS.get(node_kind, "#dddddd"),
-                            ec=edge_colour, lw=lw, zorder=2))
+                            ec=edge_colour, lw=lw, zorder=2, gid=gid))
         if node_kind in ("fork", "join"):
             ax.text(p.x, y, "⊗", ha="center", va="center", fontsize=8, zorder=3)
         if item.get("label_beside"):
@@ -282,8 +334,8 @@ def _draw_element(ax, p: _Placed, expand: bool, Circle, FancyBboxPatch,
     top = p.top + 0.05
     ax.add_patch(FancyBboxPatch((p.x - w / 2, top), w, h, boxstyle="round,pad=0,rounding_size=0.2",
                                 fc="#fff7e6", ec=CRITICAL if critical else "#b07a00", lw=lw,
-                                zorder=2))
-    ax.text(p.x, top + h / 2, element_label(item), ha="center", va="center", fontsize=6.5,
+                                zorder=2, gid=gid))
+    ax.text(p.x, top + h / 2, element_label(item), ha="center", va="center", fontsize=SUMMARY_FONT,
             zorder=3, linespacing=1.3)
     return top, top + h
 
@@ -300,8 +352,8 @@ def _draw_box(ax, p: _Placed, expand: bool, critical: bool,
     box.set_gid(f"device-box-{item['number']}")
     ax.add_patch(box)
     if not expand or not item["phases"]:
-        ax.text(p.x, top + h / 2, element_label(item), ha="center", va="center", fontsize=7,
-                zorder=3, linespacing=1.4)
+        ax.text(p.x, top + h / 2, element_label(item), ha="center", va="center",
+                fontsize=BOX_FONT, zorder=3, linespacing=1.4)
         return top, top + h
     ax.text(p.x, top + 0.15, element_label(item), ha="center", va="top", fontsize=7, zorder=3,
             linespacing=1.4)

@@ -20,6 +20,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+import networkx as nx
+
 from graphs.costgraph import CostGraph, DeviceBoxInfo, EdgeKind, NodeKind
 from graphs.numbers import number
 from profiler.syntax import Span
@@ -141,11 +143,11 @@ class _Reader:
     that structurally identical threads compare in O(1)."""
 
     def __init__(self, graph: CostGraph):
-        g = graph.graph
+        g = self.graph = graph.graph
         self.nodes: dict[int, dict] = dict(g.nodes(data=True))
         self.succ: dict[int, dict[int, dict]] = dict(g.adjacency())
         self.shapes: dict[tuple, int] = {}
-        self.critical_nodes, self.critical_edges = critical_path(graph, self.succ)
+        self.critical_nodes, self.critical_edges = critical_path(graph)
         self.push_regions: dict[int, str] = {}
         self.box_numbers: dict[int, int] = {}
         for _, v, data in g.edges(data=True):
@@ -282,7 +284,7 @@ class _Reader:
         work = 0.0
         boxes = 0
         best: dict[int, float] = {fork: 0.0}
-        for node in _topological(fork, {n: self.succ[n] for n in inside}):
+        for node in nx.topological_sort(self.graph.subgraph(inside | {join})):
             for child, edge in self.succ[node].items():
                 work += edge["weight"]
                 boxes += edge["kind"] is EdgeKind.DEVICE_BOX
@@ -293,49 +295,20 @@ class _Reader:
                        self.shape(("O",)), work, length, len(inside) + 1, boxes)
 
 
-def critical_path(graph: CostGraph, succ: dict[int, dict[int, dict]] | None = None
-                  ) -> tuple[set[int], set[tuple[int, int]]]:
-    """The nodes and edges of one longest path from source to sink (its weight is the span).
-    Among paths of equal weight the choice is deterministic for a given graph."""
-    if graph.source is None or graph.graph.number_of_nodes() == 0:
+def critical_path(graph: CostGraph) -> tuple[set[int], set[tuple[int, int]]]:
+    """The nodes and edges of one longest path from source to sink (its weight is the span;
+    networkx's `dag_longest_path`). Among paths of equal weight the choice is deterministic for a
+    given graph."""
+    g = graph.graph
+    if graph.source is None or g.number_of_nodes() == 0:
         return set(), set()
-    succ = succ if succ is not None else dict(graph.graph.adjacency())
-    best: dict[int, float] = {graph.source: 0.0}
-    parent: dict[int, int] = {}
-    for node in _topological(graph.source, succ):
-        here = best[node]
-        for child, data in succ[node].items():
-            candidate = here + data["weight"]
-            if child not in best or candidate > best[child]:
-                best[child] = candidate
-                parent[child] = node
+    path = nx.dag_longest_path(g, weight="weight", default_weight=0)
     assert graph.sink is not None  # CostGraph.finish sets it with the source
-    node = graph.sink
-    nodes = {node}
-    edges = set()
-    while node in parent:
-        edges.add((parent[node], node))
-        node = parent[node]
-        nodes.add(node)
-    return nodes, edges
-
-
-def _topological(source: int, succ: dict[int, dict[int, dict]]) -> list[int]:
-    """The nodes of `succ` reachable from `source`, in a topological order (Kahn's algorithm)."""
-    remaining: dict[int, int] = {}
-    for children in succ.values():
-        for child in children:
-            remaining[child] = remaining.get(child, 0) + 1
-    ready = [source]
-    order = []
-    while ready:
-        node = ready.pop()
-        order.append(node)
-        for child in succ.get(node, ()):
-            remaining[child] -= 1
-            if remaining[child] == 0:
-                ready.append(child)
-    return order
+    # The longest path starts at the source (the only node without predecessors) but may stop
+    # short of the sink where the last edges weigh 0: any way on to it weighs 0 too.
+    if path[-1] != graph.sink:
+        path += nx.shortest_path(g, path[-1], graph.sink)[1:]
+    return set(path), set(zip(path, path[1:], strict=False))
 
 
 # ---------------------------------------------------------------------------------------------------

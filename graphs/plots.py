@@ -24,15 +24,17 @@ from typing import Any
 from graphs.costgraph import CostGraph
 from graphs.crossings import interpolated_break_even
 from graphs.draw import SVG_SALT, figure_bytes
+from graphs.numbers import amount, number
 from graphs.placement import SizePoint
 from graphs.schedule import Policy, schedule
 from graphs.timeline import space_samples
 
 KIND_COLOURS = {
     "read": "#4e79a7", "write": "#59a14f", "expand": "#f28e2b", "alloc-region": "#b07aa1",
-    "merge": "#9c755f", "fork": "#bab0ac", "join": "#bab0ac", "seq": "#8c8c8c", "op": "#8c8c8c",
+    "merge": "#9c755f", "fork": "#bab0ac", "join": "#edc948", "seq": "#8c8c8c", "op": "#3d3d3d",
     "device-box": "#17becf", "mixed": "#d4a6c8",
 }
+"""One colour per kind of task: each is a legend entry of its own, so no two share a colour."""
 # Transfers apart from the device box's own cyan (they shared it, and the legend could not tell).
 TRANSFER_IN, TRANSFER_OUT = "#e15759", "#ff9d9a"
 RATIO_PARTS = frozenset({"bank_conflict_slowdown"})  # ratios, not seconds: their own axes
@@ -91,8 +93,13 @@ def _unit(units: str) -> str:
     return "seconds" if units == "seconds" else "abstract units"
 
 
+def _named(title: str, program: str) -> str:
+    """A plot's title naming the program it is of."""
+    return f"{title}: {program}" if program else title
+
+
 def space_plot(series: dict[str, list[list[float]]], fmt: str = "png", title: str = "",
-               units: str = "abstract") -> bytes:
+               units: str = "abstract", program: str = "") -> bytes:
     """Space (words) over the schedule's time, CPU and GPU worlds, one line per policy: every
     instant where space changes (device boxes' pushes included), so its peaks are the report's."""
 
@@ -105,19 +112,19 @@ def space_plot(series: dict[str, list[list[float]]], fmt: str = "png", title: st
                 words = [s[column] for s in samples]
                 peak = max(words, default=0)
                 ax.step(times, words, where="post", color=colour, linestyle=style,
-                        label=f"{name.upper()} (peak {peak:,.0f} words)")
+                        label=f"{name.upper()} (peak {number(round(peak))} words)")
             ax.set_ylabel(f"{world} words live")
             ax.set_title(f"{world} world: space(V_i, ⊴) (eq. 8)", fontsize=9, loc="left")
             ax.legend(fontsize=8, loc="upper right")
             ax.grid(alpha=0.3)
         axes[1].set_xlabel(f"time ({_unit(units)})")
-        fig.suptitle(title or "space over the schedule", fontsize=10)
+        fig.suptitle(title or _named("space over the schedule", program), fontsize=10)
 
     return _render(8, 5.5, fmt, draw)
 
 
 def timeline_plot(timeline: dict[str, Any], fmt: str = "png", title: str = "",
-                  max_group_rows: int = 8) -> bytes:
+                  max_group_rows: int = 8, program: str = "") -> bytes:
     """Processors, GPU work groups and transfers as rows of intervals (a Gantt chart)."""
     from matplotlib.patches import Patch
 
@@ -170,14 +177,16 @@ def timeline_plot(timeline: dict[str, Any], fmt: str = "png", title: str = "",
                         Patch(color=TRANSFER_OUT, label="transfer out δ†")]
         ax.legend(handles=handles, fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1.0))
         coarse = " (tasks gathered into windows)" if timeline.get("coarsened") else ""
-        ax.set_title(title or f"schedule {timeline['schedule'].upper()} on P = {timeline['procs']}: "
-                     f"time {timeline['makespan']:,.6g}{coarse}", fontsize=10)
+        ax.set_title(title or _named(
+            f"schedule {timeline['schedule'].upper()} on P = {timeline['procs']}, time "
+            f"{amount(timeline['makespan'], timeline['units'])}{coarse}", program), fontsize=10)
 
     return _render(10, 1.2 + 0.42 * len(rows), fmt, draw)
 
 
 def speedup_plot(work: float, span: float, points: list[tuple[int, float]], fmt: str = "png",
-                 title: str = "", policy: str = "1df") -> bytes:
+                 title: str = "", policy: str = "1df", program: str = "",
+                 units: str = "abstract") -> bytes:
     """Predicted speedup T1 / TP against P, with the work and span laws and Brent's bound."""
     procs = [p for p, _ in points]
     top = max(procs, default=1)
@@ -188,7 +197,7 @@ def speedup_plot(work: float, span: float, points: list[tuple[int, float]], fmt:
         parallelism = work / span if span else 1.0
         ax.plot(xs, xs, color="#7f7f7f", linestyle="--", label="work law: speedup ≤ P")
         ax.axhline(parallelism, color="#d62728", linestyle="--",
-                   label=f"span law: speedup ≤ work/span = {parallelism:,.4g}")
+                   label=f"span law: speedup ≤ work/span = {parallelism:.4g}")
         ax.plot(xs, [work / (work / x + span) if work else 1.0 for x in xs], color="#ff7f0e",
                 linestyle=":", label="greedy (Brent): speedup ≥ T1 / (T1/P + T∞)")
         speedups = [work / t if t else 0.0 for _, t in points]
@@ -201,15 +210,16 @@ def speedup_plot(work: float, span: float, points: list[tuple[int, float]], fmt:
                     else max(parallelism, max(speedups, default=1)) * 1.25)
         ax.grid(alpha=0.3)
         ax.legend(fontsize=8, loc="upper left")
-        ax.set_title(title or f"speedup (work {work:,.6g}, span {span:,.6g})", fontsize=10)
+        ax.set_title(title or _named(f"speedup (work {amount(work, units)}, span "
+                                     f"{amount(span, units)})", program), fontsize=10)
 
     return _render(7, 5, fmt, draw)
 
 
 def sizes_plot(points: list[SizePoint], parameter: str, fmt: str = "png", title: str = "",
-               units: str = "abstract") -> bytes:
-    """Time against the size for both placements, and their break-even size."""
-
+               units: str = "abstract", program: str = "", failed: str = "") -> bytes:
+    """Time against the size for both placements, and their break-even size; `failed` (what
+    went wrong at the first size left out) is written under the title."""
     points = sorted(points, key=lambda p: p.size)
 
     def draw(fig) -> None:
@@ -222,14 +232,17 @@ def sizes_plot(points: list[SizePoint], parameter: str, fmt: str = "png", title:
         crossing = interpolated_break_even(points)
         if crossing is not None:
             ax.axvline(crossing, color="#d62728", linestyle="--",
-                       label=f"break-even: {parameter} ≈ {crossing:,.4g}")
+                       label=f"break-even: {parameter} ≈ {number(float(f'{crossing:.4g}'))}")
         if sizes and min(sizes) > 0 and max(sizes) / min(sizes) >= 8:
             ax.set_xscale("log", base=2)
         ax.set_xlabel(f"size parameter {parameter}")
         ax.set_ylabel(f"time ({_unit(units)})")
         ax.grid(alpha=0.3)
         ax.legend(fontsize=8, loc="upper left")
-        ax.set_title(title or f"time vs {parameter}: CPU and GPU placements", fontsize=10)
+        heading = title or _named(f"time vs {parameter}: CPU and GPU placements", program)
+        if failed:
+            heading += f"\n{failed}"
+        ax.set_title(heading, fontsize=10 if not failed else 8)
 
     return _render(7, 5, fmt, draw)
 

@@ -9,7 +9,11 @@ the critical path is red and thick. Labels are DOT-escaped, so any source text i
 
 from __future__ import annotations
 
+import re
+import shutil
+import subprocess
 from typing import Any
+from xml.sax.saxutils import escape
 
 from graphs.analysis import ProfileResult
 from graphs.numbers import number
@@ -41,6 +45,10 @@ class _Writer:
         self.lines: list[str] = []
         self.links: list[str] = []
         self.count = 0
+        self.titles: dict[str, str] = {}  # node name -> its label, for SVG tooltips
+
+    def text(self) -> str:
+        return "\n".join(self.lines) + "\n"
 
     def fresh(self) -> str:
         self.count += 1
@@ -49,6 +57,7 @@ class _Writer:
     def node(self, indent: str, **attributes: Any) -> str:
         name = self.fresh()
         self.lines.append(f"{indent}{name} {_attributes(**attributes)};")
+        self.titles[name] = str(attributes.get("label") or attributes.get("tooltip") or "")
         return name
 
     def edge(self, indent: str, source: str, target: str, edge: Picture) -> None:
@@ -122,7 +131,7 @@ class _Writer:
         inner = indent + "  "
         self.lines.append(f"{indent}subgraph cluster_device_box_{number_} {{")
         label = f"device box #{number_} (on @{item['location']})"
-        self.lines.append(f"{inner}label={quote(label)};")
+        self.lines.append(f"{inner}label={quote(label)}; id={quote(f'device-box-{number_}')};")
         self.lines.append(f"{inner}style=filled; fillcolor={quote('#e8f6f5')}; "
                           f"color={quote(outline['color'])}; penwidth={outline['penwidth']};")
         box = self.node(inner, shape="box", style="filled", fillcolor="white",
@@ -142,13 +151,16 @@ class _Writer:
                  f"{phase['work_groups']:,} work groups, time {number(phase['time'])}")
         self.lines.append(f"{indent}subgraph cluster_device_box_{number_}_phase_{index} {{")
         self.lines.append(f"{inner}label={quote(label)}; style=filled; fillcolor=white; "
-                          'color="#17becf"; penwidth=1;')
+                          'color="#17becf"; penwidth=1; '
+                          f"id={quote(f'device-box-{number_}-phase-{index}')};")
         for group in phase["groups"]:
             deeper = inner + "  "
+            group_index = group["index"]
             self.lines.append(f"{inner}subgraph cluster_warp_box_{number_}_{index}_"
                               f"{group['index']} {{")
             title = f"warp box {group['index']}"
-            self.lines.append(f'{deeper}label={quote(title)}; style=dotted; color="#555555";')
+            self.lines.append(f'{deeper}label={quote(title)}; style=dotted; color="#555555"; '
+                              f"id={quote(f'warp-box-{number_}-{index}-{group_index}')};")
             previous = None
             for cell in group["cells"]:
                 if "gap" in cell:
@@ -176,6 +188,42 @@ class _Writer:
 
 def picture_to_dot(picture: Picture, expand_gpu: bool = False, title: str = "") -> str:
     """A summary from `cost_picture` as a DOT digraph."""
+    return _write(picture, expand_gpu, title).text()
+
+
+GRAPHVIZ_SECONDS = 60  # past this, a picture is drawn with matplotlib's layout instead
+
+
+def graphviz_picture(picture: Picture, fmt: str, expand_gpu: bool = False,
+                     title: str = "") -> bytes | None:
+    """A summary laid out and drawn by graphviz's `dot` as SVG or PNG bytes, or None where `dot`
+    is not installed or fails (the caller draws it with graphs.draw instead). In an SVG, each
+    node's `<title>` (its tooltip) is its label, not graphviz's node name."""
+    program = shutil.which("dot")
+    if program is None:
+        return None
+    writer = _write(picture, expand_gpu, title)
+    try:
+        done = subprocess.run([program, f"-T{fmt}"], input=writer.text().encode("utf-8"),
+                              capture_output=True, timeout=GRAPHVIZ_SECONDS, check=False)
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    if done.returncode != 0 or not done.stdout:
+        return None
+    if fmt != "svg":
+        return done.stdout
+
+    def title_of(match: re.Match[str]) -> str:
+        label = writer.titles.get(match["name"])
+        shown = escape(label.replace("\n", "; ")) if label else match["name"]
+        return f'{match["head"]}<title>{shown}</title>'
+
+    svg = done.stdout.decode("utf-8")
+    return re.sub(r'(?P<head><g id="[^"]+" class="node">\s*)<title>(?P<name>n\d+)</title>',
+                  title_of, svg).encode("utf-8")
+
+
+def _write(picture: Picture, expand_gpu: bool, title: str) -> _Writer:
     writer = _Writer(expand_gpu)
     heading = (f"{title or 'cost graph'}\nwork {number(picture['work'])}, span "
                f"{number(picture['span'])} (critical path in red); {picture['nodes']:,} nodes, "
@@ -187,7 +235,7 @@ def picture_to_dot(picture: Picture, expand_gpu: bool = False, title: str = "") 
     ]
     writer.chain(picture["chain"], "  ")
     writer.lines.append("}")
-    return "\n".join(writer.lines) + "\n"
+    return writer
 
 
 class DotRenderer:

@@ -2,8 +2,8 @@
 with the summary, the `on` forms, the pictures, the cost centres, the cost-by-source tree and,
 when the profile carries them, the symbolic formulas.
 
-Self-contained: the pictures are SVG inside `data:` URIs, the style is inline, and there is no
-script; a Content-Security-Policy forbids the page any network access. Every string that comes
+Self-contained: the cost graph is SVG in the page (its tooltips work, and it zooms), the plots SVG
+inside `data:` URIs, the style is inline, and there is no script; a Content-Security-Policy forbids the page any network access. Every string that comes
 from the user (file and parameter names, source text, cost-centre names, values, notes, formulas)
 is HTML-escaped.
 """
@@ -18,7 +18,7 @@ from typing import Any
 from graphs import plots
 from graphs.analysis import ProfileResult, SpanCost
 from graphs.draw import draw_cost_graph
-from graphs.numbers import number
+from graphs.numbers import amount, number
 from graphs.placement import SizePoint
 
 POLICY = "default-src 'none'; img-src data:; style-src 'unsafe-inline'"
@@ -30,6 +30,9 @@ th, td { border: 1px solid #ddd; padding: 3px 8px; text-align: right; font-size:
 th { background: #f4f4f4; } td.text, th.text { text-align: left; }
 figure { margin: 1em 0; } figure img { max-width: 100%; border: 1px solid #eee; }
 figcaption { font-size: 0.85em; color: #555; }
+.picture { overflow: auto; max-height: 90vh; border: 1px solid #eee; }
+.picture svg { max-width: 100%; height: auto; } input.zoom:checked ~ .picture svg { max-width: none; }
+label { font-size: 0.85em; cursor: pointer; }
 details { margin-left: 1.2em; } summary { cursor: pointer; font-family: monospace; }
 code, .mono { font-family: monospace; } .note { color: #555; font-size: 0.9em; }
 """
@@ -74,7 +77,8 @@ class HtmlRenderer:
         if result.spans:
             parts += ['<h2 id="source">Cost by source</h2>',
                       '<p class="note">inclusive / exclusive work; click to fold</p>',
-                      "".join(_tree(root, result.work or 1.0, 0) for root in result.spans)]
+                      "".join(_tree(root, result.work or 1.0, 0, result.units)
+                              for root in result.spans)]
         if result.formulas:
             parts += ['<h2 id="formulas">Symbolic formulas</h2>', _formulas(result.formulas)]
         if result.regions:
@@ -88,12 +92,13 @@ class HtmlRenderer:
     def _pictures(self, result: ProfileResult) -> str:
         figures = []
         if result.cost_graph is not None:
-            figures.append(_figure(
+            figures.append(_inline_figure(
                 draw_cost_graph(result.cost_graph, "svg", self.expand_gpu, result.file),
                 "cost-graph", "The cost graph (§6.1): ⊕ top to bottom, ⊗ side by side, each "
                 "device box a box, transfers as dashed edges, the critical path in red."))
         if result.timeline is not None:
-            figures.append(_figure(plots.timeline_plot(result.timeline, "svg"), "timeline",
+            figures.append(_figure(plots.timeline_plot(result.timeline, "svg",
+                                                       program=result.file), "timeline",
                                    "The schedule per simulated processor, GPU work group and "
                                    "transfer."))
         extras = self.extras
@@ -101,16 +106,19 @@ class HtmlRenderer:
         if space is None and result.timeline is not None:
             space = {result.schedule: result.timeline["space"]}
         if space:
-            figures.append(_figure(plots.space_plot(space, "svg", units=result.units), "space",
+            figures.append(_figure(plots.space_plot(space, "svg", units=result.units,
+                                                    program=result.file), "space",
                                    "Words live per world over the schedule's time (eq. 8)."))
         if extras.speedup:
             figures.append(_figure(
                 plots.speedup_plot(result.work, result.span, extras.speedup, "svg",
-                                   policy=result.schedule),
+                                   policy=result.schedule, program=result.file,
+                                   units=result.units),
                 "speedup", "Predicted speedup against P with the work and span laws."))
         if extras.sizes:
             figures.append(_figure(
-                plots.sizes_plot(extras.sizes, extras.size_parameter, "svg", units=result.units),
+                plots.sizes_plot(extras.sizes, extras.size_parameter, "svg", units=result.units,
+                                 program=result.file),
                 "sizes", "Time against size for the CPU and the GPU placement."))
         notes = "".join(f'<p class="note">{escape(note)}</p>' for note in extras.notes)
         return "\n".join(figures) + notes
@@ -124,6 +132,17 @@ def _figure(svg: bytes, name: str, caption: str) -> str:
     data = base64.b64encode(svg).decode("ascii")
     return (f'<figure id="{name}"><img alt="{escape(name)}" src="data:image/svg+xml;base64,'
             f'{data}"><figcaption>{escape(caption)}</figcaption></figure>')
+
+
+def _inline_figure(svg: bytes, name: str, caption: str) -> str:
+    """An SVG in the page itself rather than in an `<img>`: its elements' `<title>`s show as
+    tooltips, and the box scrolls; ticking "zoom" draws it at its full size (CSS only: the page
+    runs no script)."""
+    text = svg.decode("utf-8")
+    text = text[text.index("<svg"):]  # without the XML declaration and DOCTYPE
+    return (f'<figure id="{name}"><input type="checkbox" id="{name}-zoom" class="zoom">'
+            f'<label for="{name}-zoom">zoom</label><div class="picture">{text}</div>'
+            f"<figcaption>{escape(caption)}</figcaption></figure>")
 
 
 def _header(result: ProfileResult) -> str:
@@ -156,13 +175,16 @@ def _table(header: list[str], rows: list[list[Any]], numeric: set[int]) -> str:
 
 
 def _summary(result: ProfileResult) -> str:
+    def cost(x: float) -> str:
+        return amount(x, result.units)
+
     rows = [
-        ["work", number(result.work), "Σ edge weights: time on one processor"],
-        ["span", number(result.span), "longest path: time on ∞ processors"],
+        ["work", cost(result.work), "Σ edge weights: time on one processor"],
+        ["span", cost(result.span), "longest path: time on ∞ processors"],
         ["parallelism", f"{result.parallelism:.2f}", "work / span"],
-        [f"time ({result.schedule}, P={result.procs})", number(result.time),
+        [f"time ({result.schedule}, P={result.procs})", cost(result.time),
          "Σ step weights under the schedule (§6.3, eq. 5)"],
-        ["work / P", number(result.paper_time), "the division §7.1 uses"],
+        ["work / P", cost(result.paper_time), "the division §7.1 uses"],
         ["peak space CPU", number(result.space["cpu"]), "words live (eq. 8-9)"],
         ["peak space GPU", number(result.space["gpu"]), "words on the device"],
         ["peak space", number(result.space["peak"]), "both worlds at once"],
@@ -172,32 +194,40 @@ def _summary(result: ProfileResult) -> str:
 
 
 def _ons(result: ProfileResult) -> str:
-    rows = [[f"#{i} {on.location}", number(on.transfer_in), number(on.kernel),
-             number(on.transfer_out), number(on.merge), number(on.total), f"{on.threads:,}",
-             f"{on.work_groups:,}", on.rounds, f"{on.bank_conflicts:,}", f"{on.broadcasts:,}"]
+    def cost(x: float) -> str:
+        return amount(x, result.units)
+
+    rows = [[f"on #{i} at {on.location}", cost(on.transfer_in), cost(on.kernel),
+             cost(on.transfer_out), cost(on.merge), cost(on.total), f"{on.threads:,}",
+             f"{on.work_groups:,}", f"{on.rounds:,}", f"{on.bank_conflicts:,}",
+             f"{on.broadcasts:,}"]
             for i, on in enumerate(result.on, start=1)]
-    notes = "".join(f'<p class="note">note ({escape(on.location)}): {escape(note)}</p>'
-                    for on in result.on for note in on.notes)
+    notes = "".join(f'<p class="note">note (on #{i} at {escape(on.location)}): '
+                    f"{escape(note)}</p>"
+                    for i, on in enumerate(result.on, start=1) for note in on.notes)
     return _table(["where", "transfer in δ*", "kernel", "transfer out δ†", "merge", "total",
                    "threads", "work groups", "rounds", "bank conflicts", "broadcasts"],
                   rows, set(range(1, 11))) + notes
 
 
 def _centres(result: ProfileResult) -> str:
-    rows = [[c.name, number(c.work), number(c.span), number(c.time), number(c.space),
-             number(c.gpu_time)] for c in result.cost_centres]
+    def cost(x: float) -> str:
+        return amount(x, result.units)
+
+    rows = [[c.name, cost(c.work), cost(c.span), cost(c.time), number(c.space),
+             cost(c.gpu_time)] for c in result.cost_centres]
     return _table(["name", "work", "span", "time", "space", "GPU kernel"], rows, set(range(1, 6)))
 
 
-def _tree(node: SpanCost, total: float, depth: int) -> str:
+def _tree(node: SpanCost, total: float, depth: int, units: str) -> str:
     share = 100.0 * node.inclusive / total
-    line = (f"{share:5.1f}% {number(node.inclusive)} / {number(node.exclusive)} "
+    line = (f"{share:5.1f}% {amount(node.inclusive, units)} / {amount(node.exclusive, units)} "
             f"{node.location} {node.label}")
     children = [c for c in sorted(node.children, key=lambda c: -c.inclusive)
                 if c.inclusive / total >= 0.001]
     if not children or depth >= 30:
         return f'<div class="mono" style="margin-left:1.2em">{escape(line)}</div>'
-    inner = "".join(_tree(c, total, depth + 1) for c in children)
+    inner = "".join(_tree(c, total, depth + 1, units) for c in children)
     opened = " open" if depth < 4 else ""
     return f"<details{opened}><summary>{escape(line)}</summary>{inner}</details>"
 

@@ -61,6 +61,13 @@ class ProfileError(HetprofError):
     kind = "profile error"
 
 
+class SavedProfileError(HetprofError):
+    """A saved profile (`--load FILE.json`) that is not one hetprof wrote, or one written with
+    another schema version."""
+
+    kind = "saved profile error"
+
+
 class DeviceError(HetprofError):
     kind = "device error"
 

@@ -198,3 +198,71 @@ def test_report_writes_a_default_file_and_says_where(tmp_path):
     assert result.returncode == 0, result.stderr
     assert (tmp_path / "mine.report.html").read_text().startswith("<!DOCTYPE html>")
     assert result.stderr.strip() == "hetprof: wrote mine.report.html"
+
+
+# -- saved profiles (--load) and the source tree's cut ---------------------------------------------
+
+
+def test_a_saved_profile_renders_as_the_direct_one(tmp_path):
+    saved, direct, loaded = tmp_path / "p.json", tmp_path / "a.html", tmp_path / "b.html"
+    args = ("examples/dot.lg", "--param", "n=8")
+    assert hetprof("profile", *args, "-o", str(saved)).returncode == 0
+    assert json.loads(saved.read_text())["schema_version"] == 1
+    text = hetprof("profile", *args)
+    again = hetprof("profile", "--load", str(saved))
+    assert again.returncode == 0, again.stderr
+    assert again.stdout == text.stdout and "on #1 at 10:1" in text.stdout
+    assert hetprof("profile", *args, "--format", "html", "-o", str(direct)).returncode == 0
+    report = hetprof("report", "--load", str(saved), "-o", str(loaded))
+    assert report.returncode == 0, report.stderr
+    assert loaded.read_text() == direct.read_text()
+
+
+@pytest.mark.parametrize(("content", "message"), [
+    ('{"schema_version": 99, "work": 1}', "schema_version 99"),
+    ("{not json", "not JSON"),
+    ("[1, 2]", "not a JSON object"),
+    ('{"work": 1}', "no schema_version"),
+    ('{"schema_version": 1, "work": "x"}', "work"),
+    ('{"schema_version": 1, "work": 1, "span": 1, "parallelism": 1, "time": 1, '
+     '"paper_time": 1}', "a field is missing"),
+])
+def test_a_bad_saved_profile_is_an_error_not_a_traceback(tmp_path, content, message):
+    saved = tmp_path / "p.json"
+    saved.write_text(content)
+    for command in (("profile",), ("report", "-o", str(tmp_path / "r.html"))):
+        result = hetprof(*command, "--load", str(saved))
+        assert result.returncode == 1
+        assert "saved profile error" in result.stderr and message in result.stderr
+        assert "Traceback" not in result.stderr
+
+
+def test_load_takes_no_program_and_no_model_options(tmp_path):
+    saved = tmp_path / "p.json"
+    assert hetprof("profile", "examples/dot.lg", "--param", "n=8", "-o", str(saved)).returncode == 0
+    both = hetprof("profile", "examples/dot.lg", "--load", str(saved))
+    assert both.returncode == 2 and "not both" in both.stderr
+    options = hetprof("profile", "--load", str(saved), "--param", "n=16")
+    assert options.returncode == 2 and "--param" in options.stderr
+    neither = hetprof("profile")
+    assert neither.returncode == 2 and "--load" in neither.stderr
+
+
+def test_show_all_shows_the_rows_the_default_hides():
+    args = ("profile", "examples/dot.lg", "--param", "n=8")
+    default = hetprof(*args).stdout
+    everything = hetprof(*args, "--show-all").stdout
+    threshold = hetprof(*args, "--tree-threshold", "0").stdout
+    hidden_row = "0.0%  1 / 1  8:57  n"  # `iota n`'s n: 1 of 21,321.25, under 0.1%
+    assert hidden_row not in default and "rows of the tree not shown" in default
+    assert hidden_row in everything and "not shown" not in everything
+    assert hidden_row in threshold
+
+
+def test_seconds_profiles_print_in_time_units():
+    result = hetprof("profile", "examples/dot.lg", "--param", "n=1024", "--device-profile",
+                     "profiles/nvidia-h200.json")
+    assert result.returncode == 0, result.stderr
+    work = next(line for line in result.stdout.splitlines() if line.startswith("│ work "))
+    assert work.split("│")[2].strip().endswith((" ms", " µs", " s", " ns"))
+    assert "0.000" not in result.stdout

@@ -15,9 +15,10 @@ from graphs import plots
 from graphs.analysis import analyse, snippet
 from graphs.costgraph import CostGraph, EdgeKind, NodeKind
 from graphs.crossings import interpolated_break_even as break_even
-from graphs.draw import draw_cost_graph
-from graphs.picture import cost_picture, count_elements, critical_path, walk
+from graphs.draw import SUMMARY_FONT, draw_cost_graph, label_size
+from graphs.picture import cost_picture, count_elements, critical_path, element_label, walk
 from graphs.placement import SizePoint, cpu_placement, cpu_program, has_on
+from graphs.render_dot import graphviz_picture
 from graphs.semantics.explicit import evaluate
 from profiler.checker import check_program
 from profiler.parser import parse
@@ -227,10 +228,11 @@ def hetprof(*args: str) -> subprocess.CompletedProcess:
 
 def test_graph_command_writes_svg_png_and_dot(tmp_path):
     svg, dot = tmp_path / "g.svg", tmp_path / "g.dot"
-    result = hetprof("graph", "examples/zipmul.lg", "--param", "n=8", "--expand-gpu",
-                     "-o", str(svg))
-    assert result.returncode == 0, result.stderr
-    assert "device-box-1" in svg.read_text()
+    for layout in ("auto", "matplotlib"):  # auto: graphviz's where `dot` is installed
+        result = hetprof("graph", "examples/zipmul.lg", "--param", "n=8", "--expand-gpu",
+                         "--layout", layout, "-o", str(svg))
+        assert result.returncode == 0, result.stderr
+        assert "device-box-1" in svg_ids(svg.read_bytes())
     assert hetprof("graph", "examples/zipmul.lg", "--param", "n=8", "-o", str(dot)).returncode == 0
     assert dot.read_text().startswith("digraph")
     bad = hetprof("graph", "examples/zipmul.lg", "-o", str(tmp_path / "g.gif"))
@@ -263,3 +265,69 @@ def test_the_space_plot_peaks_are_the_report_peaks(name):
         assert max(s[2] for s in samples) == result.space["cpu"], policy
         assert max(s[3] for s in samples) == result.space["gpu"], policy
         assert max(s[2] + s[3] for s in samples) == result.space["peak"], policy
+
+
+def titles(svg: bytes) -> list[str]:
+    return [element.text or "" for element in ElementTree.fromstring(svg).iter(f"{SVG}title")]
+
+
+def test_svg_elements_carry_their_labels_as_titles():
+    source, _, evaluation = example("dc_sum")
+    picture = cost_picture(evaluation.graph, lambda span: snippet(source, span))
+    runs = [item for item in walk(picture["chain"]) if item["t"] == "run"]
+    label = element_label(runs[0]).replace("\n", "; ")
+    assert label.startswith(f"{runs[0]['edges']} steps (")
+    shown = titles(draw_cost_graph(picture, "svg"))
+    assert any(label in title for title in shown)
+    assert any(title.startswith("seq edge, weight 1") for title in shown)
+    drawn = graphviz_picture(picture, "svg")
+    if drawn is not None:  # graphviz is installed
+        assert label in titles(drawn)
+
+
+def test_graphviz_falls_back_to_none_without_dot(monkeypatch):
+    monkeypatch.setattr("graphs.render_dot.shutil.which", lambda name: None)
+    _, _, evaluation = example("zipmul")
+    assert graphviz_picture(cost_picture(evaluation.graph), "svg") is None
+
+
+def test_labels_fit_their_boxes():
+    """dc_sum's `26 steps (1 op, 13 read, 5 seq, 7 write)` spilled out of a box 3 units wide: the
+    box is now as wide as matplotlib draws the label."""
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from matplotlib.figure import Figure
+
+    from graphs.draw import SCALE, _size
+
+    source, _, evaluation = example("dc_sum")
+    picture = cost_picture(evaluation.graph, lambda span: snippet(source, span))
+    figure = Figure(dpi=72)
+    canvas = FigureCanvasAgg(figure)
+    renderer = canvas.get_renderer()
+    for item in walk(picture["chain"]):
+        if item["t"] in ("run", "block", "threads"):
+            text = figure.text(0, 0, element_label(item), fontsize=SUMMARY_FONT, linespacing=1.3)
+            extent = text.get_window_extent(renderer)  # points, at 72 dpi
+            width, height = _size(item, False)
+            assert extent.width < (width - 0.2) * SCALE * 72, element_label(item)
+            assert extent.height < (height - 0.1) * SCALE * 72, element_label(item)
+            assert label_size(element_label(item), SUMMARY_FONT)[0] <= width
+
+
+def test_plot_sizes_keeps_the_sizes_done(tmp_path):
+    """A size that fails (here the step limit) after others succeeded: the plot is drawn from
+    those, and the message names the size that failed."""
+    out = tmp_path / "sizes.svg"
+    result = hetprof("plot", "sizes", "examples/zipmul.lg", "--sizes", "4,8,4096",
+                     "--max-steps", "20000", "-o", str(out))
+    assert result.returncode == 0, result.stderr
+    assert "n=4,096 failed" in result.stderr
+    text = out.read_text()
+    assert "n=4,096 failed" in text and "examples/zipmul.lg" in text
+    failing = hetprof("plot", "sizes", "examples/zipmul.lg", "--sizes", "4096",
+                      "--max-steps", "20000", "-o", str(out))
+    assert failing.returncode == 1 and "step" in failing.stderr
+
+
+def test_timeline_kinds_have_distinct_colours():
+    assert len(set(plots.KIND_COLOURS.values())) == len(plots.KIND_COLOURS)
