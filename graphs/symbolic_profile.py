@@ -42,6 +42,7 @@ from graphs.devicebox import (
     step_key,
     writeback_time,
 )
+from graphs.kernel_counts import phase_counts
 from graphs.semantics.options import EvaluationOptions
 from graphs.semantics.symbolic import (
     CostSummary,
@@ -57,7 +58,6 @@ from graphs.semantics.symbolic import (
     TLoop,
     size_symbol,
 )
-from graphs.kernel_counts import phase_counts
 from models.base import AccessKind, MemoryAccess, Space, StepCost
 from models.gpu import gpu_model
 from models.roofline import KernelCounts
