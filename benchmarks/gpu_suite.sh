@@ -58,13 +58,16 @@ common=(--device nvidia --cpu-device pocl --device-profile "$profile" --format j
 if [ $# -ge 1 ]; then programs=("$@"); else
   programs=(); for p in benchmarks/suite/*.lg; do programs+=("$(basename "$p" .lg)"); done
 fi
-for name in "${programs[@]}"; do
-  t=$(limit 90)
-  if [ "$t" -lt 10 ]; then echo "$name: out of time" >> "$R/failures.txt"; continue; fi
+for name in "${programs[@]}"; do  # one call per size: a time-out loses that size only
   sizes=$(sizes_of "$name")
-  timeout "$t" python3 -m cli validate "${common[@]}" --parts programs ${sizes:+--sizes "$sizes"} \
-    "benchmarks/suite/$name.lg" -o "$R/val_$name.json" 2> "$R/val_$name.log" \
-    || echo "$name: exit $?" >> "$R/failures.txt"
+  for n in ${sizes//,/ }; do
+    t=$(limit 75)
+    if [ "$t" -lt 10 ]; then echo "$name n=$n: out of time" >> "$R/failures.txt"; continue; fi
+    timeout "$t" python3 -m cli validate "${common[@]}" --quick --parts programs --sizes "$n" \
+      "benchmarks/suite/$name.lg" -o "$R/val_${name}_$n.json" 2> "$R/val_${name}_$n.log" \
+      || echo "$name n=$n: exit $?" >> "$R/failures.txt"
+    save
+  done
   report
 done
 # the rewrite validation of a few suite programs, at their first size
