@@ -565,7 +565,7 @@ def _linear_form(expr) -> tuple[tuple[tuple[sp.Symbol, int], ...], int] | None:
     (sorted by name, as `_Affine` orders its variables); None where it is not (kept per
     expression: a kernel template's addresses are met again at every size)."""
     expr = sp.sympify(expr)
-    found = None
+    found: tuple[tuple[tuple[sp.Symbol, int], ...], int] | None = None
     variables = sorted(expr.free_symbols, key=str)
     if not expr.has(sp.Sum):
         try:
