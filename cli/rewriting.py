@@ -9,7 +9,13 @@
 from __future__ import annotations
 
 import argparse
+import shutil
 import sys
+from io import StringIO
+
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.table import Table
 
 from cli.common import (
     EXIT_OK,
@@ -27,6 +33,7 @@ from graphs.rewrite_score import (
     Score,
     Scorer,
     SearchResult,
+    bound_term,
     search,
     symbolic_solver,
 )
@@ -86,8 +93,24 @@ def _list(args: argparse.Namespace, scorer: Scorer, subject: Subject,
     # Symbolic profiles answer "from which n" for every size up to 10^12 where both programs
     # are regular; the ladder of explicit evaluations answers for the others.
     solver = symbolic_solver(scorer) if parameter is not None else None
-    assessments = [scorer.assess(r, parameter, args.ladder_max, solver)
-                   for r in offered(subject)]
+    rewrites = offered(subject)
+    assessments: list[Assessment] = []
+    size = scorer.params.get(parameter) if parameter is not None else None
+    # Each row is shown as soon as it is scored, under a progress bar (on a terminal only).
+    errors = Console(stderr=True, highlight=False)
+    with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
+                  TimeElapsedColumn(), console=errors, transient=True,
+                  disable=not errors.is_terminal or args.format == "json") as progress:
+        task = progress.add_task("scoring rewrites", total=len(rewrites))
+        for rewrite in rewrites:
+            progress.update(task, description=f"scoring {rewrite.key}")
+            assessment = scorer.assess(rewrite, parameter, args.ladder_max, solver)
+            assessments.append(assessment)
+            if not progress.disable:
+                cells = _cells(assessment, parameter, size, "")
+                progress.console.print(f"{cells[0]}: {cells[4]}, {cells[3]}, pays when "
+                                       f"{cells[7]}")
+            progress.advance(task)
     if args.format == "json":
         data = {"file": args.file, "params": scorer.params, "procs": scorer.procs,
                 "schedule": args.schedule, "time": base.time, "space": base.space,
@@ -99,31 +122,78 @@ def _list(args: argparse.Namespace, scorer: Scorer, subject: Subject,
     if not assessments:
         lines.append("no rewrite applies to this program")
     else:
-        lines.extend(_table(assessments))
+        lines.extend(_table(assessments, parameter, size))
     write_output("\n".join(lines) + "\n", None)
     return EXIT_OK
 
 
-def _table(assessments: list[Assessment]) -> list[str]:
-    rows = [("rewrite", "time before -> after", "speedup", "space before -> after", "moved",
-             "pays when")]
-    flagged = False
-    for a in assessments:
-        delta = a.after.term(a.moved) - a.before.term(a.moved) if a.moved != "nothing" else 0
-        moved = a.moved if a.moved == "nothing" else f"{a.moved} {signed(delta)}"
-        pays = a.break_even.describe() if a.break_even else "-"
-        if a.break_even and DISAGREES in a.break_even.method:
+HEADINGS = ("rewrite", "time before -> after", "speedup", "bound", "moved", "use", "space",
+            "pays when")
+
+
+def _common_range(assessments: list[Assessment]) -> str | None:
+    """The sizes most symbolic answers cover (`n <= 10^12`): the note under the table says it
+    once, and a row that covers fewer says its own."""
+    ranges = [a.break_even.searched() for a in assessments if a.break_even is not None
+              and not a.break_even.method.startswith("numeric")]
+    return max(set(ranges), key=ranges.count) if ranges else None
+
+
+def _cells(a: Assessment, parameter: str | None, size: int | None,
+           common: str | None = None) -> tuple[str, ...]:
+    """One rewrite's verdict row: its times, speedup, what bounds the rewritten program, the term
+    that moved, whether to apply it at these sizes, its space and where it pays."""
+    delta = a.after.term(a.moved) - a.before.term(a.moved) if a.moved != "nothing" else 0
+    moved = a.moved if a.moved == "nothing" else f"{a.moved} {signed(delta)}"
+    if a.after.time < a.before.time:
+        use = "apply"
+    elif a.after.time > a.before.time:
+        use = "keep"
+    else:
+        use = "same here" if size is None else f"same at {parameter} = {size}"
+    pays = "-"
+    if a.break_even is not None:
+        pays = a.break_even.describe()
+        if a.break_even.direction in ("always", "never"):
+            if a.break_even.method.startswith("numeric"):
+                pays += " †"
+            elif a.break_even.searched() != common:
+                pays += f" ({a.break_even.searched()})"
+        if DISAGREES in a.break_even.method:
             pays += " *"
-            flagged = True
-        rows.append((a.key, f"{number(a.before.time)} -> {number(a.after.time)}",
-                     f"{a.speedup:.3f}x", f"{a.before.space} -> {a.after.space}", moved, pays))
-    widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
-    lines = ["  ".join(cell.ljust(width) for cell, width in zip(row, widths, strict=True)).rstrip()
-             for row in rows]
-    if flagged:
-        lines += ["", "* found symbolically on the time's lower bound (serial edges plus "
-                      "max(work/P, span) of each parallel stretch); the schedule's time at this "
-                      "size says otherwise (near a break-even the two can differ)"]
+    return (a.key, f"{number(a.before.time)} -> {number(a.after.time)}", f"{a.speedup:.3f}x",
+            bound_term(a.after), moved, use, f"{a.before.space} -> {a.after.space}", pays)
+
+
+def _table(assessments: list[Assessment], parameter: str | None = None,
+           size: int | None = None) -> list[str]:
+    """The verdict table (rich), a row per rewrite, and the notes its marks refer to."""
+    columns = max(80, shutil.get_terminal_size((160, 24)).columns)
+    table = Table(header_style="bold", title_justify="left")
+    for heading in HEADINGS:
+        table.add_column(heading, overflow="fold")
+    common = _common_range(assessments)
+    rows = [_cells(a, parameter, size, common) for a in assessments]
+    for row in rows:
+        table.add_row(*row)
+    buffer = StringIO()
+    Console(file=buffer, width=columns, color_system=None, highlight=False).print(table)
+    lines = [buffer.getvalue().rstrip("\n")]
+    notes = []
+    if common is not None:
+        notes.append(f"always / never: on every size {common} (symbolic profiles)")
+    ladder = [a.break_even for a in assessments if a.break_even is not None
+              and a.break_even.method.startswith("numeric")
+              and a.break_even.direction in ("always", "never")]
+    if ladder:
+        notes.append(f"† by explicit evaluation on the sizes {ladder[0].searched()} only (a "
+                     "program the symbolic profiles do not cover)")
+    if any("*" in row[-1] for row in rows):
+        notes.append("* found symbolically on the time's lower bound (serial edges plus "
+                     "max(work/P, span) of each parallel stretch); the schedule's time at this "
+                     "size says otherwise (near a break-even the two can differ)")
+    if notes:
+        lines += ["", *notes]
     return lines
 
 

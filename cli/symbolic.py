@@ -25,9 +25,8 @@ from graphs.semantics.options import EvaluationOptions
 from graphs.semantics.symbolic import NotRegular, OutsideAssumptions
 from graphs.symbolic_profile import (
     PLACEMENT_TIME,
-    SymbolicProfile,
+    TimeCurve,
     formula_text,
-    placement_time,
     report,
     symbolic_profile,
 )
@@ -87,14 +86,15 @@ def command_place(args: argparse.Namespace, holder: SourceHolder) -> int:
     options = evaluation_options(args)
     subject = Subject(checked)
     sites = []
+    curves: dict = {}  # each program's time curve, priced once: the written program is in every row
     for rewrite in offered(subject):
         if rewrite.site.rule not in ("insert-on", "remove-on"):
             continue
         written_on = rewrite.site.rule == "remove-on"
         gpu, cpu = ((rewrite.before, rewrite.after) if written_on
                     else (rewrite.after, rewrite.before))
-        sites.append(_place_site(rewrite.site.where, written_on, cpu.checked, gpu.checked,
-                                 values, parameter, options, args))
+        sites.append(_place_site(rewrite.site.where, written_on, cpu, gpu, values, parameter,
+                                 options, args, curves))
     result = {"file": args.file, "parameter": parameter, "params": values, "procs": args.procs,
               "time": PLACEMENT_TIME,
               "sites": sites}
@@ -105,34 +105,45 @@ def command_place(args: argparse.Namespace, holder: SourceHolder) -> int:
     return EXIT_OK
 
 
-def _place_site(where: str, written_on: bool, cpu: CheckedProgram, gpu: CheckedProgram,
+def _place_site(where: str, written_on: bool, cpu: Subject, gpu: Subject,
                 values: dict[str, int], parameter: str, options: EvaluationOptions,
-                args: argparse.Namespace) -> dict[str, Any]:
+                args: argparse.Namespace, curves: dict) -> dict[str, Any]:
     site: dict[str, Any] = {"site": where, "written": "gpu" if written_on else "cpu"}
     try:
-        profiles = {"cpu": symbolic_profile(cpu, options, values, [parameter]),
-                    "gpu": symbolic_profile(gpu, options, values, [parameter])}
-        return _place_symbolic(site, profiles, values, parameter, args)
+        worlds = {"cpu": _curve(cpu, values, parameter, options, args, curves),
+                  "gpu": _curve(gpu, values, parameter, options, args, curves)}
+        return _place_symbolic(site, worlds, values, parameter, args)
     except NotRegular as irregular:  # or sizes outside the formulas' assumptions
         why = ("outside the formulas' assumptions" if isinstance(irregular, OutsideAssumptions)
                else "not regular")
         site.update(method="explicit", note=f"{why}: {irregular.message}")
-        return _place_explicit(site, cpu, gpu, values, parameter, options, args)
+        return _place_explicit(site, cpu.checked, gpu.checked, values, parameter, options, args)
 
 
-def _place_symbolic(site: dict[str, Any], profiles: dict[str, SymbolicProfile],
+def _curve(subject: Subject, values: dict[str, int], parameter: str, options: EvaluationOptions,
+           args: argparse.Namespace, curves: dict) -> TimeCurve:
+    """The subject's time curve, made once per program (a NotRegular is kept and raised again)."""
+    key = subject.key()
+    if key not in curves:
+        try:
+            curves[key] = TimeCurve(subject.checked, options, values, parameter, args.procs)
+        except NotRegular as irregular:
+            curves[key] = irregular
+    found = curves[key]
+    if isinstance(found, NotRegular):
+        raise found
+    return found
+
+
+def _place_symbolic(site: dict[str, Any], worlds: dict[str, TimeCurve],
                     values: dict[str, int], parameter: str,
                     args: argparse.Namespace) -> dict[str, Any]:
     """A site placed by its two symbolic profiles: the formulas, and the crossings up to
     --max-n."""
-    formulas = {w: placement_time(p, args.procs) for w, p in profiles.items()}
+    formulas = {w: curve.formula for w, curve in worlds.items()}
 
-    def time_of(world: str):
-        profile: SymbolicProfile = profiles[world]
-
-        def at(n: int) -> float:
-            return profile.time_at({**values, parameter: n}, args.procs)[0]
-        return at
+    def time_of(world: str) -> TimeCurve:
+        return worlds[world]
 
     largest = resolved_upper(time_of("cpu"), time_of("gpu"), parameter, formulas["cpu"],
                              formulas["gpu"], args.max_n)

@@ -234,7 +234,8 @@ class BreakEven:
     """Where a rewrite starts (or stops) paying, in size parameter `parameter`.
 
     `direction`: "from" (it pays for n ≥ `n`), "below" (it pays for n < `n`), "always" or
-    "never" (on every size tried, up to `largest`); `method` says how it was found."""
+    "never" (on every size tried, up to `largest`: `searched`); `method` says how it was
+    found."""
 
     parameter: str
     direction: str
@@ -243,21 +244,25 @@ class BreakEven:
     largest: int
 
     def describe(self) -> str:
-        """`n >= 49`, `n < 50`, `every n <= 1024` or `no n <= 1024`."""
-        name = self.parameter
+        """`n >= 49`, `n < 50`, `always` or `never`: one vocabulary, whichever way it was found
+        (`searched` says up to which size)."""
+        match self.direction:
+            case "from":
+                return f"{self.parameter} >= {self.n}"
+            case "below":
+                return f"{self.parameter} < {self.n}"
+            case "always":
+                return "always"
+        return "never"
+
+    def searched(self) -> str:
+        """The sizes the answer covers: `n <= 1024`, `n <= 10^12`."""
         largest = self.largest
         exponent = len(str(largest)) - 1
         shown: int | str = largest
         if largest >= 10**6 and largest == 10**exponent:
             shown = f"10^{exponent}"
-        match self.direction:
-            case "from":
-                return f"{name} >= {self.n}"
-            case "below":
-                return f"{name} < {self.n}"
-            case "always":
-                return f"every {name} <= {shown}"
-        return f"no {name} <= {shown}"
+        return f"{self.parameter} <= {shown}"
 
     def pays_at(self, n: int) -> bool:
         """Whether this says the rewrite pays at size n."""

@@ -27,7 +27,7 @@ from graphs.schedule import Policy
 from graphs.semantics.explicit import Evaluation, evaluate
 from graphs.semantics.options import EvaluationOptions
 from graphs.semantics.symbolic import NotRegular
-from graphs.symbolic_profile import placement_time, symbolic_profile
+from graphs.symbolic_profile import TimeCurve
 from profiler.errors import HetprofError
 from profiler.rewrite import Rewrite, Subject, offered
 
@@ -95,6 +95,7 @@ class Assessment:
                          for term in (*TIME_TERMS, "bank conflicts", "space")}
         data["delta"]["time"] = self.after.time - self.before.time
         data["pays"] = self.break_even.describe() if self.break_even else None
+        data["searched"] = self.break_even.searched() if self.break_even else None
         return data
 
 
@@ -172,12 +173,19 @@ def speedup(before: Score, after: Score) -> float:
 
 def moved_term(before: Score, after: Score) -> str:
     """The cost term that moved most: the time term (transfer, kernel, launch, cpu) with the
-    largest change, named "bank conflicts" when it is the kernel and the conflicts moved the same
-    way;
-    "space" when no time term moved but the space did; "nothing" otherwise."""
-    changes = {term: abs(after.term(term) - before.term(term)) for term in TIME_TERMS}
-    term = max(changes, key=lambda t: changes[t])
-    if changes[term] > 1e-9:
+    largest change in the direction the time moved (the schedule overlaps terms, so a faster
+    program may still have one term grown: `remove-on` moves work onto the CPU, and its time
+    falls because the transfers fell more), named "bank conflicts" when it is the kernel and
+    the conflicts moved the same way; "space" when no time term moved but the space did;
+    "nothing" otherwise."""
+    changes = {term: after.term(term) - before.term(term) for term in TIME_TERMS}
+    direction = after.time - before.time
+    if direction:
+        along = {t: c for t, c in changes.items() if c * direction > 1e-9}
+        if along:
+            changes = along
+    term = max(changes, key=lambda t: abs(changes[t]))
+    if abs(changes[term]) > 1e-9:
         conflicts = after.bank_conflicts - before.bank_conflicts
         kernel = after.kernel - before.kernel
         if term == "kernel" and conflicts and (conflicts > 0) == (kernel > 0):
@@ -188,6 +196,16 @@ def moved_term(before: Score, after: Score) -> str:
     if after.bank_conflicts != before.bank_conflicts:
         return "bank conflicts"
     return "nothing"
+
+
+def bound_term(score: Score) -> str:
+    """What bounds a program's predicted time (as Intel Advisor's offload report says): the
+    largest of its transfer, launch, kernel (named "bank conflicts" where it has some) and CPU
+    terms."""
+    terms = {"transfer": score.transfer, "launch": score.launch, "kernel": score.kernel,
+             "CPU": score.cpu}
+    term = max(terms, key=lambda t: terms[t])
+    return "bank conflicts" if term == "kernel" and score.bank_conflicts else term
 
 
 def break_even(scorer: Scorer, before: Subject, after: Subject, parameter: str,
@@ -218,37 +236,26 @@ def symbolic_solver(scorer: Scorer, upper: int = 10**12) -> Solver:
     symbolically in the size parameter, their times (PLACEMENT_TIME) compared for every n up
     to `upper` in O(log upper) evaluations (`crossings`). None where a program is not regular
     (the ladder of explicit evaluations answers then)."""
-    profiles: dict = {}  # a subject's profile, its time formula and its times by size
+    curves: dict = {}  # a subject's TimeCurve (None: not regular), shared by every rewrite
 
-    def profile_of(subject, parameter: str):
+    def curve_of(subject, parameter: str) -> TimeCurve | None:
         key = (subject.key(), parameter)
-        if key not in profiles:
+        if key not in curves:
             try:
-                profile = symbolic_profile(subject.checked, scorer.options_for(subject),
-                                           scorer.params, [parameter])
-                profiles[key] = (profile, placement_time(profile, scorer.procs), {})
+                curves[key] = TimeCurve(subject.checked, scorer.options_for(subject),
+                                        scorer.params, parameter, scorer.procs)
             except NotRegular:
-                profiles[key] = None
-        return profiles[key]
-
-    def time_of(entry, parameter: str):
-        profile, _, times = entry
-
-        def at(n: int) -> float:
-            if n not in times:
-                times[n] = profile.time_at({**scorer.params, parameter: n}, scorer.procs)[0]
-            return times[n]
-        return at
+                curves[key] = None
+        return curves[key]
 
     def solve(before, after, parameter: str):
-        entries = [profile_of(s, parameter) for s in (before, after)]
-        if None in entries:
+        first, second = (curve_of(s, parameter) for s in (before, after))
+        if first is None or second is None:
             return None
         try:
-            first, second = (time_of(e, parameter) for e in entries)
-            largest = resolved_upper(first, second, parameter, entries[0][1], entries[1][1],
+            largest = resolved_upper(first, second, parameter, first.formula, second.formula,
                                      upper)
-            found = crossings(first, second, parameter, entries[0][1], entries[1][1], largest,
+            found = crossings(first, second, parameter, first.formula, second.formula, largest,
                               ("before", "after"))
             pays_at_1 = second(1) < first(1)
         except NotRegular:

@@ -26,6 +26,7 @@ Their exact values come from the explicit schedule (`--symbolic` prints it where
 
 from __future__ import annotations
 
+import functools
 import math
 from dataclasses import dataclass
 from typing import Any
@@ -555,10 +556,25 @@ class _Affine:
     other symbols already given); anything else is evaluated by sympy."""
 
     def __init__(self, expr: sp.Expr, fixed: dict):
-        self.expr = _done(_given(expr, fixed))
-        self.variables = sorted(self.expr.free_symbols, key=str)
         self.coefficients: list[tuple[sp.Symbol, int]] | None = None
         self.constant = 0
+        linear = _linear_form(expr)
+        if linear is not None and all(isinstance(fixed.get(v, 0), int | sp.Integer)
+                                      for v, _ in linear[0]):
+            # Affine in every symbol: the sizes go into the constant, in Python integers (the
+            # same coefficients sympy's Poly finds below, without sympy at each size).
+            self.expr = expr
+            self.constant = linear[1]
+            self.coefficients = []
+            for variable, coefficient in linear[0]:
+                if variable in fixed:
+                    self.constant += coefficient * int(fixed[variable])
+                else:
+                    self.coefficients.append((variable, coefficient))
+            self.variables = [v for v, _ in self.coefficients]
+            return
+        self.expr = _done(_given(expr, fixed))
+        self.variables = sorted(self.expr.free_symbols, key=str)
         try:
             poly = sp.Poly(self.expr, *self.variables) if self.variables else None
         except sp.PolynomialError:
@@ -582,6 +598,29 @@ class _Affine:
         for variable, coefficient in self.coefficients:
             total += coefficient * values[variable]
         return total
+
+
+@functools.cache
+def _linear_form(expr) -> tuple[tuple[tuple[sp.Symbol, int], ...], int] | None:
+    """expr as Σ coefficient·symbol + constant with integer coefficients, over every free symbol
+    (sorted by name, as `_Affine` orders its variables); None where it is not (kept per
+    expression: a kernel template's addresses are met again at every size)."""
+    expr = sp.sympify(expr)
+    found: tuple[tuple[tuple[sp.Symbol, int], ...], int] | None = None
+    variables = sorted(expr.free_symbols, key=str)
+    if not expr.has(sp.Sum):
+        try:
+            poly = sp.Poly(expr, *variables) if variables else None
+        except sp.PolynomialError:
+            poly = None
+        if poly is None and expr.is_Integer:
+            found = ((), int(expr))
+        elif poly is not None and poly.total_degree() <= 1:
+            coefficients = [(v, poly.coeff_monomial(v)) for v in variables]
+            constant = poly.coeff_monomial(1)
+            if all(c.is_Integer for _, c in coefficients) and constant.is_Integer:
+                found = (tuple((v, int(c)) for v, c in coefficients if c != 0), int(constant))
+    return found
 
 
 def _limit(access: TAccess, values: dict) -> int:
@@ -1005,6 +1044,33 @@ def placement_time(profile: SymbolicProfile, procs: int) -> sp.Expr:
     """The time a placement is compared by (PLACEMENT_TIME): the lower bound of `time_bounds`,
     which on one processor is the time of every schedule."""
     return profile.time_formulas(procs)[0]
+
+
+class TimeCurve:
+    """A program's placement time (PLACEMENT_TIME) as one size parameter varies: its symbolic
+    profile and formula made once, and its time at each size priced once (`hetprof place` and
+    `hetprof rewrite` share one curve between every row that compares against the program)."""
+
+    def __init__(self, checked: CheckedProgram, options: EvaluationOptions,
+                 params: dict[str, int], parameter: str, procs: int):
+        self.profile = symbolic_profile(checked, options, params, [parameter])
+        self.params, self.parameter, self.procs = params, parameter, procs
+        self._formula: sp.Expr | None = None
+        self._times: dict[int, float] = {}
+
+    @property
+    def formula(self) -> sp.Expr:
+        """The time as a formula in the parameter (`placement_time`)."""
+        if self._formula is None:
+            self._formula = placement_time(self.profile, self.procs)
+        return self._formula
+
+    def __call__(self, n: int) -> float:
+        """The time at parameter = n (the other parameters at their given values)."""
+        if n not in self._times:
+            self._times[n] = self.profile.time_at({**self.params, self.parameter: n},
+                                                  self.procs)[0]
+        return self._times[n]
 
 
 # -- long loops inside kernel threads ----------------------------------------------------------------

@@ -601,7 +601,8 @@ class RegionSizes:
                                                    for symbol in self.quantities}
         both = {**params, **values}
         for symbol, expr in self.derived.items():
-            values[symbol] = sp.sympify(expr).subs(both)
+            expr = sp.sympify(expr)
+            values[symbol] = expr.xreplace({s: both[s] for s in expr.free_symbols if s in both})
         return values
 
     def value(self, symbol: sp.Symbol, params: dict) -> int:
@@ -658,7 +659,9 @@ class RegionSizes:
 
 
 def _int(expr, params: dict) -> int:
-    value = sp.sympify(expr).subs(params)
+    # xreplace, not subs: the same number for symbols given numbers, without subs' rewriting.
+    expr = sp.sympify(expr)
+    value = expr.xreplace({s: params[s] for s in expr.free_symbols if s in params})
     return int(value)
 
 
