@@ -142,19 +142,11 @@ class RegionImage:
             self.size += -(-(end - self.size) // self.bsize) * self.bsize
         self.ap = end
 
-    def scalars(self) -> tuple[np.ndarray, np.ndarray]:
-        """The offsets of every int and float, and their words (a float's 64 bits as an int)."""
-        offsets, words = [], []
-        for block in self.blocks:
-            if block.kind == "int":
-                offsets.append(block.offsets)
-                words.append(block.data[0].astype(np.int64, copy=False))
-            elif block.kind == "float":
-                offsets.append(block.offsets)
-                words.append(block.data[0].astype(np.float64, copy=False).view(np.int64))
-        if not offsets:
-            return np.zeros(0, np.int64), np.zeros(0, np.int64)
-        return np.concatenate(offsets), np.concatenate(words)
+    def scalars(self) -> list[tuple[np.ndarray, np.ndarray]]:
+        """Each block of ints or floats: its offsets and its words (a float's 64 bits as an
+        int)."""
+        return [(block.offsets, block.data[0].view(np.int64)) for block in self.blocks
+                if block.kind in ("int", "float")]
 
     def pairs(self) -> list[ImageBlock]:
         return [b for b in self.blocks if b.kind == "pair"]
@@ -322,6 +314,10 @@ class _Threads:
         cursor = self.cursor.get(rid)
         if cursor is None:
             cursor = self.cursor[rid] = np.zeros(self.count, np.int64)
+        if len(threads) == self.count:  # every thread (`threads` is sorted and distinct)
+            start = -(cursor + 1)
+            cursor += words
+            return start
         start = cursor[threads]
         cursor[threads] = start + words
         return -(start + 1)
@@ -338,8 +334,11 @@ def _resolve(refs: Refs, threads: np.ndarray, starts: dict[int, np.ndarray]) -> 
     relative = refs.offset < 0
     if not relative.any():
         return refs
+    regions = refs.region[relative]
+    if regions.min() == regions.max() and relative.all():  # the common case, done whole
+        return Refs(refs.region, starts[int(regions[0])][threads] - refs.offset - 1)
     offset = refs.offset.copy()
-    for rid in np.unique(refs.region[relative]).tolist():
+    for rid in np.unique(regions).tolist():
         chosen = relative & (refs.region == rid)
         offset[chosen] = starts[rid][threads[chosen]] - offset[chosen] - 1
     return Refs(refs.region, offset)
@@ -619,7 +618,7 @@ class _Prelude:
             starts[rid] = image.ap + ends - words
             image._grow_to(image.ap + (int(ends[-1]) if n else 0))
         for rid, who, block in threads.blocks:
-            offsets = starts[rid][who] - block.offsets - 1
+            offsets = (starts[rid] if len(who) == n else starts[rid][who]) - block.offsets - 1
             data = tuple(_resolve(part, who, starts) if isinstance(part, Refs) else part
                          for part in block.data)
             self.images[rid].blocks.append(ImageBlock(block.kind, offsets, data))
