@@ -38,11 +38,13 @@ thread): the same kinds of error, perhaps from another thread.
 from __future__ import annotations
 
 import hashlib
+import math
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import numpy as np
 
-from graphs.semantics.explicit import OFFLOAD_CENTRE, Offload
+from graphs.semantics.explicit import OFFLOAD_CENTRE, Offload, OffloadCollector, evaluate
 from graphs.semantics.options import EvaluationOptions
 from profiler.checker import CheckedProgram, bind_parameters
 from profiler.errors import EvaluationError, HetprofError
@@ -377,6 +379,45 @@ def offload_inputs(checked: CheckedProgram, params: dict[str, int] | None = None
     if not points:
         return []
     return [_Prelude(bind_parameters(checked, params or {}), bsize).top(checked.body, {}, {})]
+
+
+def estimate_room(checked: CheckedProgram, params_at: Callable[[int], dict[str, int]],
+                  size: int, probes: tuple[int, int] = (16, 32),
+                  options: EvaluationOptions = EvaluationOptions()) -> dict[int, int]:
+    """The words the work of the program's offload allocates in each region at size `size`
+    (region id -> words), which an offload of `offload_inputs` does not know (the device needs
+    them as room before it runs: regions cannot grow on the GPU, Fig. 9, NoExpandWE).
+
+    The explicit evaluator runs the program at the two small sizes `probes` (`params_at` gives
+    the parameters of a size), and each region's growth across the offload, g(p), is extrapolated
+    by the power law through both, g(size) = g(p2) · (size / p2)^k: k is 1 for a map (nn), 3
+    for gemm's n² threads of n-step loops. Lower-order terms make it an estimate, which the
+    runner's margin (4 g + 4096 words) covers. A size no larger than a probe is evaluated."""
+    if size <= probes[1]:
+        return _growth(checked, params_at(size), options)
+    low, high = (_growth(checked, params_at(p), options) for p in probes)
+    room = {}
+    for rid, g2 in high.items():
+        g1 = low.get(rid, 0)
+        k = math.log(g2 / g1) / math.log(probes[1] / probes[0]) if g1 > 0 and g2 > 0 else 0.0
+        room[rid] = math.ceil(g2 * (size / probes[1]) ** max(k, 0.0))
+    return room
+
+
+def _growth(checked: CheckedProgram, params: dict[str, int],
+            options: EvaluationOptions) -> dict[int, int]:
+    collector = OffloadCollector()
+    evaluate(checked, bind_parameters(checked, params),
+             EvaluationOptions(options.profile, options.gpu_mode, options.max_steps,
+                               options.max_depth, options.max_graph, options.grow_gpu_regions,
+                               collector, options.rules))
+    growth: dict[int, int] = {}
+    for offload in collector.offloads:
+        if _is_offload(offload.node):
+            for rid, region in offload.inputs.items():
+                grown = offload.heap[rid].ap - region.ap
+                growth[rid] = max(growth.get(rid, 0), grown)
+    return growth
 
 
 def _is_offload(e: Expr) -> bool:

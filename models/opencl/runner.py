@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import hashlib
 import statistics
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -519,8 +520,16 @@ def offload_key(session: DeviceSession, offload: Offload, types: dict,
 
 
 def run_offload(session: DeviceSession, offload: Offload, types: dict, params: dict[str, int],
-                repeats: int = 5, warmup: int = 1, where: str = "") -> OffloadRun:
-    """Run an offload on the device `repeats` times after `warmup` runs; compare its value."""
+                repeats: int = 5, warmup: int = 1, where: str = "",
+                room: Mapping[int, int] | None = None) -> OffloadRun:
+    """Run an offload on the device `repeats` times after `warmup` runs; compare its value with
+    the interpreter's (an offload without one, from graphs.semantics.inputs, is run unchecked:
+    see `check_runs`).
+
+    `room`: region id -> the words the work allocates there, for an offload without the
+    interpreter's heap after the work (graphs.semantics.inputs.estimate_room). A region that
+    fills up on the device makes its kernel go on with wrong locations, which can crash the
+    device (PoCL's is the host process), so the room must be known before the first run."""
     plan, names = _plan(session, offload, types, params)
     rids = []
     for name in names:
@@ -531,11 +540,14 @@ def run_offload(session: DeviceSession, offload: Offload, types: dict, params: d
             rids.append(rid)
     regions = [offload.inputs[rid] for rid in rids]
     # The room each region needs for what the work allocates: from the interpreter's heap after
-    # the work; without one (graphs.semantics.inputs), from a first guess as big as the region,
-    # and then from what a run that filled a region had asked for.
-    known = all(rid in offload.heap for rid in rids)
-    grown = [max(0, offload.heap[rid].ap - offload.inputs[rid].ap) if known
-             else offload.inputs[rid].ap for rid in rids]
+    # the work, or from `room`; a second attempt grows it by what the full run had asked for.
+    if all(rid in offload.heap for rid in rids):
+        grown = [max(0, offload.heap[rid].ap - offload.inputs[rid].ap) for rid in rids]
+    elif room is not None and all(rid in room for rid in rids):
+        grown = [room[rid] for rid in rids]
+    else:
+        raise DeviceError("the words this offload allocates on the device are unknown (no "
+                          "interpreter heap after it, no room given)")
     extra = [4 * g + 4096 for g in grown]
     program = session.program(plan.source)
     expected = (interpreter_value(offload.value, offload.heap) if offload.value is not None
@@ -545,7 +557,7 @@ def run_offload(session: DeviceSession, offload: Offload, types: dict, params: d
     kernels: dict[str, Timing] = {step.kernel: Timing() for step in plan.steps}
     value = None
     words_in = words_out = 0
-    attempts = 3 if known else 6
+    attempts = 3
     for attempt in range(attempts):
         layout = _layout(regions, extra)
         if max(layout.capacity, default=0) >= 2**31:
