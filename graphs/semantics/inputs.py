@@ -40,7 +40,7 @@ from __future__ import annotations
 import hashlib
 import math
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 
@@ -407,10 +407,7 @@ def estimate_room(checked: CheckedProgram, params_at: Callable[[int], dict[str, 
 def _growth(checked: CheckedProgram, params: dict[str, int],
             options: EvaluationOptions) -> dict[int, int]:
     collector = OffloadCollector()
-    evaluate(checked, bind_parameters(checked, params),
-             EvaluationOptions(options.profile, options.gpu_mode, options.max_steps,
-                               options.max_depth, options.max_graph, options.grow_gpu_regions,
-                               collector, options.rules))
+    evaluate(checked, bind_parameters(checked, params), replace(options, observer=collector))
     growth: dict[int, int] = {}
     for offload in collector.offloads:
         if _is_offload(offload.node):
