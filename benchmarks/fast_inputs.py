@@ -24,7 +24,7 @@ CASES = ["gemm=512", "gemm=1024", "nn=1048576", "nn=4194304", "blackscholes=1048
 
 
 def one(program: str, n: int, objects: bool) -> None:
-    from graphs.semantics.inputs import offload_inputs
+    from graphs.semantics.inputs import estimate_room, offload_inputs
     from models.opencl.runner import heap_image
     from models.opencl.validate import _variants
     from profiler.checker import check_program
@@ -38,11 +38,14 @@ def one(program: str, n: int, objects: bool) -> None:
     words = len(heap_image(offload))
     end = time.perf_counter()
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 2**20
+    room = estimate_room(gpu, lambda p: {"n": p}, n)
+    after = time.perf_counter()
     line = (f"{program:13} n={n:<9} inputs {middle - start:6.2f} s  device heap "
-            f"{end - middle:6.2f} s  {words / 1e6:6.1f} M words  peak {peak:5.2f} GB")
+            f"{end - middle:6.2f} s  {words / 1e6:6.1f} M words  peak {peak:5.2f} GB  "
+            f"room {after - end:5.2f} s ({sum(room.values()) / 1e6:.0f} M words)")
     if objects:  # the same regions as the interpreter's Python objects, for comparison
         regions = [image.to_region() for image in offload.inputs.values()]
-        line += (f"  | as Region objects {time.perf_counter() - end:6.2f} s, peak "
+        line += (f"  | as Region objects {time.perf_counter() - after:6.2f} s, peak "
                  f"{resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 2**20:5.2f} GB "
                  f"({sum(len(r.values) for r in regions) / 1e6:.1f} M values)")
     print(line, flush=True)

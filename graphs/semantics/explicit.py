@@ -40,6 +40,7 @@ branch's table, merges with a conflict check and prices §7.1.2's local memory (
 from __future__ import annotations
 
 import operator
+from collections.abc import Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from functools import partial
@@ -155,7 +156,7 @@ class Offload:
     body: Expr  # what runs on the device
     env: dict
     regions: dict  # region variable -> region name
-    inputs: dict[int, Region | RegionImage]  # the CPU regions as they were before the work
+    inputs: Mapping[int, Region | RegionImage]  # the CPU regions as they were before the work
     value: Value | None  # the interpreter's result
     heap: dict[int, Region]  # every region after the work, to read `value`
     on: OnRecord | None  # the device box, for an `on`
