@@ -246,10 +246,15 @@ def _refs_of(v: _Value, m: int) -> Refs:
         case _Scalar(refs) | _Pair(refs):
             return refs
         case _Bools(value):
-            return Refs(np.full(m, -1, np.int64), value.astype(np.int64))
+            return Refs(_same_region(-1, m), value.astype(np.int64))
         case _Vector(region, offset):
-            return Refs(np.full(m, region, np.int64), np.full(m, offset, np.int64))
+            return Refs(_same_region(region, m), _same_region(offset, m))
     raise AssertionError(v)
+
+
+def _same_region(rid: int, m: int) -> np.ndarray:
+    """m copies of one number, as a read-only view of it (no memory per element)."""
+    return np.broadcast_to(np.int64(rid), (m,))
 
 
 def _take_refs(r: Refs, at: np.ndarray) -> Refs:
@@ -532,7 +537,7 @@ class _Prelude:
                 offsets = threads.allocate(rid, sel, 2)
                 threads.record(rid, sel, ImageBlock("pair", offsets,
                                                     (_refs_of(a, m), _refs_of(b, m))))
-                return _Pair(Refs(np.full(m, rid, np.int64), offsets), a, b)
+                return _Pair(Refs(_same_region(rid, m), offsets), a, b)
             case Fst(inner) | Snd(inner):
                 pair = self.eval(inner, env, regions, threads, sel)
                 if not isinstance(pair, _Pair):
@@ -580,7 +585,7 @@ class _Prelude:
         rid = self._rid(region, regions)
         offsets = threads.allocate(rid, sel, 1)
         threads.record(rid, sel, ImageBlock("float" if floating else "int", offsets, (value,)))
-        return _Scalar(Refs(np.full(len(sel), rid, np.int64), offsets), value, floating)
+        return _Scalar(Refs(_same_region(rid, len(sel)), offsets), value, floating)
 
     def _binop(self, e: BinOp, env: dict, regions: dict, threads: _Threads,
                sel: np.ndarray) -> _Value:
@@ -632,7 +637,7 @@ class _Prelude:
         image._grow_to(start + n)
         offsets = np.arange(start, start + n, dtype=np.int64)
         image.blocks.append(ImageBlock("int", offsets, (np.arange(n, dtype=np.int64),)))
-        refs = Refs(np.full(n, rid, np.int64), offsets)
+        refs = Refs(_same_region(rid, n), offsets)
         return self._place_vector(rid, _Scalar(refs, np.arange(n, dtype=np.int64), False), refs)
 
     def _parmap(self, func: Expr, vector: Expr, region: str | None, span: Span, env: dict,

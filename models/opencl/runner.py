@@ -431,6 +431,12 @@ def device_value(heap: np.ndarray, word: int, type_: Type, depth: int = 0) -> An
                     device_value(heap, int(heap[word + 1]), second, depth + 1))
         case VecS(element):
             n = int(heap[word])
+            items = heap[word + 1:word + 1 + n]
+            scalar = isinstance(element, Boxed) and isinstance(element.shape, (IntS, FloatS))
+            if scalar and len(items) == n and ((0 <= items) & (items < len(heap))).all():
+                words = heap[items]  # a vector of numbers, read at once
+                return (words.view(np.float64) if isinstance(element.shape, FloatS)
+                        else words).tolist()
             return [device_value(heap, int(heap[word + 1 + i]), element, depth + 1)
                     for i in range(n)]
         case FunS() | RegionFunS():
