@@ -432,10 +432,11 @@ def device_value(heap: np.ndarray, word: int, type_: Type, depth: int = 0) -> An
         case VecS(element):
             n = int(heap[word])
             items = heap[word + 1:word + 1 + n]
-            scalar = isinstance(element, Boxed) and isinstance(element.shape, (IntS, FloatS))
-            if scalar and len(items) == n and ((0 <= items) & (items < len(heap))).all():
+            number = element.shape if isinstance(element, Boxed) else None
+            if (isinstance(number, (IntS, FloatS)) and len(items) == n
+                    and ((0 <= items) & (items < len(heap))).all()):
                 words = heap[items]  # a vector of numbers, read at once
-                return (words.view(np.float64) if isinstance(element.shape, FloatS)
+                return (words.view(np.float64) if isinstance(number, FloatS)
                         else words).tolist()
             return [device_value(heap, int(heap[word + 1 + i]), element, depth + 1)
                     for i in range(n)]
