@@ -19,6 +19,7 @@ from models.opencl.runner import (
     DeviceSession,
     check_runs,
     heap_image,
+    offload_key,
     plan_offload,
     run_offload,
     select_device,
@@ -282,6 +283,10 @@ def test_an_offload_without_the_interpreter_runs_and_its_value_is_unchecked(name
     assert run.value == reference.expected  # exactly, floats bit for bit
     assert check_runs(run, reference) is None
     assert run.words_in == reference.words_in
+    # the same kernels on the same words: one key, however the inputs were obtained
+    assert offload_key(pocl, fast, checked.types, bound) == offload_key(
+        pocl, replace(fast, inputs={rid: image.copy() for rid, image in fast.inputs.items()}),
+        checked.types, bound)
 
 
 def test_two_runs_that_differ_are_reported_where_they_differ(pocl):
