@@ -3,11 +3,15 @@ device's value was checked, per program in the report."""
 
 from __future__ import annotations
 
+import json
+import subprocess
+import sys
+
 import pytest
 from conftest import ROOT
 
 from graphs.semantics.inputs import NotVectorised
-from models.device_profile import DeviceProfile
+from models.device_profile import DeviceProfile, save_profile
 from models.opencl.runner import DeviceSession, select_device
 from models.opencl.validate import validate
 
@@ -42,3 +46,15 @@ def test_interpreter_inputs_are_the_default_and_fast_inputs_refuse_what_does_not
     assert [i["inputs"] for i in report["inputs"]] == ["interpreter"]
     with pytest.raises(NotVectorised):
         _validate(pocl, [ZIPMUL], "fast")
+
+
+def test_the_cli_takes_inputs_and_reports_them(tmp_path):
+    save_profile(DeviceProfile(), tmp_path / "profile.json")
+    done = subprocess.run(
+        [sys.executable, "-m", "cli", "validate", NN, "--device", "pocl", "--cpu-device", "pocl",
+         "--device-profile", str(tmp_path / "profile.json"), "--sizes", "64", "--parts",
+         "programs", "--inputs", "auto", "--format", "json", "-o", str(tmp_path / "r.json")],
+        cwd=ROOT, capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stderr
+    report = json.loads((tmp_path / "r.json").read_text())
+    assert [(i["program"], i["inputs"]) for i in report["inputs"]] == [("nn", "fast")]
