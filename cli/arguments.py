@@ -199,6 +199,11 @@ def _opencl_commands(commands: Any) -> None:
                           "mode's fit) and report its errors")
     validate.add_argument("--parts", default="programs,transfers,conflicts",
                           help="what to validate: programs, transfers, conflicts (comma-separated)")
+    validate.add_argument("--inputs", choices=("auto", "interpreter", "fast"),
+                          default="interpreter",
+                          help="where each on's inputs come from: the interpreter (default), "
+                          "a numpy evaluation of the CPU part (fast; the GPU's value is then "
+                          "checked against the CPU device's), or fast where it can (auto)")
     validate.add_argument("--format", choices=("text", "json"), default="text")
     validate.add_argument("-o", "--output", help="write the report here")
     validate.set_defaults(handler=_command_validate)

@@ -86,7 +86,8 @@ def command_validate(args: argparse.Namespace, holder: SourceHolder) -> int:
         report_data = validate.validate(session, cpu_session, profile, args.programs or None, sizes,
                                quick=args.quick, gpu_mode=args.gpu_mode, holder=holder,
                                progress=report, compare=compare,
-                               parts=tuple(p.strip() for p in args.parts.split(",")))
+                               parts=tuple(p.strip() for p in args.parts.split(",")),
+                               inputs=args.inputs)
     if args.format == "json":
         write_output(json_text(report_data) + "\n", args.output)
     else:

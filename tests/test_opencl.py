@@ -5,16 +5,30 @@ from __future__ import annotations
 
 import os
 import statistics
+from dataclasses import replace
 
+import numpy as np
 import pytest
 from conftest import EXAMPLES, ROOT
 from hypothesis import HealthCheck, assume, given, note, settings
 
 from graphs.semantics.explicit import OffloadCollector, evaluate
+from graphs.semantics.inputs import estimate_room, offload_inputs
 from graphs.semantics.options import EvaluationOptions
 from models.opencl.codegen import BackendError
-from models.opencl.runner import DeviceSession, plan_offload, run_offload, select_device
+from models.opencl.runner import (
+    DeviceSession,
+    check_runs,
+    heap_image,
+    offload_key,
+    plan_offload,
+    run_offload,
+    select_device,
+    value_difference,
+)
+from models.opencl.validate import _variants
 from profiler.checker import bind_parameters, check_program
+from profiler.errors import DeviceError
 from profiler.parser import parse
 from tests.generate import well_typed_programs
 
@@ -261,3 +275,69 @@ def test_transfer_fit_of_two_sizes_timed_alike_keeps_a_finite_readable_rate(tmp_
     profile = replace(DeviceProfile(), host_to_device=params, device_to_host=params)
     save_profile(profile, tmp_path / "p.json")
     assert load_profile(tmp_path / "p.json") == profile
+
+
+# -- offloads without the interpreter (graphs/semantics/inputs.py) ---------------------------------
+
+FAST = [("gemm", {"n": 16}), ("nn", {"n": 1024}), ("blackscholes", {"n": 64}), ("kmeans", {})]
+
+
+def _suite_offloads(name, params):
+    path = ROOT / "benchmarks" / "suite" / f"{name}.lg"
+    checked = check_program(parse(path.read_text(), str(path.relative_to(ROOT))))
+    gpu, _ = _variants(checked)
+    bound = bind_parameters(checked, params)
+    collector = OffloadCollector()
+    evaluate(gpu, bound, EvaluationOptions(observer=collector))
+    (slow,) = collector.offloads
+    (fast,) = offload_inputs(gpu, bound)
+    return gpu, bound, fast, slow
+
+
+@pytest.mark.parametrize("name, params", FAST, ids=[name for name, _ in FAST])
+def test_region_images_fill_the_device_heap_as_the_interpreters_regions_do(name, params):
+    """The image path of `_layout`/`_fill` writes the very words the per-value path writes."""
+    _, _, fast, slow = _suite_offloads(name, params)
+    assert np.array_equal(heap_image(fast), heap_image(slow))
+
+
+@pytest.mark.parametrize("name, params", FAST[:2], ids=[name for name, _ in FAST[:2]])
+def test_an_offload_without_the_interpreter_runs_and_its_value_is_unchecked(name, params, pocl):
+    """gemm and nn with inputs from graphs.semantics.inputs: the device computes the
+    interpreter's value; the run says it is unchecked (there was nothing to compare with), and
+    comparing it with a run of the interpreter's offload finds no difference."""
+    checked, bound, fast, slow = _suite_offloads(name, params)
+    room = estimate_room(checked, lambda n: {"n": n}, bound["n"], probes=(4, 8))
+    grown = {rid: slow.heap[rid].ap - slow.inputs[rid].ap for rid in slow.inputs}
+    assert room.keys() == grown.keys()
+    for rid, words in room.items():  # the estimate within the runner's margin of 4
+        assert grown[rid] / 4 < words < 4 * grown[rid]
+    run = run_offload(pocl, fast, checked.types, bound, repeats=1, warmup=0, room=room)
+    reference = run_offload(pocl, slow, checked.types, bound, repeats=1, warmup=0)
+    assert reference.matches is True and reference.checked
+    assert run.matches is None and not run.checked and run.expected is None
+    assert run.value == reference.expected  # exactly, floats bit for bit
+    assert check_runs(run, reference) is None
+    assert run.words_in == reference.words_in
+    # the same kernels on the same words: one key, however the inputs were obtained
+    assert offload_key(pocl, fast, checked.types, bound) == offload_key(
+        pocl, replace(fast, inputs={rid: image.copy() for rid, image in fast.inputs.items()}),
+        checked.types, bound)
+
+
+def test_two_runs_that_differ_are_reported_where_they_differ(pocl):
+    checked, bound, fast, slow = _suite_offloads("gemm", {"n": 4})
+    room = {rid: slow.heap[rid].ap - slow.inputs[rid].ap for rid in slow.inputs}
+    run = run_offload(pocl, fast, checked.types, bound, repeats=1, warmup=0, room=room)
+    with pytest.raises(DeviceError, match="allocates on the device are unknown"):
+        run_offload(pocl, fast, checked.types, bound, repeats=1, warmup=0)
+    changed = list(run.value)
+    changed[5] = changed[5] + 2.0**-40
+    other = replace(run, value=changed, device="another device")
+    message = check_runs(run, other)
+    assert message is not None and "value[5]" in message and "another device" in message
+    assert value_difference([1.0, (2, 3.0)], [1.0, (2, 3.0)]) is None
+    assert value_difference([(1, float("nan"))], [(1, float("nan"))]) is None
+    assert value_difference([1, 2], [1, 2, 3]) == "value: a vector of 2 elements against 3 elements"
+    assert value_difference((1, -0.0), (1, 0.0)) is None  # == on floats, as _same compares
+    assert value_difference([(4, 1.5)], [(4, 1.25)]) == "value[0][1]: 1.5 against 1.25"

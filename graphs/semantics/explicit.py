@@ -40,9 +40,11 @@ branch's table, merges with a conflict check and prices §7.1.2's local memory (
 from __future__ import annotations
 
 import operator
+from collections.abc import Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from functools import partial
+from typing import TYPE_CHECKING
 
 from graphs.costgraph import (
     CostGraph,
@@ -108,6 +110,9 @@ from profiler.syntax import (
 )
 from profiler.transform import has_on
 
+if TYPE_CHECKING:
+    from graphs.semantics.inputs import RegionImage
+
 # What a rule's cost graph is: on the CPU world a `Sub` of the one `CostGraph`, on the GPU world
 # cost paths (`GSub`), and None for ∅. Which of the two follows from the rule's `world`.
 Cost = Sub | GSub | None
@@ -142,14 +147,17 @@ def _no_branch(k: int) -> None:
 class Offload:
     """One piece of work the OpenCL backend can run on a device: an `on` body (world 𝔾), or, in
     a program without `on`, an outermost CPU `parmap` (to run on an OpenCL CPU device). It holds
-    what that work starts from and what the interpreter computed, to compare against."""
+    what that work starts from and what the interpreter computed, to compare against.
+
+    graphs.semantics.inputs makes offloads without the interpreter: their inputs are
+    `RegionImage`s, their value None (not computed), their heap empty and `on` None."""
 
     node: Expr  # the On, or the ParMap
     body: Expr  # what runs on the device
     env: dict
     regions: dict  # region variable -> region name
-    inputs: dict[int, Region]  # copies of the CPU regions as they were before the work
-    value: Value  # the interpreter's result
+    inputs: Mapping[int, Region | RegionImage]  # the CPU regions as they were before the work
+    value: Value | None  # the interpreter's result
     heap: dict[int, Region]  # every region after the work, to read `value`
     on: OnRecord | None  # the device box, for an `on`
     cpu_graph: tuple[int, int] | None  # source and sink of the work in the CPU graph (parmaps)

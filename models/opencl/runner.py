@@ -11,12 +11,14 @@ from __future__ import annotations
 
 import hashlib
 import statistics
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 
 from graphs.semantics.explicit import Offload
+from graphs.semantics.inputs import Refs, RegionImage
 from models.opencl.codegen import (
     ERR_DIVIDE,
     ERR_FULL,
@@ -225,14 +227,19 @@ class OffloadRun:
     where: str
     device: str
     value: Any
-    expected: Any
-    matches: bool
+    expected: Any  # the interpreter's value; None where the offload has none (unchecked)
+    matches: bool | None  # None: unchecked, there was no interpreter value to compare with
     transfer_in: Timing
     transfer_out: Timing
     kernels: dict[str, Timing]  # step kernel name -> time (all levels of a reduce together)
     words_in: int
     words_out: int
     plan: Plan
+
+    @property
+    def checked(self) -> bool:
+        """Whether the value was compared with the interpreter's."""
+        return self.matches is not None
 
     def kernel_time(self, statistic: str = "median") -> float:
         """The kernels' time by one of `Timing`'s statistics ("median" or "best")."""
@@ -268,30 +275,75 @@ class _Layout:
     used: list[int]
     capacity: list[int]
     offsets: list[dict[int, int]]  # per device region: interpreter offset -> device offset
+    # Per device region given as a `RegionImage`: the offsets of its non-empty vectors, sorted
+    # (each takes one header word more on the device than in the region model); None otherwise.
+    vector_starts: list[np.ndarray | None] = field(default_factory=list)
 
     def location(self, loc: Loc) -> int:
         if loc.region not in self.region_ids:
             raise DeviceError("a value refers to a region that is not on the device")
         k = self.region_ids.index(loc.region)
+        starts = self.vector_starts[k] if self.vector_starts else None
+        if starts is not None:
+            return self.bases[k] + loc.offset + int(np.searchsorted(starts, loc.offset))
         return self.bases[k] + self.offsets[k][loc.offset]
 
+    def words(self, refs: Refs) -> np.ndarray:
+        """`_word(v, layout, inside=True)` of many values at once (image regions only)."""
+        region = refs.region
+        if len(region) and region.min() == region.max():  # the common case: one region
+            rid = int(region[0])
+            if rid < 0:
+                return refs.offset.copy()
+            if rid not in self.region_ids:
+                return np.zeros(len(region), np.int64)
+            return self.in_region(self.region_ids.index(rid), refs.offset)
+        out = np.where(region < 0, refs.offset, 0)
+        for k, rid in enumerate(self.region_ids):
+            chosen = region == rid
+            if chosen.any():
+                out[chosen] = self.in_region(k, refs.offset[chosen])
+        return out
 
-def _layout(regions: list[Region], extra: list[int]) -> _Layout:
+    def in_region(self, k: int, offsets: np.ndarray) -> np.ndarray:
+        """Device words of offsets in device region k, a region image."""
+        starts = self.vector_starts[k] if self.vector_starts else None
+        if starts is None:
+            raise AssertionError("a region image refers into a region that is not an image")
+        shift: np.ndarray | int = 0
+        if len(starts) and len(offsets):
+            # Most arrays are one parmap's words, between two vectors: one shift for them all.
+            low, high = np.searchsorted(starts, [offsets.min(), offsets.max()]).tolist()
+            shift = low if low == high else np.searchsorted(starts, offsets)
+        return offsets + (self.bases[k] + shift)
+
+
+def _layout(regions: list[Region | RegionImage], extra: list[int]) -> _Layout:
     bases, used, capacity, offsets = [], [], [], []
+    vector_starts: list[np.ndarray | None] = []
     base = 0
     for region, more in zip(regions, extra, strict=True):
         table = {}
         size = 0
-        for offset in sorted(region.values):
-            table[offset] = size
-            size += _device_size(region.values[offset])
+        if isinstance(region, RegionImage):
+            # Under hetprof's rules a region's values tile [0, ap) (Fig. 3, ap + |v|), so each
+            # device offset is the region's plus one header word per non-empty vector before it.
+            starts = np.sort(np.array([o for o, items in region.vectors() if len(items)],
+                                      dtype=np.int64))
+            vector_starts.append(starts)
+            size = region.ap + len(starts)
+        else:
+            vector_starts.append(None)
+            for offset in sorted(region.values):
+                table[offset] = size
+                size += _device_size(region.values[offset])
         room = size + more
         bases.append(base)
         used.append(size)
         capacity.append(room)
         offsets.append(table)
         base += room
-    return _Layout([r.name for r in regions], bases, used, capacity, offsets)
+    return _Layout([r.name for r in regions], bases, used, capacity, offsets, vector_starts)
 
 
 def _word(value, layout: _Layout, inside: bool = False) -> int:
@@ -305,9 +357,12 @@ def _word(value, layout: _Layout, inside: bool = False) -> int:
     return layout.location(value)
 
 
-def _fill(heap: np.ndarray, regions: list[Region], layout: _Layout) -> None:
+def _fill(heap: np.ndarray, regions: list[Region | RegionImage], layout: _Layout) -> None:
     as_float = heap.view(np.float64)
     for k, region in enumerate(regions):
+        if isinstance(region, RegionImage):
+            _fill_image(heap, k, region, layout)
+            continue
         for offset, value in region.values.items():
             at = layout.bases[k] + layout.offsets[k][offset]
             match value:
@@ -324,6 +379,34 @@ def _fill(heap: np.ndarray, regions: list[Region], layout: _Layout) -> None:
                         heap[at + 1 + j] = _word(item, layout, True)
                 case Closure() | RegionClosure():
                     heap[at] = heap[at + 1] = 0  # code cannot travel; the plan never reads it
+
+
+def _fill_image(heap: np.ndarray, k: int, image: RegionImage, layout: _Layout) -> None:
+    """`_fill` of a region image: every block's words in a few numpy operations."""
+
+    def at(offsets: np.ndarray) -> np.ndarray:
+        return layout.in_region(k, offsets)
+
+    for offsets, words in image.scalars():
+        heap[at(offsets)] = words
+    for block in image.pairs():
+        where = at(block.offsets)
+        heap[where] = layout.words(block.data[0])
+        heap[where + 1] = layout.words(block.data[1])
+    for offset, items in image.vectors():
+        (where,) = at(np.array([offset], np.int64)).tolist()
+        heap[where] = len(items)
+        heap[where + 1:where + 1 + len(items)] = layout.words(items)
+
+
+def heap_image(offload: Offload) -> np.ndarray:
+    """The device heap's words as `run_offload` copies them in: every input region of the
+    offload laid out and filled (no spare room), without a device."""
+    regions = list(offload.inputs.values())
+    layout = _layout(regions, [0] * len(regions))
+    heap = np.zeros(max(1, sum(layout.used)), np.int64)
+    _fill(heap, regions, layout)
+    return heap
 
 
 # ---------------------------------------------------------------------------------------------------
@@ -348,11 +431,44 @@ def device_value(heap: np.ndarray, word: int, type_: Type, depth: int = 0) -> An
                     device_value(heap, int(heap[word + 1]), second, depth + 1))
         case VecS(element):
             n = int(heap[word])
+            items = heap[word + 1:word + 1 + n]
+            number = element.shape if isinstance(element, Boxed) else None
+            if (isinstance(number, (IntS, FloatS)) and len(items) == n
+                    and ((0 <= items) & (items < len(heap))).all()):
+                words = heap[items]  # a vector of numbers, read at once
+                return (words.view(np.float64) if isinstance(number, FloatS)
+                        else words).tolist()
             return [device_value(heap, int(heap[word + 1 + i]), element, depth + 1)
                     for i in range(n)]
         case FunS() | RegionFunS():
             return "<function>"
     raise AssertionError(shape)
+
+
+def value_difference(value: Any, reference: Any, where: str = "value") -> str | None:
+    """Where two values read back from devices differ, exactly (floats bit for bit, NaN equal
+    to NaN), as "value[3][1]: 1.5 against 1.25"; None where they are the same."""
+    if isinstance(value, (list, tuple)) and isinstance(reference, (list, tuple)):
+        if type(value) is not type(reference) or len(value) != len(reference):
+            kind = "vector" if isinstance(value, list) else "pair"
+            return (f"{where}: a {kind} of {len(value)} elements against "
+                    f"{len(reference)} elements")
+        for k, (a, b) in enumerate(zip(value, reference, strict=True)):
+            found = value_difference(a, b, f"{where}[{k}]")
+            if found:
+                return found
+        return None
+    return None if _same(value, reference) else f"{where}: {value!r} against {reference!r}"
+
+
+def check_runs(run: OffloadRun, reference: OffloadRun) -> str | None:
+    """Compare the values of two runs of one offload (e.g. the GPU's against the OpenCL CPU
+    device's, for an offload without an interpreter value): None where they are the same, else
+    a sentence saying where they differ."""
+    found = value_difference(run.value, reference.value)
+    if found is None:
+        return None
+    return f"{run.device} and {reference.device} computed different values: {found}"
 
 
 def interpreter_value(value, heap: dict[int, Region]) -> Any:
@@ -404,14 +520,23 @@ def offload_key(session: DeviceSession, offload: Offload, types: dict,
     digest = hashlib.sha256()
     for part in (session.info.describe(), plan.source, sorted(params.items()),
                  sorted(offload.env.items(), key=lambda item: item[0]),
-                 sorted((rid, r.ap, sorted(r.values.items())) for rid, r in offload.inputs.items())):
+                 sorted((rid, r.ap, r.digest() if isinstance(r, RegionImage)
+                         else sorted(r.values.items())) for rid, r in offload.inputs.items())):
         digest.update(repr(part).encode())
     return digest.hexdigest()
 
 
 def run_offload(session: DeviceSession, offload: Offload, types: dict, params: dict[str, int],
-                repeats: int = 5, warmup: int = 1, where: str = "") -> OffloadRun:
-    """Run an offload on the device `repeats` times after `warmup` runs; compare its value."""
+                repeats: int = 5, warmup: int = 1, where: str = "",
+                room: Mapping[int, int] | None = None) -> OffloadRun:
+    """Run an offload on the device `repeats` times after `warmup` runs; compare its value with
+    the interpreter's (an offload without one, from graphs.semantics.inputs, is run unchecked:
+    see `check_runs`).
+
+    `room`: region id -> the words the work allocates there, for an offload without the
+    interpreter's heap after the work (graphs.semantics.inputs.estimate_room). A region that
+    fills up on the device makes its kernel go on with wrong locations, which can crash the
+    device (PoCL's is the host process), so the room must be known before the first run."""
     plan, names = _plan(session, offload, types, params)
     rids = []
     for name in names:
@@ -421,17 +546,34 @@ def run_offload(session: DeviceSession, offload: Offload, types: dict, params: d
         if rid not in rids:
             rids.append(rid)
     regions = [offload.inputs[rid] for rid in rids]
-    grown = [max(0, offload.heap[rid].ap - offload.inputs[rid].ap) for rid in rids]
-    extra = [4 * g + 4096 for g in grown]
+    # The room each region needs for what the work allocates: from the interpreter's heap after
+    # the work, or from `room`; a second attempt grows it by what the full run had asked for.
+    if all(rid in offload.heap for rid in rids):
+        grown = [max(0, offload.heap[rid].ap - offload.inputs[rid].ap) for rid in rids]
+        extra = [4 * g + 4096 for g in grown]
+    elif room is not None and all(rid in room for rid in rids):
+        # The device allocated at most 1.21 times the interpreter's words on every suite program
+        # and example (vector headers, a reduce's levels), and `estimate_room` falls short by up
+        # to 7%: half as much again covers both, where 4x would put a 2^20-option blackscholes
+        # (576 M words) past the 32-bit allocation pointers.
+        extra = [3 * room[rid] // 2 + 4096 for rid in rids]
+    else:
+        raise DeviceError("the words this offload allocates on the device are unknown (no "
+                          "interpreter heap after it, no room given)")
     program = session.program(plan.source)
-    expected = interpreter_value(offload.value, offload.heap)
+    expected = (interpreter_value(offload.value, offload.heap) if offload.value is not None
+                else None)
     result_type = plan.result_type
     transfer_in, transfer_out = Timing(), Timing()
     kernels: dict[str, Timing] = {step.kernel: Timing() for step in plan.steps}
     value = None
     words_in = words_out = 0
-    for attempt in range(3):
+    attempts = 3
+    for attempt in range(attempts):
         layout = _layout(regions, extra)
+        if max(layout.capacity, default=0) >= 2**31:
+            raise DeviceError(f"a region of {max(layout.capacity):,} words is beyond the "
+                              "backend's 32-bit allocation pointers")
         try:
             for run in range(warmup + repeats):
                 outcome = _run_once(session, program, plan, offload, layout, regions)
@@ -443,19 +585,26 @@ def run_offload(session: DeviceSession, offload: Offload, types: dict, params: d
                 value = device_value(outcome["heap"], outcome["result"], result_type)
                 words_in, words_out = outcome["words_in"], outcome["words_out"]
             break
-        except _RegionFull:
-            extra = [2 * e + 4096 for e in extra]
+        except _RegionFull as full:
+            extra = [max(2 * e + 4096, 5 * n // 4 + 4096)
+                     for e, n in zip(extra, full.needed or [0] * len(extra), strict=True)]
             transfer_in, transfer_out = Timing(), Timing()
             kernels = {step.kernel: Timing() for step in plan.steps}
-            if attempt == 2:
-                raise DeviceError("a region filled up on the device even after growing it "
-                                  "twice") from None
-    return OffloadRun(where, session.info.describe(), value, expected, _same(value, expected),
+            if attempt == attempts - 1:
+                raise DeviceError(f"a region filled up on the device even after growing it "
+                                  f"{attempts - 1} times") from None
+    matches = _same(value, expected) if expected is not None else None
+    return OffloadRun(where, session.info.describe(), value, expected, matches,
                       transfer_in, transfer_out, kernels, words_in, words_out, plan)
 
 
 class _RegionFull(Exception):
-    pass
+    """A region filled up on the device; `needed`: the words each region was asked for beyond
+    what it held when the run started, as far as the run got (None where unknown)."""
+
+    def __init__(self, needed: list[int] | None = None):
+        super().__init__()
+        self.needed = needed
 
 
 def _same(a, b) -> bool:
@@ -467,7 +616,7 @@ def _same(a, b) -> bool:
 
 
 def _run_once(session: DeviceSession, program, plan: Plan, offload: Offload, layout: _Layout,
-              regions: list[Region]) -> dict:
+              regions: list[Region | RegionImage]) -> dict:
     cl = session.cl
     queue, context = session.queue, session.context
     total = layout.bases[-1] + layout.capacity[-1] if layout.bases else 1
@@ -513,10 +662,23 @@ def _run_once(session: DeviceSession, program, plan: Plan, offload: Offload, lay
         cl.enqueue_copy(queue, slots_buf, np.array([value], dtype=np.int64),
                         dst_offset=8 * slot).wait()
 
+    def needed(more: int = 0, region: int = -1) -> list[int]:
+        aps = aps_now()
+        return [aps[k] - layout.used[k] + layout.capacity[k] - top[k] + (more if k == region
+                                                                          else 0)
+                for k in range(len(layout.used))]
+
+    def check_full() -> None:
+        """A kernel that filled a region goes on with wrong locations (hp_alloc): stop after it,
+        knowing how much the regions were asked for."""
+        cl.enqueue_copy(queue, err, err_buf).wait()
+        if err[0] & ERR_FULL:
+            raise _RegionFull(needed())
+
     def reserve(region: int, words: int) -> int:
+        if top[region] - words < aps_now()[region]:
+            raise _RegionFull(needed(words, region))
         top[region] -= words
-        if top[region] < aps_now()[region]:
-            raise _RegionFull()
         cl.enqueue_copy(queue, caps_buf, np.array(top, dtype=np.int32)).wait()
         return layout.bases[region] + top[region]
 
@@ -534,6 +696,7 @@ def _run_once(session: DeviceSession, program, plan: Plan, offload: Offload, lay
         times[kernel_name] = times.get(kernel_name, 0.0) + event_seconds(event)
 
     for step in plan.steps:
+        check_full()
         if step.kind == "serial":
             program_kernel = session.kernel(program, step.kernel)
             event = program_kernel(queue, (1,), None, *common)

@@ -24,7 +24,7 @@ from __future__ import annotations
 import math
 import statistics
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import date
 from pathlib import Path
 
@@ -32,6 +32,7 @@ from graphs.analysis import centre_times
 from graphs.kernel_counts import roofline_of_paths
 from graphs.schedule import schedule
 from graphs.semantics.explicit import OFFLOAD_CENTRE, Offload, OffloadCollector, evaluate
+from graphs.semantics.inputs import NotVectorised, estimate_room, offload_inputs
 from graphs.semantics.options import EvaluationOptions
 from models.device_profile import GPU_MODES, DeviceProfile
 from models.providers import providers_for
@@ -88,17 +89,26 @@ BASELINES = ("roofline_s", "paper_s", "dmm_s")
 REWRITE_MEASURED_THRESHOLD = 0.05
 """The rewrite figures count a case only where its measured speedup differs from 1 by more than
 this: a rewrite measured to change nothing has no direction to get right."""
+INPUTS = ("auto", "interpreter", "fast")
 
 
 def validate(session, cpu_session, profile: DeviceProfile, programs: list[str] | None,
              sizes: list[int] | None, quick: bool = False, gpu_mode: str | None = None,
              holder=None, progress: Callable[[str, float], None] | None = None,
-             compare: Sequence[DeviceProfile] = (), parts: tuple[str, ...] = PARTS) -> dict:
+             compare: Sequence[DeviceProfile] = (), parts: tuple[str, ...] = PARTS,
+             inputs: str = "interpreter") -> dict:
     """Run the validation; return the JSON report (see the issue: `cases` and the summaries).
 
     `compare`: other profiles (e.g. the other GPU mode's calibration) whose kernel predictions
-    are computed from the same cost paths and reported side by side."""
-    from models.opencl.runner import run_offload, time_transfers
+    are computed from the same cost paths and reported side by side.
+
+    `inputs`: where the regions each `on` body starts from come from: "interpreter" (the
+    explicit evaluator's offloads, whose values the devices' are checked against), "fast"
+    (graphs.semantics.inputs, without the interpreter; the GPU's value is checked against the
+    OpenCL CPU device's run of the same body) or "auto" (fast where the program's CPU part
+    vectorises, else the interpreter). The report's `inputs` says, per program and size, which
+    was used and how the value was checked."""
+    from models.opencl.runner import check_runs, run_offload, time_transfers
 
     mode = gpu_mode or profile.gpu.mode
     profile = profile.with_gpu(mode=mode)
@@ -113,6 +123,7 @@ def validate(session, cpu_session, profile: DeviceProfile, programs: list[str] |
     compared: dict[str, list[Case]] = {p.gpu.mode: [] for p in compare}
     placements: list[dict] = []
     skipped: list[str] = []
+    input_paths: list[dict] = []
     total = len(paths) * len(sizes)
     done = 0
     for path in paths:
@@ -137,11 +148,27 @@ def validate(session, cpu_session, profile: DeviceProfile, programs: list[str] |
             processors = max(1, cpu_session.info.compute_units)
             centre_time = centre_times(cpu_evaluation,
                                        schedule(cpu_evaluation.graph, processors, "1df"))
+            fast = _fast_offloads(inputs, checked, gpu_checked, cpu_checked, params, size,
+                                  path.stem, options)
+            if isinstance(fast, tuple) and len(fast[0]) != len(gpu_collector.offloads):
+                fast = "the CPU part gave another number of offloads than the interpreter"
+            used = {"program": path.stem, "n": size,
+                    "inputs": "fast" if isinstance(fast, tuple) else "interpreter"}
+            if isinstance(fast, str):
+                used["fallback"] = fast  # why the CPU part did not vectorise
+            input_paths.append(used)
             for k, offload in enumerate(gpu_collector.offloads):
-                run = run_offload(session, offload, gpu_checked.types, params, repeats=repeats)
-                if not run.matches:
+                if isinstance(fast, tuple):
+                    runnable, room, cpu_offloads = fast[0][k], fast[1], fast[2]
+                else:
+                    runnable, room, cpu_offloads = offload, None, cpu_collector.offloads
+                run = run_offload(session, runnable, gpu_checked.types, params, repeats=repeats,
+                                  room=room)
+                if run.matches is False:
                     raise RuntimeError(f"{path.name} n={size}: the device's value differs from "
                                        "the interpreter's")
+                used["values"] = ("checked against the interpreter" if run.checked
+                                  else "unchecked")
                 assert offload.on is not None  # all of gpu_checked's parallel work is in `on`s
                 info = offload.on.info
                 providers = providers_for(profile)
@@ -165,12 +192,18 @@ def validate(session, cpu_session, profile: DeviceProfile, programs: list[str] |
                     compared[other.gpu.mode].append(Case(
                         label, size, "kernel", _kernel_seconds(offload, other),
                         run.kernel_total))
-                unit = next((o for o in cpu_collector.offloads
+                unit = next((o for o in cpu_offloads
                              if getattr(o.node, "name", "") == f"{OFFLOAD_CENTRE}{k}"), None)
                 if unit is None:
                     continue
                 cpu_run = run_offload(cpu_session, unit, cpu_checked.types, params,
-                                      repeats=repeats)
+                                      repeats=repeats, room=None if room is None else {
+                                          rid: room.get(rid, 0) for rid in unit.inputs})
+                if not run.checked:
+                    mismatch = check_runs(run, cpu_run)
+                    if mismatch:
+                        raise RuntimeError(f"{path.name} n={size}: {mismatch}")
+                    used["values"] = f"checked against {cpu_run.device}"
                 predicted_cpu = centre_time.get(f"{OFFLOAD_CENTRE}{k}", 0.0)
                 cases.append(Case(label, size, "cpu", predicted_cpu, cpu_run.kernel_total))
                 gpu_predicted = predicted_in + info.kernel + predicted_out
@@ -199,9 +232,35 @@ def validate(session, cpu_session, profile: DeviceProfile, programs: list[str] |
         cases += _bank_conflicts(session, profile, mode, quick, repeats)
     cases = [c for c in cases if c.measured_s > 0]  # nothing moved: nothing to compare
     report = _report(session, cpu_session, profile, mode, cases, placements, skipped, sizes)
+    report["inputs"] = input_paths
     report["compare_cases"] = {mode_: [_case_json(c) for c in other]
                                for mode_, other in compared.items()}
     return summarise(report)
+
+
+def _fast_offloads(inputs: str, checked: CheckedProgram, gpu_checked: CheckedProgram,
+                   cpu_checked: CheckedProgram, params: dict[str, int], size: int, name: str,
+                   options: EvaluationOptions
+                   ) -> tuple[list[Offload], dict[int, int], list[Offload]] | str | None:
+    """The offloads of both placements from graphs.semantics.inputs, with the room their work
+    needs on a device; None where `inputs` asks for the interpreter, or the reason (a string)
+    where "auto" falls back to it. "fast" raises NotVectorised where the CPU part does not
+    vectorise."""
+    if inputs not in INPUTS:
+        raise ValueError(f"inputs must be one of {', '.join(INPUTS)}, not {inputs!r}")
+    if inputs == "interpreter":
+        return None
+    try:
+        gpu = offload_inputs(gpu_checked, params, options)
+        cpu = offload_inputs(cpu_checked, params, options)
+    except NotVectorised as refused:
+        if inputs == "fast":
+            raise
+        where = f" ({refused.span})" if refused.span else ""
+        return f"{refused.message}{where}"
+    room = estimate_room(gpu_checked, lambda p: size_params(checked, p, name), size,
+                         options=replace(options, observer=None))
+    return gpu, room, cpu
 
 
 def _case_json(c: Case) -> dict:
