@@ -200,10 +200,14 @@ def _opencl_commands(commands: Any) -> None:
     validate.add_argument("--parts", default="programs,transfers,conflicts",
                           help="what to validate: programs, transfers, conflicts (comma-separated)")
     validate.add_argument("--inputs", choices=("auto", "interpreter", "fast"),
-                          default="interpreter",
-                          help="where each on's inputs come from: the interpreter (default), "
-                          "a numpy evaluation of the CPU part (fast; the GPU's value is then "
-                          "checked against the CPU device's), or fast where it can (auto)")
+                          default="auto",
+                          help="where each on's inputs come from: the interpreter, a numpy "
+                          "evaluation of the CPU part (fast; the GPU's value is then checked "
+                          "against the CPU device's), or (auto, the default) fast where the "
+                          "predictions are symbolic and the CPU part vectorises")
+    validate.add_argument("--predictions", choices=("auto", "explicit"), default="auto",
+                          help="from the symbolic profiles where the program is regular (auto, "
+                          "the default: any size), or always from the explicit evaluation")
     validate.add_argument("--format", choices=("text", "json"), default="text")
     validate.add_argument("-o", "--output", help="write the report here")
     validate.set_defaults(handler=_command_validate)

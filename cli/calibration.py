@@ -87,7 +87,8 @@ def command_validate(args: argparse.Namespace, holder: SourceHolder) -> int:
                                quick=args.quick, gpu_mode=args.gpu_mode, holder=holder,
                                progress=report, compare=compare,
                                parts=tuple(p.strip() for p in args.parts.split(",")),
-                               inputs=args.inputs)
+                               inputs=args.inputs,
+                          predictions=args.predictions)
     if args.format == "json":
         write_output(json_text(report_data) + "\n", args.output)
     else:

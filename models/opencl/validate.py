@@ -35,6 +35,7 @@ from graphs.semantics.explicit import OFFLOAD_CENTRE, Offload, OffloadCollector,
 from graphs.semantics.inputs import NotVectorised, estimate_room, offload_inputs
 from graphs.semantics.options import EvaluationOptions
 from models.device_profile import GPU_MODES, DeviceProfile
+from models.opencl.predict import OnPrediction, SymbolicPredictions
 from models.providers import providers_for
 from profiler.checker import CheckedProgram, bind_parameters, check_program
 from profiler.parser import parse
@@ -96,7 +97,7 @@ def validate(session, cpu_session, profile: DeviceProfile, programs: list[str] |
              sizes: list[int] | None, quick: bool = False, gpu_mode: str | None = None,
              holder=None, progress: Callable[[str, float], None] | None = None,
              compare: Sequence[DeviceProfile] = (), parts: tuple[str, ...] = PARTS,
-             inputs: str = "interpreter") -> dict:
+             inputs: str = "auto", predictions: str = "auto") -> dict:
     """Run the validation; return the JSON report (see the issue: `cases` and the summaries).
 
     `compare`: other profiles (e.g. the other GPU mode's calibration) whose kernel predictions
@@ -106,8 +107,14 @@ def validate(session, cpu_session, profile: DeviceProfile, programs: list[str] |
     explicit evaluator's offloads, whose values the devices' are checked against), "fast"
     (graphs.semantics.inputs, without the interpreter; the GPU's value is checked against the
     OpenCL CPU device's run of the same body) or "auto" (fast where the program's CPU part
-    vectorises, else the interpreter). The report's `inputs` says, per program and size, which
-    was used and how the value was checked."""
+    vectorises, else the interpreter; used only where the predictions are symbolic, since the
+    interpreter runs anyway where they are not). The report's `inputs` says, per program and
+    size, which was used and how the value was checked.
+
+    `predictions`: "auto" takes them from the symbolic profiles where the program is regular at
+    that size (models/opencl/predict.py: any size in seconds), else from the explicit
+    evaluation; "explicit" always evaluates explicitly. The report's `inputs` rows also say
+    which (`predictions`) and, where explicit, why (`explicit_because`)."""
     from models.opencl.runner import check_runs, run_offload, time_transfers
 
     mode = gpu_mode or profile.gpu.mode
@@ -126,75 +133,87 @@ def validate(session, cpu_session, profile: DeviceProfile, programs: list[str] |
     input_paths: list[dict] = []
     total = len(paths) * len(sizes)
     done = 0
+    processors = max(1, cpu_session.info.compute_units)
     for path in paths:
         source = holder.read(str(path)) if holder else path.read_text()
         checked = check_program(parse(source, str(path)))
         gpu_checked, cpu_checked = _variants(checked)
+        symbolic = (SymbolicPredictions(gpu_checked, cpu_checked, profile, mode, baselines,
+                                        processors) if predictions != "explicit" else None)
         for n in sizes:
             done += 1
             if progress:
                 progress(f"{path.stem} n={n}", done / (total + 2))
             size = int(math.isqrt(n)) if path.stem in SQUARE else n
             params = bind_parameters(checked, size_params(checked, size, path.stem))
-            gpu_collector, cpu_collector = OffloadCollector(), OffloadCollector()
-            options = EvaluationOptions(profile=profile, gpu_mode=mode, observer=gpu_collector)
-            evaluate(gpu_checked, params, options)
-            if not gpu_collector.offloads:
+            options = EvaluationOptions(profile=profile, gpu_mode=mode)
+            predicted = symbolic.at(params) if symbolic is not None else None
+            used: dict = {"program": path.stem, "n": size,
+                          "predictions": "symbolic" if predicted is not None else "explicit"}
+            if predicted is None and symbolic is not None:
+                used["explicit_because"] = symbolic.reason  # why the profile is not symbolic
+            # Without symbolic predictions the interpreter runs anyway: its inputs are free.
+            fast = _fast_offloads(inputs if predicted is not None or inputs == "fast"
+                                  else "interpreter", checked, gpu_checked, cpu_checked, params,
+                                  size, path.stem, options)
+            gpu_offloads: list[Offload] = []
+            cpu_offloads: list[Offload] = []
+            if predicted is None or not isinstance(fast, tuple):
+                gpu_collector, cpu_collector = OffloadCollector(), OffloadCollector()
+                evaluate(gpu_checked, params, replace(options, observer=gpu_collector))
+                cpu_evaluation = evaluate(cpu_checked, params,
+                                          replace(options, observer=cpu_collector))
+                gpu_offloads, cpu_offloads = gpu_collector.offloads, cpu_collector.offloads
+                if predicted is None:
+                    centre_time = centre_times(cpu_evaluation, schedule(
+                        cpu_evaluation.graph, processors, "1df"))
+                    predicted = [_explicit_prediction(o, k, profile, mode, baselines,
+                                                      centre_time)
+                                 for k, o in enumerate(gpu_offloads)]
+            if isinstance(fast, tuple):
+                if gpu_offloads and len(fast[0]) != len(gpu_offloads):
+                    raise RuntimeError(f"{path.name} n={size}: the CPU part gave another "
+                                       "number of offloads than the interpreter")
+                gpu_offloads, cpu_offloads = fast[0], fast[2]
+            if not gpu_offloads:
                 skipped.append(f"{path.name}: nothing to offload")
                 break
-            cpu_options = EvaluationOptions(profile=profile, gpu_mode=mode,
-                                            observer=cpu_collector)
-            cpu_evaluation = evaluate(cpu_checked, params, cpu_options)
-            processors = max(1, cpu_session.info.compute_units)
-            centre_time = centre_times(cpu_evaluation,
-                                       schedule(cpu_evaluation.graph, processors, "1df"))
-            fast = _fast_offloads(inputs, checked, gpu_checked, cpu_checked, params, size,
-                                  path.stem, options)
-            if isinstance(fast, tuple) and len(fast[0]) != len(gpu_collector.offloads):
-                fast = "the CPU part gave another number of offloads than the interpreter"
-            used = {"program": path.stem, "n": size,
-                    "inputs": "fast" if isinstance(fast, tuple) else "interpreter"}
+            used["inputs"] = "fast" if isinstance(fast, tuple) else "interpreter"
             if isinstance(fast, str):
                 used["fallback"] = fast  # why the CPU part did not vectorise
             input_paths.append(used)
-            for k, offload in enumerate(gpu_collector.offloads):
-                if isinstance(fast, tuple):
-                    runnable, room, cpu_offloads = fast[0][k], fast[1], fast[2]
-                else:
-                    runnable, room, cpu_offloads = offload, None, cpu_collector.offloads
-                run = run_offload(session, runnable, gpu_checked.types, params, repeats=repeats,
+            room = fast[1] if isinstance(fast, tuple) else None
+            for k, (offload, guess) in enumerate(zip(gpu_offloads, predicted, strict=True)):
+                run = run_offload(session, offload, gpu_checked.types, params, repeats=repeats,
                                   room=room)
                 if run.matches is False:
                     raise RuntimeError(f"{path.name} n={size}: the device's value differs from "
                                        "the interpreter's")
                 used["values"] = ("checked against the interpreter" if run.checked
                                   else "unchecked")
-                assert offload.on is not None  # all of gpu_checked's parallel work is in `on`s
-                info = offload.on.info
                 providers = providers_for(profile)
                 # predicted transfers of the words the backend really moves (vector headers)
                 predicted_in = providers.host_to_device(run.words_in)
                 # The merge's bookkeeping (Definition 4.3) is host work no device event times.
                 predicted_out = providers.device_to_host(run.words_out)
                 label = path.stem
-                models = {m: _kernel_seconds(offload, p) for m, p in baselines.items()}
-                models[mode] = info.kernel
+                kernel = guess.kernel
                 cases += [
                     Case(label, size, "transfer_in", predicted_in, run.transfer_in.median),
-                    Case(label, size, "kernel", info.kernel, run.kernel_total,
-                         roofline_of_paths(offload.on.paths, profile), models["paper"],
-                         models["dmm"]),
+                    Case(label, size, "kernel", kernel, run.kernel_total, guess.roofline,
+                         guess.models.get("paper"), guess.models.get("dmm")),
                     Case(label, size, "transfer_out", predicted_out, run.transfer_out.median),
-                    Case(label, size, "on", predicted_in + info.kernel + predicted_out,
-                         run.total),
+                    Case(label, size, "on", predicted_in + kernel + predicted_out, run.total),
                 ]
                 for other in compare:
-                    compared[other.gpu.mode].append(Case(
-                        label, size, "kernel", _kernel_seconds(offload, other),
-                        run.kernel_total))
+                    seconds = (_kernel_seconds(offload, other) if offload.on is not None
+                               else guess.models.get(other.gpu.mode))
+                    if seconds is not None:
+                        compared[other.gpu.mode].append(Case(label, size, "kernel", seconds,
+                                                             run.kernel_total))
                 unit = next((o for o in cpu_offloads
                              if getattr(o.node, "name", "") == f"{OFFLOAD_CENTRE}{k}"), None)
-                if unit is None:
+                if unit is None or guess.cpu is None:
                     continue
                 cpu_run = run_offload(cpu_session, unit, cpu_checked.types, params,
                                       repeats=repeats, room=None if room is None else {
@@ -204,12 +223,11 @@ def validate(session, cpu_session, profile: DeviceProfile, programs: list[str] |
                     if mismatch:
                         raise RuntimeError(f"{path.name} n={size}: {mismatch}")
                     used["values"] = f"checked against {cpu_run.device}"
-                predicted_cpu = centre_time.get(f"{OFFLOAD_CENTRE}{k}", 0.0)
-                cases.append(Case(label, size, "cpu", predicted_cpu, cpu_run.kernel_total))
-                gpu_predicted = predicted_in + info.kernel + predicted_out
+                cases.append(Case(label, size, "cpu", guess.cpu, cpu_run.kernel_total))
+                gpu_predicted = predicted_in + kernel + predicted_out
                 placements.append({
                     "program": label, "n": size,
-                    "predicted": "gpu" if gpu_predicted < predicted_cpu else "cpu",
+                    "predicted": "gpu" if gpu_predicted < guess.cpu else "cpu",
                     "measured": "gpu" if run.total < cpu_run.kernel_total else "cpu",
                 })
     # -- transfers at sizes calibration did not see -----------------------------------------------
@@ -261,6 +279,20 @@ def _fast_offloads(inputs: str, checked: CheckedProgram, gpu_checked: CheckedPro
     room = estimate_room(gpu_checked, lambda p: size_params(checked, p, name), size,
                          options=replace(options, observer=None))
     return gpu, room, cpu
+
+
+def _explicit_prediction(offload: Offload, k: int, profile: DeviceProfile, mode: str,
+                         baselines: dict[str, DeviceProfile],
+                         centre_time: dict[str, float]) -> OnPrediction:
+    """An `on`'s predictions from the explicit evaluation: its device box under each GPU mode
+    and the roofline from its cost paths; the CPU part from the 1DF schedule of the CPU
+    placement (both bounds the simulated time)."""
+    assert offload.on is not None  # all of the GPU placement's parallel work is in `on`s
+    models = {m: _kernel_seconds(offload, p) for m, p in baselines.items()}
+    models[mode] = offload.on.info.kernel
+    cpu = centre_time.get(f"{OFFLOAD_CENTRE}{k}")
+    return OnPrediction(offload.on.info.kernel, models,
+                        roofline_of_paths(offload.on.paths, profile), cpu, cpu)
 
 
 def _case_json(c: Case) -> dict:
