@@ -198,7 +198,7 @@ class SymbolicProfile:
         if count == 0:
             return cost
         regular = (_shift_invariant(template, values, p)
-                   or (count // size > 64 and _lockstep_alike(template, values, p, count)))
+                   or _lockstep_alike(template, values, p, count))
         priced: dict[int, tuple[float, PhaseCost]] = {}
         def own(t: int) -> dict:
             return _own(template, values, t)
@@ -593,11 +593,34 @@ class _Affine:
 
     def __call__(self, values: dict) -> int:
         if self.coefficients is None:
-            return int(_value(self.expr, values))
+            return self._other(values)
         total = self.constant
         for variable, coefficient in self.coefficients:
             total += coefficient * values[variable]
         return total
+
+    def _other(self, values: dict) -> int:
+        """A value of an expression that is not affine (a row t / n, a level's ceiling): by a
+        function compiled once (sympy's lambdify over Python's math, floor and ceiling of exact
+        integer quotients), checked against sympy on its first use; by sympy where it cannot
+        be compiled or disagreed."""
+        compiled = getattr(self, "_compiled", None)
+        if compiled is None:
+            compiled = False
+            if not self.expr.has(sp.Sum) and all(v in values for v in self.variables):
+                try:
+                    function = sp.lambdify(self.variables, self.expr, modules=[
+                        {"floor": math.floor, "ceiling": math.ceil}, "math"])
+                    got = function(*(values[v] for v in self.variables))
+                    exact = not isinstance(got, float) or abs(got) < 2**52
+                    if exact and round(got) == int(_value(self.expr, values)):
+                        compiled = function
+                except (TypeError, ValueError, NameError, OverflowError, ZeroDivisionError):
+                    compiled = False
+            self._compiled = compiled
+        if compiled is False or not all(v in values for v in self.variables):
+            return int(_value(self.expr, values))
+        return int(round(compiled(*(values[v] for v in self.variables))))
 
 
 @functools.cache
