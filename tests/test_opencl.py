@@ -341,3 +341,14 @@ def test_two_runs_that_differ_are_reported_where_they_differ(pocl):
     assert value_difference([1, 2], [1, 2, 3]) == "value: a vector of 2 elements against 3 elements"
     assert value_difference((1, -0.0), (1, 0.0)) is None  # == on floats, as _same compares
     assert value_difference([(4, 1.5)], [(4, 1.25)]) == "value[0][1]: 1.5 against 1.25"
+
+
+def test_a_heap_larger_than_the_device_allocates_is_a_device_error(pocl):
+    """gemm at n = 256 on the H200 asked for a heap past CL_DEVICE_MAX_MEM_ALLOC_SIZE and ended in
+    pyopencl's traceback; it is a DeviceError naming the size and the limit."""
+    from profiler.errors import DeviceError
+
+    words = pocl.info.max_allocation // 8 + 1
+    assert pocl.info.max_allocation > 0
+    with pytest.raises(DeviceError, match="allocates in one buffer"):
+        pocl.pinned(words)

@@ -63,6 +63,7 @@ class DeviceInfo:
     max_work_group_size: int
     version: str
     platform_version: str = ""
+    max_allocation: int = 0  # CL_DEVICE_MAX_MEM_ALLOC_SIZE, bytes (0: not known)
 
     def describe(self) -> str:
         return f"{self.platform} / {self.name}"
@@ -95,7 +96,7 @@ def list_devices() -> list[DeviceInfo]:
                 len(devices), platform.name.strip(), device.name.strip(),
                 cl.device_type.to_string(device.type), device.max_compute_units,
                 device.global_mem_size, device.local_mem_size, device.max_work_group_size,
-                device.version.strip(), platform.version.strip()))
+                device.version.strip(), platform.version.strip(), device.max_mem_alloc_size))
     return devices
 
 
@@ -152,8 +153,17 @@ class DeviceSession:
         memory goes through the driver's staging buffers and changes regime with size."""
         cl = self.cl
         words = max(1, words)
-        buffer = cl.Buffer(self.context, cl.mem_flags.READ_WRITE | cl.mem_flags.ALLOC_HOST_PTR,
-                           8 * words)
+        largest = self.info.max_allocation
+        if largest and 8 * words > largest:
+            raise DeviceError(f"the work needs a heap of {words:,} words ({8 * words / 2**30:.1f} "
+                              f"GiB), more than {self.info.describe()} allocates in one buffer "
+                              f"({largest / 2**30:.1f} GiB): try a smaller size")
+        try:
+            buffer = cl.Buffer(self.context, cl.mem_flags.READ_WRITE | cl.mem_flags.ALLOC_HOST_PTR,
+                               8 * words)
+        except cl.Error as error:
+            raise DeviceError(f"{self.info.describe()} could not allocate a heap of {words:,} "
+                              f"words ({error})") from None
         array, _ = cl.enqueue_map_buffer(self.queue, buffer,
                                          cl.map_flags.READ | cl.map_flags.WRITE, 0, (words,),
                                          np.int64)
