@@ -268,6 +268,19 @@ def sample(p: Params) -> Any:
     return (big[np.arange(8) * (n // 8)] + 1).tolist()
 
 
+def recurrence(p: Params) -> Any:
+    x = 0.0
+    for y in scaled(p["n"], 3, 2).tolist():
+        x = 0.5 * x + y
+    return x
+
+
+def lookup(p: Params) -> Any:
+    n = p["n"]
+    table = formula(n, 5, 1)
+    return (table[(np.arange(16) * 7919 + 13) % n] * 2).tolist()
+
+
 SUITE: dict[str, tuple[Callable[[Params], Any], list[Params]]] = {
     "gemm.lg": (gemm, [{"n": 5}]),
     "2mm.lg": (two_mm, [{"n": 4}]),
@@ -290,4 +303,6 @@ SUITE: dict[str, tuple[Callable[[Params], Any], list[Params]]] = {
     "nbody3d.lg": (nbody3d, [{"n": 5}]),
     "serial_loop.lg": (serial_loop, [{"n": 0}, {"n": 40}]),
     "sample.lg": (sample, [{"n": 8}, {"n": 100}]),
+    "recurrence.lg": (recurrence, [{"n": 0}, {"n": 37}]),
+    "lookup.lg": (lookup, [{"n": 16}, {"n": 1000}]),
 }
