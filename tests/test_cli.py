@@ -177,7 +177,7 @@ def test_help_version_and_check_import_none_of_the_heavy_libraries():
 
 
 @pytest.mark.parametrize("name, first", [
-    ("p.json", '{\n  "file"'), ("p.html", "<!DOCTYPE html>"), ("p.csv", "section,name"),
+    ("p.json", '{\n  "schema_version": 1'), ("p.html", "<!DOCTYPE html>"), ("p.csv", "section,name"),
     ("p.speedscope.json", '{\n "$schema"'), ("p.cilkscale.csv", "tag,work,span"),
     ("p.txt", "hetprof profile"),
 ])
