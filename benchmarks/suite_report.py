@@ -136,6 +136,9 @@ def render_markdown(report: dict) -> str:
         f"{len(report['placements'])} |",
         f"| placements measured faster on the CPU | "
         f"{100 * report['placement_cpu_faster_fraction']:.0f}% |",
+        f"| placement right where the CPU / the GPU was measured faster | "
+        f"{100 * report.get('placement_cpu_faster_accuracy', 0):.0f}% / "
+        f"{100 * report.get('placement_gpu_faster_accuracy', 0):.0f}% |",
         f"| rewrite direction right | {100 * report['rewrite_direction_accuracy']:.0f}% of "
         f"{report['rewrite_cases']} cases measured to change by more than 5% |",
         f"| rewrite speedup, median abs. error | "

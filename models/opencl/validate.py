@@ -295,6 +295,13 @@ def _explicit_prediction(offload: Offload, k: int, profile: DeviceProfile, mode:
                         roofline_of_paths(offload.on.paths, profile), cpu, cpu)
 
 
+def _accuracy(placements: list[dict]) -> float:
+    """The fraction of placement cases whose predicted cheaper world was the measured one (0.0
+    for none)."""
+    right = sum(1 for p in placements if p["predicted"] == p["measured"])
+    return right / len(placements) if placements else 0.0
+
+
 def _case_json(c: Case) -> dict:
     data = {"program": c.program, "n": c.n, "part": c.part, "predicted_s": c.predicted_s,
             "measured_s": c.measured_s, "error_pct": c.error_pct}
@@ -383,6 +390,11 @@ def summarise(report: dict) -> dict:
         "placement_accuracy": right / len(placements) if placements else 0,
         "placement_cpu_faster_fraction": (sum(1 for p in placements if p["measured"] == "cpu")
                                           / len(placements) if placements else 0.0),
+        # the issue asks for the accuracy on the cases measured faster on the CPU apart
+        "placement_cpu_faster_accuracy": _accuracy([p for p in placements
+                                                    if p["measured"] == "cpu"]),
+        "placement_gpu_faster_accuracy": _accuracy([p for p in placements
+                                                    if p["measured"] == "gpu"]),
         "cpu_median_abs_pct_error": statistics.median(cpu_errors) if cpu_errors else 0.0,
         "cpu_p90_abs_pct_error": percentile(cpu_errors, 0.9),
         "card": report.get("card") or str(report.get("device", "")).split(" / ")[-1],
