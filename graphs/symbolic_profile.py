@@ -604,7 +604,7 @@ class _Affine:
         function compiled once (sympy's lambdify over Python's math, floor and ceiling of exact
         integer quotients), checked against sympy on its first use; by sympy where it cannot
         be compiled or disagreed."""
-        compiled = getattr(self, "_compiled", None)
+        compiled: Any = getattr(self, "_compiled", None)  # None: not tried; False: sympy
         if compiled is None:
             compiled = False
             if not self.expr.has(sp.Sum) and all(v in values for v in self.variables):
