@@ -224,7 +224,7 @@ def draw(report: dict, path: Path) -> None:
     axes.set_yscale("log")
     plain = matplotlib.ticker.FuncFormatter(lambda value, _: f"{value:g}")
     axes.yaxis.set_major_formatter(plain)
-    axes.yaxis.set_minor_formatter(plain)
+    axes.yaxis.set_minor_formatter(matplotlib.ticker.NullFormatter())  # minor labels collide
     axes.set_xticks(range(len(kernels)))
     axes.set_xticklabels([f"{c['program']} {c['n']}" for c in kernels], rotation=90, fontsize=7)
     axes.set_ylabel("predicted / measured kernel time")
