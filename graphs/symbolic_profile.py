@@ -834,6 +834,12 @@ def _shift_invariant(template: SPhase, values: dict, p) -> bool:
     return True
 
 
+LOCKSTEP_CHECK_THREADS = 2**23
+"""The most threads `_lockstep_alike` evaluates (a few int64 arrays of this length); a larger
+kernel with addresses that are not polynomials in the thread index stays not regular (a
+break-even ladder asks for sizes up to 10^12)."""
+
+
 def _lockstep_alike(template: SPhase, values: dict, p, count: int) -> bool:
     """Whether every full work group of the kernel steps like the first, decided by evaluating
     the thread template over all `count` thread indices (numpy) where `_shift_invariant` cannot
@@ -843,10 +849,11 @@ def _lockstep_alike(template: SPhase, values: dict, p, count: int) -> bool:
     banks (so global address groups and local banks fall alike: models.dmm), whatever the loop
     indices, and each loop count and allocation size is the first group's. A term mixing the
     thread index with loop indices must be a product whose thread part is the same in every
-    group; any other mix is not decided (False: the caller prices group by group)."""
+    group; any other mix is not decided (False: the caller prices group by group), and so is
+    a kernel of more than LOCKSTEP_CHECK_THREADS threads."""
     var, size = template.var, p.work_group_size
     groups = count // size
-    if template.reduce is not None or groups < 2:
+    if template.reduce is not None or groups < 2 or groups * size > LOCKSTEP_CHECK_THREADS:
         return False
     import numpy as np
 

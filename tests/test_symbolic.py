@@ -628,6 +628,11 @@ def test_a_kernel_indexed_by_row_and_column_equals_explicit():
         assert_same(symbolic(profile, values), explicit(checked, values, options), values)
     with pytest.raises(NotRegular, match="not affine"):
         profile.at({"n": 80})
+    # 2^40 threads: too many to check thread by thread (a break-even ladder asks for such
+    # sizes); not regular, rather than a numpy array of 2^40 indices (`rewrite strided` ran
+    # out of memory on one)
+    with pytest.raises(NotRegular, match="not affine"):
+        profile.at({"n": 2**20})
 
 
 def test_gemm_priced_symbolically_equals_explicit():
