@@ -446,12 +446,24 @@ def rewrite_summary(rewrites: dict | None) -> dict:
     with no such case, both are 0.0 and `rewrite_cases` says 0."""
     cases = [c for c in (rewrites or {}).get("cases", [])
              if abs(c["measured_speedup"] - 1) > REWRITE_MEASURED_THRESHOLD]
+    figures = rewrite_figures(cases)
+    return {
+        "rewrite_cases": figures["case_count"],
+        "rewrite_direction_accuracy": figures["direction_accuracy"],
+        "rewrite_speedup_median_abs_pct_error": figures["speedup_median_abs_pct_error"],
+    }
+
+
+def rewrite_figures(cases: list[dict]) -> dict:
+    """Over rewrite cases (models.opencl.validate_rewrites): how many, the fraction whose
+    direction was predicted right, and the median |error %| of the predicted speedup (0.0 for
+    none)."""
     errors = [c["abs_pct_error"] for c in cases]
     return {
-        "rewrite_cases": len(cases),
-        "rewrite_direction_accuracy": (sum(1 for c in cases if c["direction_right"]) / len(cases)
-                                       if cases else 0.0),
-        "rewrite_speedup_median_abs_pct_error": statistics.median(errors) if errors else 0.0,
+        "case_count": len(cases),
+        "direction_accuracy": (sum(1 for c in cases if c["direction_right"]) / len(cases)
+                               if cases else 0.0),
+        "speedup_median_abs_pct_error": statistics.median(errors) if errors else 0.0,
     }
 
 

@@ -35,7 +35,6 @@ figure: a rewrite that only moves that code is measured as far as its device wor
 from __future__ import annotations
 
 import math
-import statistics
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field, replace
 from datetime import date
@@ -46,7 +45,7 @@ from graphs.schedule import schedule
 from graphs.semantics.explicit import OFFLOAD_CENTRE, OffloadCollector, evaluate
 from graphs.semantics.options import EvaluationOptions
 from models.device_profile import DeviceProfile
-from models.opencl.validate import EXAMPLES, SQUARE, size_params
+from models.opencl.validate import EXAMPLES, SQUARE, rewrite_figures, size_params
 from models.providers import providers_for
 from profiler.checker import CheckedProgram, bind_parameters, check_program
 from profiler.errors import HetprofError
@@ -309,23 +308,13 @@ def summarise(report: dict) -> dict:
     """Recompute the summary figures from the cases (also after merging reports): the share of
     cases whose direction is right, the median absolute error of the speedup, and both per rule."""
     cases = report["cases"]
-    report.update(_figures(cases))
+    report.update(rewrite_figures(cases))
     rules: dict[str, list[dict]] = {}
     for case in cases:
         rules.setdefault(case["rule"], []).append(case)
-    report["rules"] = {rule: _figures(group) for rule, group in sorted(rules.items())}
+    report["rules"] = {rule: rewrite_figures(group) for rule, group in sorted(rules.items())}
     report["values_match"] = all(c["values_match"] and c["same_value"] for c in cases)
     return report
-
-
-def _figures(cases: list[dict]) -> dict:
-    errors = [c["abs_pct_error"] for c in cases]
-    return {
-        "case_count": len(cases),
-        "direction_accuracy": (sum(1 for c in cases if c["direction_right"]) / len(cases)
-                               if cases else 0.0),
-        "speedup_median_abs_pct_error": statistics.median(errors) if errors else 0.0,
-    }
 
 
 def merge(reports: list[dict]) -> dict:
