@@ -556,6 +556,7 @@ class _Affine:
     other symbols already given); anything else is evaluated by sympy."""
 
     def __init__(self, expr: sp.Expr, fixed: dict):
+        self._compiled: Any = None  # `_other`'s function: None not tried yet, False sympy's
         self.coefficients: list[tuple[sp.Symbol, int]] | None = None
         self.constant = 0
         linear = _linear_form(expr)
@@ -604,7 +605,7 @@ class _Affine:
         function compiled once (sympy's lambdify over Python's math, floor and ceiling of exact
         integer quotients), checked against sympy on its first use; by sympy where it cannot
         be compiled or disagreed."""
-        compiled: Any = getattr(self, "_compiled", None)  # None: not tried; False: sympy
+        compiled = self._compiled
         if compiled is None:
             compiled = False
             if not self.expr.has(sp.Sum) and all(v in values for v in self.variables):
