@@ -6,10 +6,11 @@
 # saved to $OUT/results.tar and the suite report is redrawn (results/report/suite-<card>-<date>.*,
 # benchmarks/suite_report.py); copy that to docs/validation/.
 #   bash benchmarks/gpu_suite.sh [PROFILE.json|-] [BUDGET_SECONDS] [PROGRAM ...]
-# PROFILE.json: skip calibration (its PROFILE.paper.json / PROFILE.dmm.json, if there, are the
-# other mode's fit). PROGRAM: suite program names (default: all). Two calls split the suite:
+# PROFILE.json: skip calibration (its PROFILE.paper.json / .dmm.json / .cache.json, if there, are
+# the other modes' fits). PROGRAM: suite program names (default: all). Two calls split the suite:
 # the first calibrates and validates some programs, the second takes results/nvidia.json and the
-# rest. Sizes: benchmarks/suite/sizes.json ({"program": [n, ...]}) if it exists, else validate's.
+# rest. REWRITE_PROFILE (environment): the profile the rewrites are predicted with (default:
+# PROFILE). Sizes: benchmarks/suite/sizes.json ({"program": [n, ...]}) if it exists, else validate's.
 set -u
 . benchmarks/gpu_setup.sh || exit 1
 profile_arg=${1:--}
@@ -42,7 +43,7 @@ driver=$(nvidia-smi --query-gpu=driver_version --format=csv,noheader 2>/dev/null
 python3 -m cli devices > "$R/devices.txt" 2>&1
 if [ "$profile_arg" != "-" ]; then
   cp "$profile_arg" "$R/nvidia.json"
-  for m in paper dmm; do
+  for m in paper dmm cache; do
     [ -f "${profile_arg%.json}.$m.json" ] && cp "${profile_arg%.json}.$m.json" "$R/nvidia.$m.json"
   done
 else
@@ -52,9 +53,11 @@ else
 fi
 save
 profile="$R/nvidia.json"
-other=paper; grep -q '"mode": "paper"' "$profile" && other=dmm
 common=(--device nvidia --cpu-device pocl --device-profile "$profile" --format json)
-[ -f "$R/nvidia.$other.json" ] && common+=(--compare-profile "$R/nvidia.$other.json")
+for m in paper dmm cache; do  # every other mode's own calibration, predicted beside
+  grep -q "\"mode\": \"$m\"" "$profile" && continue
+  [ -f "$R/nvidia.$m.json" ] && common+=(--compare-profile "$R/nvidia.$m.json")
+done
 if [ $# -ge 1 ]; then programs=("$@"); else
   programs=(); for p in benchmarks/suite/*.lg; do programs+=("$(basename "$p" .lg)"); done
 fi
@@ -77,7 +80,7 @@ for name in jacobi1d gesummv atax; do
   if [ "$t" -lt 20 ]; then echo "rewrites $name: out of time" >> "$R/failures.txt"; continue; fi
   size=$(sizes_of "$name"); size=${size%%,*}
   timeout "$t" python3 -m cli validate-rewrites --device nvidia --cpu-device pocl \
-    --device-profile "$profile" --format json ${size:+--sizes "$size"} \
+    --device-profile "${REWRITE_PROFILE:-$profile}" --format json ${size:+--sizes "$size"} \
     -o "$R/rw_$name.json" "benchmarks/suite/$name.lg" 2> "$R/rw_$name.log" \
     || echo "rewrites $name: exit $?" >> "$R/failures.txt"
   report

@@ -8,7 +8,8 @@ docs/validation/suite-<card>-<date>.{md,json,png}.
 The JSON is the merged validation report (benchmarks/merge_validation.py; the figures of
 models/opencl/validate.summarise, issue 13's summary keys among them) with the merged rewrite
 report under `rewrites`. The markdown has the card, driver and date; every kernel case with
-hetprof's, the roofline's and the paper's Fig. 9 errors; the medians and 90th percentiles of each
+hetprof's error and each other model's (the roofline, the paper's Fig. 9, DMM/UMM, the cache
+mode: those the report has); the medians and 90th percentiles of each
 part; the placements; the rewrite figures; in how many cases hetprof beats each baseline, and in
 plain sentences where it does not. The picture: predicted / measured per kernel case, per model.
 """
@@ -26,12 +27,24 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from benchmarks.merge_validation import merge  # noqa: E402
 from models.opencl import validate_rewrites  # noqa: E402
+from models.opencl.calibrate import DEFAULT_CALIBRATED_MODE as DEFAULT_MODE  # noqa: E402
 from models.opencl.validate import baseline_error_pct, percentile, summarise  # noqa: E402
 
 PARTS = ("kernel", "transfer_in", "transfer_out", "on", "cpu")
 PART_NAMES = {"kernel": "kernels", "transfer_in": "transfers in", "transfer_out": "transfers out",
               "on": "whole `on`", "cpu": "CPU part"}
-MODELS = (("predicted_s", "hetprof"), ("roofline_s", "roofline"), ("paper_s", "paper Fig. 9"))
+MODELS = (("predicted_s", "hetprof"), ("roofline_s", "roofline"), ("paper_s", "paper Fig. 9"),
+          ("dmm_s", "DMM/UMM"), ("cache_s", "cache"))
+BASELINE_LABELS = {"roofline": "the roofline", "paper": "the paper's Fig. 9 model",
+                   "dmm": "DMM/UMM", "cache": "the cache mode"}
+
+
+def baselines_of(report: dict) -> list[str]:
+    """The baselines to show beside the report's own mode: each other model with cases, and the
+    roofline (shown as unavailable when it has none)."""
+    mode = report["gpu_mode"]
+    return [name for name in BASELINE_LABELS
+            if name != mode and (name == "roofline" or report.get(f"{name}_cases"))]
 
 
 def card_slug(card: str) -> str:
@@ -51,12 +64,65 @@ def load_rewrites(paths: list[str]) -> dict | None:
 
 
 def suite_report(validation_paths: list[str], rewrites: dict | None = None,
-                 driver: str = "") -> dict:
-    """The merged report, with the rewrite report under `rewrites` and the summary recomputed."""
+                 driver: str = "", mode: str | None = None) -> dict:
+    """The merged report, with the rewrite report under `rewrites` and the summary recomputed;
+    with `mode`, seen from that GPU mode (`as_mode`)."""
     report = merge(validation_paths)
+    if mode and mode != report["gpu_mode"]:
+        report = as_mode(report, mode)
     report["rewrites"] = rewrites or {"cases": []}
     report["driver"] = driver or report.get("device_version", "")
     return summarise(report)
+
+
+def as_mode(report: dict, mode: str) -> dict:
+    """A merged report whose GPU mode was `report["gpu_mode"]`, with another mode's kernel
+    predictions (its `<mode>_s`, from the same run's compared profile) as hetprof's: each kernel
+    case's prediction and error, its `on`'s (transfers + kernel), and the placement predicted
+    from them. The old mode becomes a compared one. A kernel case without the other mode's
+    prediction is left out, with its `on`, its placement and its CPU part."""
+    old = report["gpu_mode"]
+    key = f"{mode}_s"
+    kernels: dict[tuple, tuple[float, float]] = {}
+    cases = []
+    for case in report["cases"]:
+        case = dict(case)
+        if case["part"] == "kernel":
+            new = case.get(key)
+            if new is None:
+                continue
+            where = (case["program"], case["n"])
+            old_sum, new_sum = kernels.get(where, (0.0, 0.0))
+            kernels[where] = (old_sum + case["predicted_s"], new_sum + new)
+            case[f"{old}_s"], case["predicted_s"], case[key] = case["predicted_s"], new, None
+        cases.append(case)
+    out = []
+    for case in cases:
+        where = (case["program"], case["n"])
+        if case["part"] in ("on", "cpu") and where not in kernels:
+            continue
+        if case["part"] == "on":
+            before, after = kernels[where]
+            case["predicted_s"] += after - before
+        if case["part"] != "kernel" or case.get(f"{old}_s") is not None:
+            if case["measured_s"]:
+                case["error_pct"] = 100 * (case["predicted_s"] - case["measured_s"]) \
+                    / case["measured_s"]
+        out.append(case)
+    predicted = {(c["program"], c["n"], c["part"]): c["predicted_s"] for c in out}
+    placements = []
+    for p in report["placements"]:
+        on, cpu = (predicted.get((p["program"], p["n"], part)) for part in ("on", "cpu"))
+        if on is None or cpu is None:
+            continue
+        placements.append({**p, "predicted": "gpu" if on < cpu else "cpu"})
+    compared = dict(report.get("compare_cases", {}))
+    compared.pop(mode, None)
+    compared[old] = [{k: c[k] for k in ("program", "n", "part", "predicted_s", "measured_s",
+                                        "error_pct")}
+                     for c in report["cases"] if c["part"] == "kernel"]
+    return {**report, "gpu_mode": mode, "cases": out, "placements": placements,
+            "compare_cases": compared}
 
 
 def _pct(value: float | None) -> str:
@@ -71,9 +137,8 @@ def losses(report: dict) -> list[str]:
     """Plain sentences: where a baseline predicts a kernel better than hetprof does."""
     kernels = [c for c in report["cases"] if c["part"] == "kernel"]
     sentences = []
-    for key, name in (("roofline_s", "the roofline"), ("paper_s", "the paper's Fig. 9 model")):
-        if key == f"{report['gpu_mode']}_s":
-            continue
+    for baseline in baselines_of(report):
+        key, name = f"{baseline}_s", BASELINE_LABELS[baseline]
         compared = [(c, e) for c in kernels if (e := baseline_error_pct(c, key)) is not None]
         if not compared:
             sentences.append(f"No kernel case has a prediction by {name}: it is unavailable "
@@ -98,6 +163,23 @@ def losses(report: dict) -> list[str]:
     return sentences
 
 
+def _baseline_rows(report: dict) -> list[str]:
+    """Summary rows: each baseline's median |error| and in how many cases hetprof beats it."""
+    rows = []
+    for baseline in baselines_of(report):
+        label = BASELINE_LABELS[baseline]
+        cases = report.get(f"{baseline}_cases", 0)
+        if not cases:
+            rows.append(f"| {label}, kernel median abs. error | unavailable |")
+            continue
+        rows += [f"| {label}, kernel median / 90th percentile abs. error | "
+                 f"{report[f'{baseline}_kernel_median_abs_pct_error']:.1f}% / "
+                 f"{report[f'{baseline}_kernel_p90_abs_pct_error']:.1f}% |",
+                 f"| hetprof beats {label} | {report[f'beats_{baseline}_fraction'] * 100:.0f}% of "
+                 f"{cases} kernel cases |"]
+    return rows
+
+
 def render_markdown(report: dict) -> str:
     """The suite report as markdown (module doc)."""
     cases = report["cases"]
@@ -108,7 +190,7 @@ def render_markdown(report: dict) -> str:
         "",
         f"Device: {report['device']}; driver: {report.get('driver') or 'unknown'}; date: "
         f"{report['date']}. hetprof's GPU model: `{mode}`"
-        + (" (the default)" if mode == "dmm" else "") + f". Profile: {report['profile']}. CPU "
+        + (" (the default)" if mode == DEFAULT_MODE else "") + f". Profile: {report['profile']}. CPU "
         f"part measured on {report['cpu_device']}. Calibration saw microbenchmarks only: no "
         "parameter is fitted to the suite.",
         "",
@@ -119,19 +201,7 @@ def render_markdown(report: dict) -> str:
         f"| kernel, median / 90th percentile abs. error | "
         f"{report['kernel_median_abs_pct_error']:.1f}% / {report['kernel_p90_abs_pct_error']:.1f}%"
         " |",
-        "| roofline kernel, median abs. error | "
-        + (f"{report['roofline_kernel_median_abs_pct_error']:.1f}% |" if report["roofline_cases"]
-           else "unavailable |"),
-        f"| paper Fig. 9 kernel, median abs. error | "
-        f"{report['paper_kernel_median_abs_pct_error']:.1f}% |",
-        f"| hetprof beats the roofline | {report['beats_roofline_fraction'] * 100:.0f}% of "
-        f"{report['roofline_cases']} kernel cases |",
-        "| hetprof beats the paper's Fig. 9 model | "
-        + (f"{report['beats_paper_fraction'] * 100:.0f}% of {report['paper_cases']} kernel cases |"
-           if mode != "paper" else "(it is the report's model) |"),
-        "| hetprof beats DMM | " + (f"{report['beats_dmm_fraction'] * 100:.0f}% of "
-                                    f"{report['dmm_cases']} kernel cases |" if mode != "dmm"
-                                    else "0 (the report's model is DMM, the default) |"),
+        *_baseline_rows(report),
         f"| cheaper placement chosen right | {100 * report['placement_accuracy']:.0f}% of "
         f"{len(report['placements'])} |",
         f"| placements measured faster on the CPU | "
@@ -161,13 +231,15 @@ def render_markdown(report: dict) -> str:
         if errors:
             lines.append(f"| {PART_NAMES[part]} | {len(errors)} | "
                          f"{statistics.median(errors):.1f}% | {percentile(errors, 0.9):.1f}% |")
+    shown = baselines_of(report)
     lines += ["", "## Kernels", "",
-              "| program | n | measured (s) | hetprof | roofline | paper Fig. 9 |",
-              "| --- | --- | --- | --- | --- | --- |"]
+              f"| program | n | measured (s) | hetprof (`{mode}`) | "
+              + " | ".join(dict(MODELS)[f"{b}_s"] for b in shown) + " |",
+              "| --- | --- | --- | --- | " + " | ".join("---" for _ in shown) + " |"]
     for c in kernels:
         lines.append(f"| {c['program']} | {c['n']} | {c['measured_s']:.4g} | "
-                     f"{c['error_pct']:+.1f}% | {_pct(baseline_error_pct(c, 'roofline_s'))} | "
-                     f"{_pct(baseline_error_pct(c, 'paper_s'))} |")
+                     f"{c['error_pct']:+.1f}% | "
+                     + " | ".join(_pct(baseline_error_pct(c, f"{b}_s")) for b in shown) + " |")
     lines += ["", "## Transfers, whole `on` and CPU part", "",
               "| program | n | transfers in | transfers out | whole `on` | CPU part |",
               "| --- | --- | --- | --- | --- | --- |"]
@@ -203,7 +275,7 @@ def render_markdown(report: dict) -> str:
 
 
 def draw(report: dict, path: Path) -> None:
-    """predicted / measured per kernel case for hetprof, the roofline and the paper's model
+    """predicted / measured per kernel case for hetprof and each other model the report has
     (log scale; 1 is exact)."""
     import matplotlib
     import matplotlib.ticker
@@ -214,12 +286,15 @@ def draw(report: dict, path: Path) -> None:
     kernels = [c for c in report["cases"] if c["part"] == "kernel"]
     colours = plt.get_cmap("tab10").colors
     figure, axes = plt.subplots(figsize=(max(6.0, 0.35 * len(kernels) + 2), 4.5))
+    own = f"{report['gpu_mode']}_s"
     for k, (key, name) in enumerate(MODELS):
+        if key == own:
+            continue
         points = [(i, c[key] / c["measured_s"]) for i, c in enumerate(kernels)
                   if c.get(key) is not None and c["measured_s"] > 0 and c[key] > 0]
         if points:
             axes.scatter([i for i, _ in points], [r for _, r in points], color=colours[k],
-                         label=name, s=22, marker="os^"[k])
+                         label=name, s=22, marker="os^Dv"[k])
     axes.axhline(1.0, color="grey", linewidth=0.8)
     axes.set_yscale("log")
     plain = matplotlib.ticker.FuncFormatter(lambda value, _: f"{value:g}")
@@ -253,6 +328,8 @@ def main(argv: list[str] | None = None) -> int:
                         help="`validate-rewrites` JSON reports")
     parser.add_argument("--driver", default="", help="the GPU driver's version, for the header")
     parser.add_argument("--out-dir", default="docs/validation")
+    parser.add_argument("--mode", default=None,
+                        help="the GPU mode to report as hetprof's (a mode the runs compared)")
     args = parser.parse_args(argv)
     readable = []
     for path in args.validations:
@@ -264,7 +341,7 @@ def main(argv: list[str] | None = None) -> int:
     if not readable:
         print("no validation report to merge", file=sys.stderr)
         return 1
-    report = suite_report(readable, load_rewrites(args.rewrites), args.driver)
+    report = suite_report(readable, load_rewrites(args.rewrites), args.driver, args.mode)
     for path in write(report, Path(args.out_dir)):
         print(path)
     print(f"{len(report['cases'])} cases; kernel median "

@@ -13,6 +13,7 @@ from typing import Any
 
 from cli.common import EXIT_OK, SourceHolder, count_argument, load_checked
 from graphs.semantics.options import DEFAULT_MAX_GRAPH
+from models.device_profile import GPU_MODES
 
 PROFILE_FORMATS = ("text", "json", "csv", "dot", "trace", "html", "speedscope", "cilkscale")
 """The formats of `hetprof profile --format` (graphs.renderers.RENDERERS' keys)."""
@@ -41,8 +42,9 @@ def _add_common(parser: argparse.ArgumentParser, loadable: bool = False) -> None
 def _add_model_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--device-profile", metavar="FILE.json",
                         help="machine parameters (default: hetprof's profile in abstract units)")
-    parser.add_argument("--gpu-mode", choices=("paper", "dmm"),
-                        help="GPU memory model: Fig. 9 as written, or Nakano's DMM/UMM")
+    parser.add_argument("--gpu-mode", choices=GPU_MODES,
+                        help="GPU memory model: Fig. 9 as written, Nakano's DMM/UMM, or the "
+                        "memory hierarchy (sectors, L1/L2, bandwidth ceilings)")
     parser.add_argument("--warp-width", type=int, help="w, threads per warp")
     parser.add_argument("--work-group-size", type=int, help="threads per work group")
     parser.add_argument("--global-latency", type=float, help="l, cost of a global access")
@@ -192,7 +194,7 @@ def _opencl_commands(commands: Any) -> None:
     validate.add_argument("--sizes", help="comma-separated sizes n (default: 2^10 ... 2^24 "
                           "where memory allows; --quick: a few small ones)")
     validate.add_argument("--quick", action="store_true", help="small sizes, few repeats")
-    validate.add_argument("--gpu-mode", choices=("paper", "dmm"),
+    validate.add_argument("--gpu-mode", choices=GPU_MODES,
                           help="GPU memory model (default: the profile's)")
     validate.add_argument("--compare-profile", action="append", metavar="FILE.json",
                           help="also predict kernels with this profile (e.g. the other GPU "
@@ -227,7 +229,7 @@ def _opencl_commands(commands: Any) -> None:
     rewrites.add_argument("--rewrite", action="append", metavar="NAME@LINE:COL",
                           help="validate only this rewrite (repeatable; instead of --rules)")
     rewrites.add_argument("--quick", action="store_true", help="small sizes, few repeats")
-    rewrites.add_argument("--gpu-mode", choices=("paper", "dmm"),
+    rewrites.add_argument("--gpu-mode", choices=GPU_MODES,
                           help="GPU memory model (default: the profile's)")
     rewrites.add_argument("--format", choices=("json", "markdown"), default="markdown")
     rewrites.add_argument("-o", "--output", help="write the report here")

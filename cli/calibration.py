@@ -65,8 +65,8 @@ def command_calibrate(args: argparse.Namespace, holder: SourceHolder) -> int:
     modes = ", ".join(f"{m}: {100 * e:.1f}%" for m, e in sorted(result.mode_errors.items()))
     console.print(f"GPU memory model fit (mean |error|): {modes}; default: "
                   f"{result.profile.gpu.mode}")
-    console.print(f"wrote {args.output} (and each mode's own fit: {stem}.paper.json, "
-                  f"{stem}.dmm.json)")
+    others = ", ".join(f"{stem}.{mode}.json" for mode in result.per_mode)
+    console.print(f"wrote {args.output} (and each mode's own fit: {others})")
     return EXIT_OK
 
 

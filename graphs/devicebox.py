@@ -27,6 +27,7 @@ from typing import Any, NamedTuple
 from graphs.costgraph import EdgeKind
 from models.base import AccessKind, GpuModel, MemoryAccess, Space, StepCost
 from models.device_profile import GpuParameters
+from models.gpu_cache import Traffic
 from profiler.syntax import Span
 
 
@@ -213,6 +214,9 @@ class PhaseCost:
     round_times: list[float] = field(default_factory=list)
     launch: float = 0.0  # the launch overhead included in `time`
     groups_at_once: int = 1  # work groups resident at once: the size of a round
+    traffic: Traffic | None = None  # a stateful (cache) model's memory traffic, summed
+    bound: str = ""  # a stateful model's largest term: "latency", "DRAM bandwidth", ...
+    latency: float = 0.0  # a stateful model's latency term: the rounds' lock-step time
 
 
 @dataclass(slots=True)
@@ -241,6 +245,12 @@ class DeviceBox:
     @property
     def work(self) -> float:
         return sum(p.thread_work for p in self.phases)
+
+
+def box_model(model: GpuModel, heap_words: int) -> GpuModel:
+    """The model that prices one device box whose heap (the words it pushes and allocates) is
+    `heap_words`: a stateful model (the cache mode) needs it to tell L2 from DRAM."""
+    return model.with_heap(heap_words) if model.stateful else model  # type: ignore[attr-defined]
 
 
 def build_device_box(body: GSub | None, model: GpuModel, parameters: GpuParameters) -> DeviceBox:
@@ -303,13 +313,15 @@ def phase_cost(phase: Phase, model: GpuModel, p: GpuParameters,
                      span=phase.span)
     group_times: list[float] = []
     cache: dict[tuple, StepCost] = {}
+    if model.stateful:
+        cost.traffic = Traffic()
     for g in range(groups):
         members = threads[g * group_threads:(g + 1) * group_threads]
         record: list[LockStep] | None = None
         if g < RECORDED_GROUPS:
             record = []
             cost.lockstep.append(record)
-        time, steps = group_time(members, model, p, cost, cache, record, moved)
+        time, steps = group_time(members, model, p, cost, cache, record, moved, groups)
         if phase.staged and phase.parallel:
             # A kernel is launched in whole work groups (the backend rounds its size up), and
             # every work item of the last one helps stage before the idle ones return.
@@ -326,9 +338,12 @@ def phase_cost(phase: Phase, model: GpuModel, p: GpuParameters,
         total += round_time
     if phase.writeback and phase.parallel:
         total += writeback_time(groups, p)
+    if model.stateful and cost.traffic is not None:
+        kernel = model.kernel_time(total, cost.traffic)  # type: ignore[attr-defined]
+        total, cost.bound, cost.latency = kernel.time, kernel.bound, kernel.latency
     if launches_kernel(phase):
         total += p.launch
-    if p.atomic:
+    if p.atomic and not model.stateful:
         # Every write allocates (λG's regions are immutable) with an atomic bump of the region's
         # allocation pointer; atomics on one address serialize over the whole device.
         total += p.atomic * sum(1 for e in chain.from_iterable(threads)
@@ -358,11 +373,16 @@ def launches_kernel(phase: Phase) -> bool:
 
 def group_time(members: list[Path], model: GpuModel, p: GpuParameters, cost: PhaseCost,
                 cache: dict, record: list[LockStep] | None = None,
-                moved: dict[int, int] | None = None) -> tuple[float, int]:
+                moved: dict[int, int] | None = None, groups: int = 1) -> tuple[float, int]:
     """Step a work group's warps in lock-step (Fig. 8) and add up the warp-box step weights,
     with memory words at the addresses `moved` gives them (see `_lockstep_layout`).
 
-    With `record`, each step's `LockStep` is appended to it (up to `RECORDED_STEPS`)."""
+    With `record`, each step's `LockStep` is appended to it (up to `RECORDED_STEPS`). A stateful
+    model (the cache mode) prices the group's steps in order with the group's cache state, and
+    adds the group's traffic to `cost.traffic`; `groups` is the kernel's number of work groups
+    (those on one compute unit share its cache)."""
+    if model.stateful:
+        return _stateful_group_time(members, model, p, cost, record, moved, groups)
     width = p.warp_width
     warps = [list(_columns(members[i:i + width])) for i in range(0, len(members), width)]
     length = max(map(len, members), default=0)
@@ -410,6 +430,50 @@ def group_time(members: list[Path], model: GpuModel, p: GpuParameters, cost: Pha
     cost.conflict_degree_max = degree
     cost.broadcasts += broadcasts
     cost.multicasts += multicasts
+    return time, length
+
+
+def _stateful_group_time(members: list[Path], model: GpuModel, p: GpuParameters,
+                         cost: PhaseCost, record: list[LockStep] | None,
+                         moved: dict[int, int] | None, groups: int) -> tuple[float, int]:
+    """`group_time` for a stateful model: no step is looked up in a cache of equal patterns,
+    since a step's cost depends on what the group touched before it."""
+    width = p.warp_width
+    state = model.new_group(groups)  # type: ignore[attr-defined]
+    warps = [list(_columns(members[i:i + width])) for i in range(0, len(members), width)]
+    length = max(map(len, members), default=0)
+    time = 0.0
+    degree = cost.conflict_degree_max
+    for j in range(length):
+        warp_steps: list[StepCost] = []
+        spaces: set[Space] = set()
+        for w, columns in enumerate(warps):
+            column = columns[j] if j < len(columns) else None
+            if not column:
+                continue
+            accesses = [a for a in map(_access_of, column) if a is not None]
+            others = [e.weight for e in column if e.access is None]
+            if moved:
+                accesses = [MemoryAccess(a.kind, moved.get(a.address, a.address), a.space)
+                            for a in accesses]
+            if record is not None:
+                spaces.update(a.space for a in accesses)
+            step = model.warp_step_in(state, w, accesses, others)  # type: ignore[attr-defined]
+            warp_steps.append(step)
+            cost.conflicts += step.conflicts
+            degree = max(degree, step.degree)
+            cost.broadcasts += step.broadcasts
+            cost.multicasts += step.multicasts
+        weight = model.group_step(warp_steps)
+        time += weight
+        if record is not None and j < RECORDED_STEPS:
+            record.append(LockStep(
+                weight, sum(s.conflicts for s in warp_steps),
+                max((s.degree for s in warp_steps), default=1),
+                "+".join(sorted(space.value for space in spaces))))
+    cost.conflict_degree_max = degree
+    if cost.traffic is not None:
+        cost.traffic.add(state.traffic)
     return time, length
 
 

@@ -37,6 +37,7 @@ from graphs.devicebox import (
     PathEdge,
     Phase,
     PhaseCost,
+    box_model,
     group_time,
     phase_cost,
     staging_time,
@@ -61,6 +62,7 @@ from graphs.semantics.symbolic import (
 )
 from models.base import AccessKind, MemoryAccess, Space, StepCost
 from models.gpu import gpu_model
+from models.gpu_cache import Traffic
 from models.roofline import KernelCounts
 from profiler.checker import CheckedProgram, bind_parameters
 from profiler.errors import EvaluationError
@@ -165,8 +167,8 @@ class SymbolicProfile:
         total = 0.0
         conflicts = threads = groups = rounds = 0
         degree = 1
-        for phase in _phases(box.paths or [], subs):
-            cost = self._phase(phase, subs)
+        model = self._box_model(box, subs)
+        for _, _, cost in self._priced_phases(box, subs, model):
             total += cost.time
             conflicts += cost.conflicts
             threads = max(threads, cost.threads)
@@ -175,21 +177,59 @@ class SymbolicProfile:
             degree = max(degree, cost.conflict_degree_max)
         return KernelPrice(total, conflicts, threads, groups, rounds, degree)
 
-    def _phase(self, phase: tuple[SPhase, dict], subs: dict) -> PhaseCost:
-        """A kernel (or serial stretch) priced at concrete sizes; kept, since the formulas and
-        the values at the same sizes price the same kernels."""
+    def _box_model(self, box, subs: dict):
+        """The GPU model for one device box at concrete sizes (graphs.devicebox.box_model: the
+        cache mode needs the box's heap, the words it pushes and allocates)."""
+        if not self.model.stateful:
+            return self.model
+        words = sum((_value(w, subs) for _, w in (*box.pushed, *box.returned)), 0.0)
+        return box_model(self.model, int(words))
+
+    def _priced_phases(self, box, subs: dict, model, symbolic: bool = False):
+        """(template, its loop levels' values, PhaseCost) for each phase of a device box in
+        order. Under a stateful model consecutive serial phases are priced as one path, as the
+        explicit evaluator concatenates them (graphs.devicebox.concat_phases): its cache state
+        runs on from one to the next."""
+        run: list[tuple[SPhase, dict]] = []
+        for template, local in _phases(box.paths or [], subs, symbolic):
+            if model.stateful and not template.parallel:
+                run.append((template, local))
+                continue
+            if run:
+                yield *run[-1], self._serial_run(run, subs, model)
+                run = []
+            yield template, local, self._phase((template, local), subs, model)
+        if run:
+            yield *run[-1], self._serial_run(run, subs, model)
+
+    def _serial_run(self, run: list[tuple[SPhase, dict]], subs: dict, model) -> PhaseCost:
+        """Consecutive serial phases priced as one path (`_priced_phases`)."""
+        if len(run) == 1:
+            return self._phase(run[0], subs, model)
+        path: list[PathEdge] = []
+        for template, local in run:
+            path.extend(_compile(template.path, {**subs, **local})({}))
+        return phase_cost(Phase([path], False), model, self.gpu)
+
+    def _phase(self, phase: tuple[SPhase, dict], subs: dict, model=None) -> PhaseCost:
+        """A kernel (or serial stretch) priced at concrete sizes, under `model` (default: the
+        profile's); kept, since the formulas and the values at the same sizes price the same
+        kernels."""
         template, local_subs = phase
-        key = (id(template), tuple(sorted((str(k), v) for k, v in {**subs, **local_subs}.items()
-                                          if not isinstance(v, sp.Basic) or v.is_Number)))
+        model = model or self.model
+        key = (id(template), getattr(model, "heap_bytes", 0),
+               tuple(sorted((str(k), v) for k, v in {**subs, **local_subs}.items()
+                            if not isinstance(v, sp.Basic) or v.is_Number)))
         if key not in self._priced:
-            self._priced[key] = self._price(template, {**subs, **local_subs})
+            self._priced[key] = self._price(template, {**subs, **local_subs}, model)
         return self._priced[key]
 
-    def _price(self, template: SPhase, values: dict) -> PhaseCost:
+    def _price(self, template: SPhase, values: dict, model=None) -> PhaseCost:
         p = self.gpu
+        model = model or self.model
         if not template.parallel:
             path = _compile(template.path, values)({})
-            return phase_cost(Phase([path], False), self.model, p)
+            return phase_cost(Phase([path], False), model, p)
         staged = int(_value(template.staged, values))
         count = int(_value(template.count, values))
         width, size = p.warp_width, p.work_group_size
@@ -206,7 +246,7 @@ class SymbolicProfile:
         def group(g: int) -> tuple[float, PhaseCost]:
             if g not in priced:
                 ids = range(g * size, min(count, (g + 1) * size))
-                priced[g] = self._price_group(template, values, ids, staged)
+                priced[g] = self._price_group(template, values, ids, staged, groups, model)
             return priced[g]
 
         resident = max(1, p.threads_at_once // size)
@@ -218,6 +258,8 @@ class SymbolicProfile:
                                  "affine in the thread index)")
             runs = [(g, g + 1) for g in range(groups)]
         times = []
+        if model.stateful:
+            cost.traffic = Traffic()
         for first, end in runs:
             time, local = group(first)
             times.append(time)
@@ -226,11 +268,17 @@ class SymbolicProfile:
             cost.conflicts += local.conflicts * (end - first)
             cost.conflict_degree_max = max(cost.conflict_degree_max, local.conflict_degree_max)
             cost.steps = max(cost.steps, local.steps)
+            if cost.traffic is not None and local.traffic is not None:
+                cost.traffic.add(local.traffic, end - first)
         total = _rounds_time(runs, times, groups, resident)
         if template.writeback:
             total += writeback_time(groups, p)
+        if cost.traffic is not None:
+            kernel = model.kernel_time(total, cost.traffic)  # type: ignore[attr-defined]
+            total, cost.bound = kernel.time, kernel.bound
+            cost.latency = kernel.latency
         total += p.launch
-        if p.atomic:
+        if p.atomic and not model.stateful:
             total += p.atomic * _writes(template.path, {**values, **own(0)}) * count
         cost.time = total
         return cost
@@ -321,8 +369,8 @@ class SymbolicProfile:
         p = self.gpu
         size = p.work_group_size
         resident = max(1, p.threads_at_once // size)
-        for template, local_subs in _phases(box.paths or [], subs, symbolic=True):
-            cost = self._phase((template, local_subs), subs)
+        model = self._box_model(box, subs)
+        for template, local_subs, cost in self._priced_phases(box, subs, model, True):
             count = sp.sympify(template.count).subs(local_subs)
             if not template.parallel or not count.free_symbols:
                 total += _tidy_number(cost.time)
@@ -330,6 +378,10 @@ class SymbolicProfile:
             groups = sp.ceiling(count / size)
             rounds = sp.ceiling(groups / resident)
             concrete = int(_value(template.count, {**subs, **local_subs}))
+            if cost.traffic is not None:
+                total += self._stateful_formula(template, local_subs, subs, cost, count,
+                                                rounds, concrete, model)
+                continue
             # The paper's §7.1.2 write-back, l per work group, outside the rounds.
             extra = p.launch + (writeback_time(cost.work_groups, p) if template.writeback else 0)
             if template.writeback:
@@ -347,12 +399,42 @@ class SymbolicProfile:
                           + _tidy_number(p.launch))
         return total
 
-    def _price_group(self, template: SPhase, values: dict, ids: range,
-                     staged: int) -> tuple[float, PhaseCost]:
-        """One work group of a kernel (threads `ids`): graphs.devicebox.group_time on their
-        concrete paths, or, for threads with long loops, period by period."""
+    def _stateful_formula(self, template: SPhase, local_subs: dict, subs: dict,
+                          cost: PhaseCost, count: sp.Expr, rounds: sp.Expr,
+                          concrete: int, model) -> sp.Expr:
+        """A kernel's time under a stateful model (the cache mode) as a formula: the launch plus
+        the largest of its latency (rounds of full groups, and the last round, as
+        `kernel_formula` prices them) and its bandwidth and atomic terms, which grow with the
+        threads (each thread's traffic as at `subs`)."""
         p = self.gpu
+        assert cost.traffic is not None
+        if concrete % p.work_group_size == 0 and cost.rounds:
+            latency = rounds * _tidy_number(cost.latency / cost.rounds)
+        else:
+            full = (self._full_group_time(template, local_subs, subs, model)
+                    if concrete >= p.work_group_size else cost.latency)
+            last = cost.latency - (cost.rounds - 1) * full
+            latency = (rounds - 1) * _tidy_number(full) + _tidy_number(last)
+        share = count / concrete
+        ceiling = model.kernel_time(0.0, cost.traffic)
+        terms = [latency] + [share * _tidy_number(t) for t in
+                             (ceiling.dram, ceiling.l2, ceiling.atomics) if t]
+        return sp.Max(*terms) + _tidy_number(p.launch)
+
+    def _price_group(self, template: SPhase, values: dict, ids: range,
+                     staged: int, groups: int = 1, model=None,
+                     ) -> tuple[float, PhaseCost]:
+        """One work group of a kernel (threads `ids`, of `groups` groups): graphs.devicebox.
+        group_time on their concrete paths, or, for threads with long loops, period by period.
+        Under a stateful model (the cache mode) the group's traffic is in the result's
+        `traffic`."""
+        p = self.gpu
+        model = model or self.model
         local = PhaseCost(0, 0, 0, 0, 0, 0.0, 0.0)
+        state = None
+        if model.stateful:
+            local.traffic = Traffic()
+            state = model.new_group(groups)  # type: ignore[attr-defined]
         if _path_length(template.path, values) > STRUCTURED_STEPS:
             operands = (_Operands(template.reduce, values) if template.reduce is not None
                         else None)
@@ -361,14 +443,16 @@ class SymbolicProfile:
                 level = values[operands.spec.level]
                 for own in owns:
                     own.update(operands.operands(level, own[template.var], values))
-            summed = _structured_group(template.path, values, owns, self.model, p, {})
+            summed = _structured_group(template.path, values, owns, model, p, {}, state)
             time, local.steps = summed.time, summed.steps
+            if state is not None and local.traffic is not None:
+                local.traffic.add(state.traffic)
             local.conflicts, local.conflict_degree_max = summed.conflicts, summed.degree
-            return time + staging_time(p.work_group_size, self.model, p, staged), local
+            return time + staging_time(p.work_group_size, model, p, staged), local
         thread = _threads(template, values)
         members = [thread(t) for t in ids]
-        time, local.steps = group_time(members, self.model, p, local, {})
-        return time + staging_time(p.work_group_size, self.model, p, staged), local
+        time, local.steps = group_time(members, model, p, local, {}, groups=groups)
+        return time + staging_time(p.work_group_size, model, p, staged), local
 
     @staticmethod
     def _full_key(template: SPhase, values: dict) -> tuple:
@@ -376,14 +460,14 @@ class SymbolicProfile:
             (str(k), v) for k, v in values.items() if not isinstance(v, sp.Basic) or v.is_Number)))
 
     def _full_group_time(self, template: SPhase, local_subs: dict, subs: dict,
-                         ) -> float:
+                         model=None) -> float:
         p = self.gpu
         values = {**subs, **local_subs}
         key = self._full_key(template, values)
         if key in self._priced:
             return self._priced[key]
         time, _ = self._price_group(template, values, range(p.work_group_size),
-                                    int(_value(template.staged, values)))
+                                    int(_value(template.staged, values)), model=model)
         self._priced[key] = time
         return time
 
@@ -1126,16 +1210,18 @@ class _GroupCost:
 
 
 def _structured_group(path: list, values: dict, threads: list[dict], model, p,
-                      cache: dict) -> _GroupCost:
+                      cache: dict, state=None) -> _GroupCost:
     """graphs.devicebox.group_time for threads whose paths have one shape, without unrolling
     long loops: a loop's iterations cost the same whenever their addresses differ by a multiple
     of the banks, so a loop of C iterations with period π costs ⌊C/π⌋ periods plus the rest.
-    `threads` gives each thread's own values (its index, a reduction's operands)."""
+    `threads` gives each thread's own values (its index, a reduction's operands). With `state`
+    (a stateful model's group state, models.gpu_cache) every warp step is priced in order on
+    it, and a loop's steady period (`_stateful_loop`) stands for the periods after it."""
     total = _GroupCost()
     width = p.warp_width
     for item in path:
         if isinstance(item, TLoop):
-            total.add(_structured_loop(item, values, threads, model, p, cache))
+            total.add(_structured_loop(item, values, threads, model, p, cache, state))
             continue
         warp_steps = []
         compiled = None
@@ -1160,6 +1246,8 @@ def _structured_group(path: list, values: dict, threads: list[dict], model, p,
                 offset = offset_of(thread) if a.local else 0
                 space = Space.LOCAL if a.local and offset < limit else Space.GLOBAL
                 accesses.append(MemoryAccess(a.kind, address(thread), space))
+            if state is not None:
+                return (), model.warp_step_in(state, start // width, accesses, others)
             key = step_key(accesses, others, p)
             step = cache.get(key)
             if step is None:
@@ -1168,7 +1256,7 @@ def _structured_group(path: list, values: dict, threads: list[dict], model, p,
 
         starts = list(range(0, len(threads), width))
         priced = None
-        if len(starts) >= 3 and _warps_alike(item, compiled, threads, p):
+        if state is None and len(starts) >= 3 and _warps_alike(item, compiled, threads, p):
             # Affine addresses: the middle warps step like the first (their addresses move by
             # multiples of the banks); the last may be partial or read a carried element.
             first, second = warp(starts[0]), warp(starts[1])
@@ -1203,7 +1291,7 @@ def _warps_alike(item, compiled, threads: list[dict], p) -> bool:
 
 
 def _structured_loop(loop: TLoop, values: dict, threads: list[dict], model, p,
-                     cache: dict) -> _GroupCost:
+                     cache: dict, state=None) -> _GroupCost:
     count = int(_value(loop.count, {**values, **threads[0]}))
     # The operands' places depend on each thread's own values: they stay free here.
     operands = _Operands(loop.reduce, values) if loop.reduce else None
@@ -1219,9 +1307,11 @@ def _structured_loop(loop: TLoop, values: dict, threads: list[dict], model, p,
                 level = {**inner, **own}[operands.spec.level]
                 own.update(operands.operands(level, j, {**inner, **own}))
             here.append(own)
-        return _structured_group(list(loop.body), inner, here, model, p, cache)
+        return _structured_group(list(loop.body), inner, here, model, p, cache, state)
 
     period = _period(loop, values, threads[0], p)
+    if state is not None:
+        return _stateful_loop(iteration, count, period, state)
     total = _GroupCost()
     # A reduction level's last thread may read a carried element: priced on its own.
     regular_end = count - 1 if loop.reduce is not None else count
@@ -1245,6 +1335,34 @@ def _structured_loop(loop: TLoop, values: dict, threads: list[dict], model, p,
         for j in range(end - (end - start) % period, end):
             total.add(iteration(j))
     for j in range(regular_end, count):
+        total.add(iteration(j))
+    return total
+
+
+def _stateful_loop(iteration, count: int, period: int | None, state) -> _GroupCost:
+    """A loop of `count` iterations priced on a stateful model's group `state`: the first period
+    warms the cache, the second is priced as every later whole period costs (its time, steps
+    and traffic repeated), and the iterations after the last whole period are priced one by one.
+    Without a period every iteration is priced."""
+    total = _GroupCost()
+    if period is None or count <= 3 * period:
+        for j in range(count):
+            total.add(iteration(j))
+        return total
+    for j in range(period):
+        total.add(iteration(j))
+    before = Traffic()
+    before.add(state.traffic)
+    once = _GroupCost()
+    for j in range(period, 2 * period):
+        once.add(iteration(j))
+    repeats = (count - period) // period
+    total.add(once, repeats)
+    delta = Traffic()
+    delta.add(state.traffic)
+    delta.add(before, -1)
+    state.traffic.add(delta, repeats - 1)
+    for j in range(period + repeats * period, count):
         total.add(iteration(j))
     return total
 

@@ -67,6 +67,7 @@ class GpuModel(ABC):
     """Costs of one warp step, given each active thread's edge in that step."""
 
     name: str
+    stateful = False  # True: a step's cost depends on the group's earlier steps (models.gpu_cache)
 
     @abstractmethod
     def warp_step(self, accesses: list[MemoryAccess], other_weights: list[float]) -> StepCost:

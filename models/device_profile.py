@@ -13,10 +13,14 @@ Schema (all numbers finite, non-negative and at most 10^15; see docs/device-prof
       "gpu": {"warp_width": w, "work_group_size": threads per work group, "global_latency": l,
               "local_latency": 1, "conflict_cost": 2 (paper mode), "banks": 32,
               "threads_at_once": H, "op": 1, "launch": cost of one kernel launch,
-              "mode": "paper" | "dmm", "seconds_per_unit": null|float,
+              "mode": "paper" | "dmm" | "cache", "seconds_per_unit": null|float,
               "staging_overlap": u, iterations of a local-staging loop in flight at once (1),
               "dram_bytes_per_s": global-memory bandwidth, "ops_per_s": arithmetic issue rate
-              (the roofline baseline's rates, models/roofline.py; 0 = not calibrated)},
+              (the roofline baseline's rates, models/roofline.py; 0 = not calibrated),
+              the cache mode's (models/gpu_cache.py): "l1_latency", "l2_latency",
+              "atomic_latency", "sector_bytes", "line_bytes", "line_time", "l1_bytes", "l2_bytes",
+              "threads_per_compute_unit",
+              "l2_bytes_per_s" (0 = no L2 ceiling)},
       "allocation": {"latency": Δa(0), "per_word": slope of Δa(n)},
       "transfer": {"host_to_device": {"latency": .., "words_per_unit": .., "pieces": [..]},
                    "device_to_host": {...}},
@@ -39,7 +43,7 @@ from typing import Any
 
 from profiler.errors import ProfileError
 
-GPU_MODES = ("paper", "dmm")
+GPU_MODES = ("paper", "dmm", "cache")
 RULES = ("calibrated", "paper")
 MAX_PARAMETER = 1e15
 """The largest number a profile (or a command-line model option) may give a parameter: costs are
@@ -85,6 +89,20 @@ class GpuParameters:
     # not calibrated, and then no roofline prediction is made.
     dram_bytes_per_s: float = 0.0
     ops_per_s: float = 0.0
+    # The `cache` mode's memory hierarchy (models/gpu_cache.py), measured by
+    # models/opencl/calibrate_cache.py. The defaults, in abstract units, keep the H200's ratios
+    # with the L2's latency at l: L1 5, L2 32, DRAM 74, an allocation's atomic 32.
+    l1_latency: float = 5.0
+    l2_latency: float = 32.0
+    dram_latency: float = 74.0
+    atomic_latency: float = 32.0
+    sector_bytes: int = 32
+    line_bytes: int = 128
+    line_time: float = 1.0  # a compute unit's load unit: time per 128-byte line requested
+    l1_bytes: int = 32768  # one compute unit's L1, shared by the work groups resident on it
+    l2_bytes: int = 4 << 20
+    threads_per_compute_unit: int = 2048
+    l2_bytes_per_s: float = 0.0  # 0 = not calibrated: no L2 ceiling
 
     @property
     def unit_seconds(self) -> float:
@@ -180,7 +198,8 @@ def profile_from_json(data: Any, where: str = "profile") -> DeviceProfile:
     if gpu.mode not in GPU_MODES:
         raise ProfileError(f"{where}: field 'gpu.mode' must be one of {', '.join(GPU_MODES)}, "
                            f"not {gpu.mode!r}")
-    for name_ in ("warp_width", "work_group_size", "banks", "threads_at_once", "staging_overlap"):
+    for name_ in ("warp_width", "work_group_size", "banks", "threads_at_once", "staging_overlap",
+                  "sector_bytes", "line_bytes", "threads_per_compute_unit"):
         if getattr(gpu, name_) < 1:
             raise ProfileError(f"{where}: field 'gpu.{name_}' must be at least 1")
     if gpu.work_group_size % gpu.warp_width:

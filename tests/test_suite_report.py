@@ -86,5 +86,8 @@ def test_markdown_and_picture(written):
     assert "| a | 64 | 1 | +10.0% | -50.0% | +100.0% |" in text
     assert "hetprof loses to the roofline on 1 of 2 kernel cases, in b" in text
     assert "| CPU part | 2 | 30.0% | 40.0% |" in text
-    assert "0 (the report's model is DMM, the default)" in text
+    assert "hetprof's GPU model: `dmm`. Profile" in text  # a calibrated profile's is `cache`
+    assert "| the paper's Fig. 9 model, kernel median / 90th percentile abs. error | 55.0% / " \
+        "100.0% |" in text
+    assert "| hetprof beats the paper's Fig. 9 model | 50% of 2 kernel cases |" in text
     assert written.with_suffix(".png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"

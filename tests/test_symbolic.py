@@ -90,7 +90,7 @@ def assert_same(got, want, where):
 
 
 @pytest.mark.parametrize("name", REGULAR)
-@pytest.mark.parametrize("mode", ["dmm", "paper"])
+@pytest.mark.parametrize("mode", ["dmm", "paper", "cache"])
 def test_symbolic_equals_explicit_for_n_1_to_64(name, mode):
     checked = load(name)
     options = EvaluationOptions(gpu_mode=mode)

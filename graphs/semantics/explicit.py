@@ -54,7 +54,7 @@ from graphs.costgraph import (
     Sub,
     cyclic_gc_paused,
 )
-from graphs.devicebox import DeviceBox, GSub, PathBuilder, build_device_box
+from graphs.devicebox import DeviceBox, GSub, PathBuilder, box_model, build_device_box
 from graphs.semantics.options import GRAPH_CHECK_EVERY, EvaluationOptions
 from models.base import AccessKind, GpuModel, MemoryAccess, Space
 from models.gpu import gpu_model
@@ -1012,7 +1012,6 @@ class Evaluator:
             growth, self.gpu_growth = self.gpu_growth, saved_growth
             gpu_copies = {r.name: self.stacks[World.GPU].pop(r.name) for r in pushed}
         assert not isinstance(body_paths, Sub)  # the GPU world's: cost paths, or ∅
-        box = build_device_box(body_paths, self.gpu, self.profile.gpu)
         pushed_words = sum(start_words.values())
         transfer_in = sum(self.providers.host_to_device(start_words[r.name]) for r in pushed)
         transfer_out = 0.0
@@ -1029,6 +1028,8 @@ class Evaluator:
             gpu_words += result.new_words
             if self.paper and copy.local:
                 local_words += start_words[rid] + result.new_words
+        box = build_device_box(body_paths, box_model(self.gpu, pushed_words + gpu_words),
+                               self.profile.gpu)
         # Harlan's retry: a region that filled up on the GPU is grown on the CPU before the push.
         grow_cost = sum(self.providers.allocation(words) for words in growth.values())
         notes = []

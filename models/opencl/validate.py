@@ -16,7 +16,8 @@ Every kernel case is also predicted by two baselines from the same cost paths (i
 roofline of the same calibrated profile (models/roofline.py, `roofline_s`; absent where the
 profile has no calibrated rates) and the paper's Fig. 9 GPU model (`paper_s`: a compared profile
 in `paper` mode where one is given, else the profile in `paper` mode); `dmm_s` is the DMM/UMM
-model's likewise. `summarise` defines the figures that compare them.
+model's likewise, and `cache_s` the memory-hierarchy model's (models/gpu_cache.py). `summarise`
+defines the figures that compare them.
 """
 
 from __future__ import annotations
@@ -58,6 +59,7 @@ class Case:
     roofline_s: float | None = None  # kernel cases: the baselines' predictions (module doc)
     paper_s: float | None = None
     dmm_s: float | None = None
+    cache_s: float | None = None
 
     @property
     def error_pct(self) -> float:
@@ -85,7 +87,7 @@ def _variants(checked: CheckedProgram) -> tuple[CheckedProgram, CheckedProgram]:
 
 
 PARTS = ("programs", "transfers", "conflicts")
-BASELINES = ("roofline_s", "paper_s", "dmm_s")
+BASELINES = ("roofline_s", "paper_s", "dmm_s", "cache_s")
 """A kernel case's baseline predictions, in seconds (None: that baseline is unavailable)."""
 REWRITE_MEASURED_THRESHOLD = 0.05
 """The rewrite figures count a case only where its measured speedup differs from 1 by more than
@@ -201,7 +203,8 @@ def validate(session, cpu_session, profile: DeviceProfile, programs: list[str] |
                 cases += [
                     Case(label, size, "transfer_in", predicted_in, run.transfer_in.median),
                     Case(label, size, "kernel", kernel, run.kernel_total, guess.roofline,
-                         guess.models.get("paper"), guess.models.get("dmm")),
+                         guess.models.get("paper"), guess.models.get("dmm"),
+                         guess.models.get("cache")),
                     Case(label, size, "transfer_out", predicted_out, run.transfer_out.median),
                     Case(label, size, "on", predicted_in + kernel + predicted_out, run.total),
                 ]
@@ -313,12 +316,13 @@ def _case_json(c: Case) -> dict:
 
 def _kernel_seconds(offload: Offload, profile: DeviceProfile) -> float:
     """The kernel time another profile (another GPU model) predicts for the same cost paths."""
-    from graphs.devicebox import build_device_box
+    from graphs.devicebox import box_model, build_device_box
     from models.gpu import gpu_model
 
     record = offload.on
     assert record is not None  # an `on`'s offload, as validate() collects them
-    box = build_device_box(record.paths, gpu_model(profile), profile.gpu)
+    model = box_model(gpu_model(profile), record.pushed_words + record.gpu_words)
+    box = build_device_box(record.paths, model, profile.gpu)
     return box.time * profile.gpu.unit_seconds
 
 
@@ -420,12 +424,13 @@ def baseline_summary(cases: list[dict], mode: str) -> dict:
     - `beats_roofline_fraction`, `beats_dmm_fraction`: the fraction of those cases where the
       report's own mode (`mode`) has a strictly smaller |error| than the baseline. Under `dmm`
       the DMM baseline is the report's own prediction, and `beats_dmm_fraction` is 0.0;
-    - `beats_paper_fraction` likewise (0.0 under `paper`).
+    - `beats_paper_fraction` and `beats_cache_fraction` likewise (0.0 under their own mode).
     A baseline with no case (an uncalibrated roofline) keeps its keys, at 0.0, with a count of 0.
     """
     kernels = [c for c in cases if c["part"] == "kernel"]
     figures: dict = {}
-    for name, key in (("roofline", "roofline_s"), ("paper", "paper_s"), ("dmm", "dmm_s")):
+    for name, key in (("roofline", "roofline_s"), ("paper", "paper_s"), ("dmm", "dmm_s"),
+                      ("cache", "cache_s")):
         pairs = [(abs(c["error_pct"]), abs(error)) for c in kernels
                  if (error := baseline_error_pct(c, key)) is not None]
         errors = [b for _, b in pairs]
@@ -536,7 +541,8 @@ def render_markdown(report: dict) -> str:
 
 
 BASELINE_NAMES = {"roofline": "roofline (same profile's bandwidth and issue rate)",
-                  "paper": "the paper's Fig. 9 GPU", "dmm": "DMM/UMM GPU"}
+                  "paper": "the paper's Fig. 9 GPU", "dmm": "DMM/UMM GPU",
+                  "cache": "memory-hierarchy GPU (cache mode)"}
 
 
 def render_baselines(report: dict) -> list[str]:

@@ -1,0 +1,241 @@
+"""A GPU model that knows the memory hierarchy (`--gpu-mode cache`, issue 14), beside Fig. 9's
+(`paper`) and Nakano's DMM/UMM (`dmm`).
+
+The paper's and the DMM's rules charge every global access the one latency l. Measured on an
+H200 (models/opencl/calibrate_cache.py, 2026-11-26), one dependent access takes 23 ns when its
+line is in the SM's L1, 147 ns in the L2 and 340 ns from DRAM; an atomic add whose result a
+thread waits for (every allocation of hetprof's generated code) 146 ns; a 64-bit multiply-add
+2 ns. A work group's threads that re-read what they or their neighbours touched pay the L1's
+latency, not the DRAM's. This mode prices a work group's lock-step steps with that hierarchy:
+
+- **Sectors.** Global memory moves 32-byte sectors (`sector_bytes`) of 128-byte lines: a warp
+  step's global requests are the distinct sectors its threads' words fall in, not words.
+- **L1, per work group.** Each work group keeps an LRU list of the sectors it has touched, of the
+  capacity its share of its compute unit's L1 gives: `l1_bytes` over the groups resident on one
+  unit (the kernel's groups spread over threads_at_once / `threads_per_compute_unit` units, at
+  most `threads_per_compute_unit` / work group size on each). A read whose sector
+  is there costs `l1_latency`; any other read costs `miss_latency` (the L2's, or where the device
+  box's heap is larger than `l2_bytes`, the L2's and the DRAM's in proportion) and brings its
+  sector into the L1. A store leaves its sector in the L1 too (measured: a word read back after its store, through
+  a pointer the compiler cannot see through, took 30 ns, an L1 hit). The reuse distance that
+  decides a hit is the LRU stack distance in the group's own lock-step address trace, as Nugteren
+  et al. (HPCA 2014) model GPU caches, simplified to one group's share of the L1.
+- **Store-to-load forwarding.** A thread reading the word it stored last, with no store of its
+  own in between, gets it from a register: the OpenCL compiler forwards the value (LLVM's GVN
+  does this for `restrict` pointers, which the generated code uses), and the read costs `op`.
+- **Allocation.** Every global write of the cost semantics allocates (λG's regions are
+  immutable); the generated code bumps the region's pointer with an atomic add and waits for its
+  result before it stores: a write step costs `atomic_latency`. The store itself does not stall.
+- **Local memory** is Nakano's DMM, as in `dmm` mode: the conflict degree times `local_latency`.
+- **The load unit.** A warp step's global requests are the distinct 128-byte lines (`line_bytes`)
+  its reads and stores touch; a compute unit's load unit serves one line per `line_time`
+  (measured: 0.5 ns on the H200, lane strides over an L1-resident array). A work-group step
+  queues all its warps' lines and then waits for the slowest warp's latency, Nakano's UMM
+  pipeline (k requests take k + l - 1) with lines for address groups and the latency of the level
+  that served them for l. A warp step's own latency is its slowest thread's (lock-step).
+
+A kernel cannot move bytes faster than the card does, however its warps overlap, nor bump one
+allocation pointer faster than the L2's atomic unit serialises them. `kernel_time` takes the
+largest of: the rounds' lock-step time (latency), the DRAM bytes over `dram_bytes_per_s`, the
+L2 traffic (L1 misses) over `l2_bytes_per_s`, and the atomic adds times `atomic` (the time one
+costs when the whole device bumps one address). DRAM bytes are each work group's distinct
+sectors, summed: the compulsory misses when groups touch disjoint data, more than the card moves
+when they share it (then the L2 serves the repeats, and the L2 ceiling is the one that matters).
+"""
+
+from __future__ import annotations
+
+from collections import OrderedDict
+from dataclasses import dataclass, field, replace
+
+from models.base import AccessKind, GpuModel, MemoryAccess, Space, StepCost
+from models.device_profile import GpuParameters
+from models.dmm import conflict_degree
+from models.gpu_paper import count_sharing
+
+_READ, _WRITE, _GLOBAL, _LOCAL = AccessKind.READ, AccessKind.WRITE, Space.GLOBAL, Space.LOCAL
+
+
+@dataclass(slots=True)
+class Traffic:
+    """What a work group's (or a kernel's) memory requests did, summed over its steps."""
+
+    l1_hits: int = 0  # sectors read from the L1
+    l1_misses: int = 0  # sectors read from the L2 (or further): the L2 traffic
+    forwarded: int = 0  # reads served by store-to-load forwarding
+    stores: int = 0  # sectors stored (write-through to the L2)
+    atomics: int = 0  # allocating writes (atomic adds on a region's pointer)
+    footprint: int = 0  # distinct sectors the group touched (its compulsory misses)
+
+    def add(self, other: Traffic, times: int = 1) -> None:
+        self.l1_hits += other.l1_hits * times
+        self.l1_misses += other.l1_misses * times
+        self.forwarded += other.forwarded * times
+        self.stores += other.stores * times
+        self.atomics += other.atomics * times
+        self.footprint += other.footprint * times
+
+    def to_json(self) -> dict[str, int]:
+        return {"l1_hits": self.l1_hits, "l1_misses": self.l1_misses,
+                "forwarded": self.forwarded, "stores": self.stores, "atomics": self.atomics,
+                "footprint_sectors": self.footprint}
+
+
+@dataclass(slots=True)
+class GroupState:
+    """One work group's cache state while its steps are priced: its L1 share (sector -> None,
+    least recently used first), every sector it has touched, and each warp's last stored words
+    (for forwarding)."""
+
+    capacity: int
+    l1: OrderedDict = field(default_factory=OrderedDict)
+    touched: set = field(default_factory=set)
+    last_stored: dict[int, frozenset] = field(default_factory=dict)
+    traffic: Traffic = field(default_factory=Traffic)
+
+    def touch(self, sector: int) -> bool:
+        """Bring `sector` to the front of the L1; whether it was there (a hit)."""
+        l1 = self.l1
+        if sector in l1:
+            l1.move_to_end(sector)
+            return True
+        l1[sector] = None
+        if len(l1) > self.capacity:
+            l1.popitem(last=False)
+        if sector not in self.touched:
+            self.touched.add(sector)
+            self.traffic.footprint += 1
+        return False
+
+
+@dataclass(frozen=True, slots=True)
+class KernelTime:
+    """A kernel's time under the cache mode and what bounds it."""
+
+    time: float
+    latency: float
+    dram: float
+    l2: float
+    atomics: float
+
+    @property
+    def bound(self) -> str:
+        """"latency", "DRAM bandwidth", "L2 bandwidth" or "atomics": the largest term."""
+        terms = {"latency": self.latency, "DRAM bandwidth": self.dram,
+                 "L2 bandwidth": self.l2, "atomics": self.atomics}
+        return max(terms, key=terms.__getitem__)
+
+
+@dataclass(frozen=True, slots=True)
+class CacheGpu(GpuModel):
+    parameters: GpuParameters
+    word_bytes: int = 8
+    heap_bytes: int = 0  # the device box's data (pushed and allocated); 0: not known
+    name: str = "cache"
+    stateful = True  # a step's cost depends on the steps before it (graphs.devicebox)
+
+    def with_heap(self, words: int) -> CacheGpu:
+        """The model for one device box whose heap (the regions it pushes and the words it
+        allocates) holds `words` words: an L1 miss finds its line in the L2 as often as the L2
+        holds the heap (`miss_latency`)."""
+        return replace(self, heap_bytes=max(0, int(words)) * self.word_bytes)
+
+    @property
+    def miss_latency(self) -> float:
+        """An L1 miss's latency: the L2's where the box's heap fits in the L2, else the L2's
+        for the share h = l2_bytes / heap bytes of lines the L2 holds and the DRAM's for the
+        rest (the L2 as a cache of random lines of the heap)."""
+        p = self.parameters
+        if self.heap_bytes <= p.l2_bytes:
+            return p.l2_latency
+        share = p.l2_bytes / self.heap_bytes
+        return share * p.l2_latency + (1 - share) * max(p.dram_latency, p.l2_latency)
+
+    def new_group(self, groups: int = 1) -> GroupState:
+        """A work group's fresh state, in a kernel of `groups` work groups: they spread over the
+        compute units, and those on one unit share its L1."""
+        p = self.parameters
+        units = max(1, p.threads_at_once // max(1, p.threads_per_compute_unit))
+        most = max(1, p.threads_per_compute_unit // max(1, p.work_group_size))
+        sharing = min(most, -(-max(1, groups) // units))
+        return GroupState(max(1, p.l1_bytes // sharing // max(1, p.sector_bytes)))
+
+    def sector(self, address: int) -> int:
+        return address * self.word_bytes // self.parameters.sector_bytes
+
+    def warp_step_in(self, state: GroupState, warp: int, accesses: list[MemoryAccess],
+                     other_weights: list[float]) -> StepCost:
+        """One warp step of a work group in `state` (updated): `warp` is the warp's index in
+        its group."""
+        p = self.parameters
+        worst = max(other_weights, default=0.0)
+        local = [a.address for a in accesses if a.space is _LOCAL]
+        degree = conflict_degree(local, p.banks) if local else 0
+        local_cycles = degree * p.local_latency
+        reads: set[int] = set()
+        stores: set[int] = set()
+        lines: set[int] = set()
+        stored_words: list[int] = []
+        forwarded = 0
+        last = state.last_stored.get(warp, frozenset())
+        for access in accesses:
+            if access.space is _LOCAL:
+                continue
+            if access.kind is _WRITE:
+                stores.add(self.sector(access.address))
+                stored_words.append(access.address)
+            elif access.address in last:
+                forwarded += 1
+                continue
+            else:
+                reads.add(self.sector(access.address))
+            lines.add(access.address * self.word_bytes // p.line_bytes)
+        traffic = state.traffic
+        memory = 0.0
+        if forwarded:
+            traffic.forwarded += forwarded
+            memory = p.op
+        if reads:
+            hits = sum(state.touch(s) for s in sorted(reads))
+            traffic.l1_hits += hits
+            traffic.l1_misses += len(reads) - hits
+            memory = max(memory, p.l1_latency if hits == len(reads) else self.miss_latency)
+        if stores:
+            for s in sorted(stores):
+                state.touch(s)
+            traffic.stores += len(stores)
+            traffic.atomics += len(stored_words)
+            state.last_stored[warp] = frozenset(stored_words)
+            memory = max(memory, p.atomic_latency)
+        latency = max(memory, local_cycles)
+        conflicts = len(set(local)) - len({a % p.banks for a in local}) if local else 0
+        broadcasts, multicasts = count_sharing(accesses, len(accesses) + len(other_weights))
+        return StepCost(max(latency, worst), conflicts, max(degree, 1), broadcasts, multicasts,
+                        len(lines), latency, worst)
+
+    def warp_step(self, accesses: list[MemoryAccess], other_weights: list[float]) -> StepCost:
+        """A warp step alone, as the first of a fresh work group (the stateless interface)."""
+        return self.warp_step_in(self.new_group(), 0, accesses, other_weights)
+
+    def group_step(self, warp_steps: list[StepCost]) -> float:
+        """The warps' memory requests queue at their compute unit's load unit, one line per
+        `line_time` (UMM's pipeline, with lines for address groups): the step takes the lines of
+        all its warps, then the slowest warp's latency; or its slowest other edge."""
+        p = self.parameters
+        lines = sum(s.address_groups for s in warp_steps)
+        latency = max((s.local_cycles for s in warp_steps), default=0.0)
+        memory = (lines - 1) * p.line_time + latency if lines else latency
+        return max(memory, max((s.other for s in warp_steps), default=0.0))
+
+    def kernel_time(self, latency: float, traffic: Traffic) -> KernelTime:
+        """The kernel's time, in model units, from its rounds' lock-step time and its traffic:
+        the largest of latency, DRAM, L2 and atomic-rate terms (see the module's docstring)."""
+        p = self.parameters
+        unit = p.unit_seconds
+        sector = p.sector_bytes
+        dram = (traffic.footprint * sector / p.dram_bytes_per_s / unit
+                if p.dram_bytes_per_s else 0.0)
+        l2 = ((traffic.l1_misses + traffic.stores) * sector / p.l2_bytes_per_s / unit
+              if p.l2_bytes_per_s else 0.0)
+        atomics = traffic.atomics * p.atomic
+        return KernelTime(max(latency, dram, l2, atomics), latency, dram, l2, atomics)

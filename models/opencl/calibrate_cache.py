@@ -1,0 +1,379 @@
+"""Microbenchmarks of the GPU memory hierarchy (issue 14): what the `cache` GPU mode
+(models/gpu_cache.py) reads from a device profile.
+
+Each measures one thing, on one thread where it is a latency (nothing else runs, so the time per
+step is the latency itself) and on the whole device where it is a rate:
+- pointer-chase latency at working sets from a few KiB to several times the last-level cache: a
+  random cycle through one word per 128-byte line, so that every hop is a new line and no
+  prefetcher can guess the next; the plateaus are the L1, L2 and DRAM latencies, and the points
+  between two plateaus give the level's capacity (`_capacity`);
+- the latency of an atomic add whose result the thread waits for (what λG's generated code does
+  at every allocation, `ALLOC`);
+- the latency of reading back a word the thread has just stored (through a volatile pointer, so
+  the compiler cannot forward the value);
+- the latency of one dependent 64-bit integer multiply-add, and of a double one;
+- L2 bandwidth: every thread reading, coalesced, a buffer that fits the L2, many times over;
+- the rate of atomic adds on one address from the whole device (the allocation pointer that every
+  thread of a generated kernel bumps), at several thread counts.
+Sector effects (lane strides 1..32) are the existing global-stride microbenchmark of
+models/opencl/calibrate.py.
+
+Calibration sees these microbenchmarks only, never the programs that `hetprof validate` checks.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+import numpy as np
+
+LINE_WORDS = 16  # 128 bytes of 8-byte words
+CHASE_HOPS = 4096
+CHASE_DRAM_HOPS = 1 << 20  # 128 MiB of lines: more than any L2
+
+GENERATED_EMPTY = """\
+__kernel void generated_empty(__global long* restrict heap, __global const long* restrict bases,
+                              __global const int* restrict caps, __global int* restrict aps,
+                              __global int* restrict err, __global long* restrict slots,
+                              const long n, const long out) {
+    if (get_global_id(0) == 0 && n < 0) heap[out] = bases[0] + caps[0] + aps[0] + err[0];
+    if (get_global_id(0) == 0 && n < 0) slots[0] = out;
+}
+"""
+"""An empty kernel with the signature of every kernel hetprof generates
+(models/opencl/codegen.py's COMMON and a size and result slot): a generated kernel's launch."""
+
+CHASE = """\
+__kernel void chase(__global const long* next, __global long* out, const int hops) {
+    long p = 0;
+    for (int h = 0; h < hops; h++) p = next[p];
+    out[get_global_id(0)] = p;
+}
+"""
+
+ATOMIC_CHAIN = """\
+__kernel void atomic_chain(__global int* ap, __global long* out, const int hops) {
+    int x = 0;
+    for (int h = 0; h < hops; h++) x = atomic_add(ap, (x & 1) + 1);
+    out[get_global_id(0)] = x;
+}
+"""
+
+STORE_LOAD = """\
+__kernel void store_load(__global long* cells, __global long* out, const int hops) {
+    volatile __global long* v = cells;
+    long x = 1;
+    for (int h = 0; h < hops; h++) {
+        v[(h * 16) & 4095] = x + h;
+        x = v[(h * 16) & 4095];
+    }
+    out[get_global_id(0)] = x;
+}
+"""
+
+STORE_LOAD_ALIAS = """\
+__kernel void store_load_alias(__global long* cells, __global long* same, __global long* out,
+                               const int hops) {
+    long x = 1;
+    for (int h = 0; h < hops; h++) {
+        cells[(x * 16) & 4095] = x + h;
+        x = same[(x * 16) & 4095];
+    }
+    out[get_global_id(0)] = x;
+}
+"""
+"""Reading back a stored word through another pointer to the same buffer: the compiler cannot
+forward the value, so the load goes to the cache (L1, if a store leaves the line there)."""
+
+STORE_FRESH = """\
+__kernel void store_fresh(__global long* cells, __global long* same, __global long* out,
+                          const int hops) {
+    long x = 1;
+    for (int h = 0; h < hops; h++) {
+        cells[h * 16] = x + h;
+        x = same[h * 16];
+    }
+    out[get_global_id(0)] = x;
+}
+"""
+"""The same, each hop at a line never read before: whether a store brings its line into the L1
+(then the load hits it) or only writes through to the L2."""
+
+OP_CHAIN = """\
+__kernel void op_chain(__global long* out, const int hops) {
+    long x = get_global_id(0) + 3;
+    for (int h = 0; h < hops; h++) x = x * 3 + 1;
+    out[get_global_id(0)] = x;
+}
+"""
+
+FLOAT_CHAIN = """\
+#pragma OPENCL EXTENSION cl_khr_fp64 : enable
+__kernel void float_chain(__global double* out, const int hops) {
+    double x = get_global_id(0) + 0.5;
+    for (int h = 0; h < hops; h++) x = x * 0.999 + 0.25;
+    out[get_global_id(0)] = x;
+}
+"""
+
+L1_STRIDE = """\
+__kernel void l1_stride(__global const long* a, __global long* out, const int stride,
+                        const int reps) {
+    int lane = get_local_id(0);
+    long acc = 0;
+    for (int r = 0; r < reps; r++) acc += a[(lane * stride + r * 8) & 2047];
+    out[get_global_id(0)] = acc;
+}
+"""
+"""Lane strides over 16 KiB (in the L1 after the first pass), one work group per compute unit,
+independent loads: the time per line a compute unit's load unit takes (a warp's loads at lane
+stride s touch min(32, 2s) lines of 128 bytes)."""
+L1_STRIDES = (1, 2, 4, 8, 16, 32)
+
+READ_SWEEP = """\
+__kernel void read_sweep(__global const long* a, __global long* out, const long words,
+                         const int passes) {
+    long i = get_global_id(0);
+    long stride = get_global_size(0);
+    long acc = 0;
+    for (int r = 0; r < passes; r++)
+        for (long k = i; k < words; k += stride) acc += a[k];
+    out[i] = acc;
+}
+"""
+
+ATOMIC_BUMP = """\
+__kernel void bump(__global int* ap, __global long* out, const int reps) {
+    long acc = 0;
+    for (int r = 0; r < reps; r++) acc += atomic_add(ap, 1);
+    out[get_global_id(0)] = acc;
+}
+"""
+
+CHASE_BYTES = [2**k for k in range(13, 31)]  # 8 KiB ... 1 GiB
+QUICK_CHASE_BYTES = [2**k for k in (13, 15, 17, 19, 21, 23, 25, 27)]
+BUMP_THREADS = [32, 256, 4096, 65536, 1 << 20]
+
+
+@dataclass
+class Hierarchy:
+    """What the microbenchmarks measured, in seconds (and bytes, and bytes or atomics per
+    second), with the raw points for the calibration report."""
+
+    chase: list[tuple[int, float]] = field(default_factory=list)  # (working set bytes, s/hop)
+    atomic_latency: float = 0.0
+    store_load_latency: float = 0.0
+    store_load_alias_latency: float = 0.0
+    store_fresh_latency: float = 0.0
+    op_latency: float = 0.0
+    float_op_latency: float = 0.0
+    l2_bytes_per_s: float = 0.0
+    bump: list[tuple[int, float]] = field(default_factory=list)  # (threads, s per atomic add)
+    l1_strides: list[tuple[int, float]] = field(default_factory=list)  # (lines per warp load, s)
+    line_time: float = 0.0  # seconds a compute unit's load unit takes per line
+    launch: float = 0.0
+    generated_launch: float = 0.0  # an empty kernel with the generated kernels' arguments
+
+    def levels(self) -> dict[str, float]:
+        """The L1, L2 and DRAM latencies and the L1 and L2 capacities read off the chase curve
+        (`read_levels`)."""
+        return read_levels(self.chase)
+
+
+def read_levels(chase: list[tuple[int, float]]) -> dict[str, float]:
+    """Latency plateaus of a pointer-chase curve: the smallest working set's latency is L1's,
+    the largest's DRAM's; L2's is the median of the points between the two jumps. The two
+    jumps are the two largest ratios between neighbouring points. Capacities: `_capacity`."""
+    if len(chase) < 3:
+        raise ValueError("a chase curve needs at least three working sets")
+    sizes = [s for s, _ in chase]
+    times = [max(t, 1e-12) for _, t in chase]  # a time below the launch's noise reads as 0
+    ratios = [(times[k + 1] / times[k], k) for k in range(len(times) - 1)]
+    jumps = sorted(k for _, k in sorted(ratios, reverse=True)[:2])
+    l1 = min(times[:jumps[0] + 1])
+    middle = times[jumps[0] + 1:jumps[1] + 1] or [times[jumps[0] + 1]]
+    l2 = sorted(middle)[len(middle) // 2]
+    dram = times[-1]
+    l2, dram = max(l2, l1), max(dram, l2, l1)  # a farther level is never faster (noise aside)
+    return {"l1_latency": l1, "l2_latency": l2, "dram_latency": dram,
+            "l1_bytes": float(_capacity(sizes, times, l1, l2)),
+            "l2_bytes": float(_capacity(sizes, times, l2, dram))}
+
+
+def _capacity(sizes: list[int], times: list[float], near: float, far: float) -> int:
+    """A cache's capacity from the chase points between its latency (`near`) and the next
+    level's (`far`): a working set W read at latency t hits with rate h = (far - t) / (far -
+    near), so the cache kept about h·W bytes of it; the capacity is the most any point kept
+    (at least the largest working set read at the cache's own latency)."""
+    kept = [s for s, t in zip(sizes, times, strict=True) if t <= near * 1.05]
+    best = max(kept, default=sizes[0])
+    if far <= near:
+        return best
+    for size, t in zip(sizes, times, strict=True):
+        if near < t < far:
+            best = max(best, int((far - t) / (far - near) * size))
+    return best
+
+
+def chase_cycle(words: int, seed: int = 7) -> np.ndarray:
+    """A random cycle visiting one word of each 128-byte line of a `words`-word buffer: entry p
+    holds the next word to read."""
+    lines = max(2, words // LINE_WORDS)
+    order = np.random.default_rng(seed).permutation(lines) * LINE_WORDS
+    nxt = np.zeros(max(words, LINE_WORDS * lines), np.int64)
+    nxt[order] = np.roll(order, -1)
+    return nxt
+
+
+def measure_hierarchy(session, quick: bool = False, max_bytes: int | None = None,
+                      progress: Callable[[str], None] | None = None) -> Hierarchy:
+    """Run every microbenchmark above on `session` (a models.opencl.runner.DeviceSession)."""
+    from models.opencl.runner import time_kernel
+
+    def say(text: str) -> None:
+        if progress:
+            progress(text)
+
+    repeats = 3 if quick else 5
+    result = Hierarchy()
+    one = [np.zeros(1, np.int64)]
+    empty, _ = time_kernel(session, "__kernel void empty(__global long* out) { }\n", "empty",
+                           1, 1, one, [], repeats * 3)
+    result.launch = empty.median
+    say("a generated kernel's launch")
+    generated, _ = time_kernel(session, GENERATED_EMPTY, "generated_empty", 1, 1,
+                               [np.zeros(8, np.int64), np.zeros(1, np.int64),
+                                np.zeros(1, np.int32), np.zeros(1, np.int32),
+                                np.zeros(1, np.int32), np.zeros(8, np.int64)],
+                               [np.int64(1), np.int64(0)], repeats * 3)
+    result.generated_launch = generated.median
+    limit = max_bytes or session.info.global_memory // 8
+    hops = CHASE_HOPS // (4 if quick else 1)
+    for size in QUICK_CHASE_BYTES if quick else CHASE_BYTES:
+        if size > limit:
+            break
+        say(f"pointer chase, {size // 1024} KiB")
+        nxt = chase_cycle(size // 8)
+        # Every run follows the same cycle from its start: the lines touched are the first
+        # `steps` of it, so the steps must cover more than the L2 for the DRAM's latency.
+        steps = hops if size <= (1 << 24) else min(size // 128, CHASE_DRAM_HOPS)
+        timing, (_, out) = time_kernel(session, CHASE, "chase", 1, 1, [nxt, one[0].copy()],
+                                       [np.int32(steps)], 1 if steps > hops else repeats)
+        p = 0
+        for _ in range(steps):
+            p = int(nxt[p])
+        if int(out[0]) != p:
+            raise RuntimeError("the pointer-chase microbenchmark followed a wrong chain")
+        result.chase.append((size, max(0.0, timing.median - result.launch) / steps))
+    say("atomic latency")
+    timing, (counter, _) = time_kernel(session, ATOMIC_CHAIN, "atomic_chain", 1, 1,
+                                       [np.zeros(1, np.int32), one[0].copy()],
+                                       [np.int32(hops)], repeats)
+    if int(counter[0]) <= 0:
+        raise RuntimeError("the atomic microbenchmark added nothing")
+    result.atomic_latency = max(0.0, timing.median - result.launch) / hops
+    say("store then load")
+    timing, _ = time_kernel(session, STORE_LOAD, "store_load", 1, 1,
+                            [np.zeros(4096, np.int64), one[0].copy()], [np.int32(hops)],
+                            repeats)
+    result.store_load_latency = max(0.0, timing.median - result.launch) / hops
+    result.store_load_alias_latency = _aliased(session, STORE_LOAD_ALIAS, "store_load_alias",
+                                               4096, hops, repeats, result.launch)
+    result.store_fresh_latency = _aliased(session, STORE_FRESH, "store_fresh", 16 * hops,
+                                          hops, repeats, result.launch)
+    say("operation latency")
+    op_hops = 4 * hops
+    timing, (out,) = time_kernel(session, OP_CHAIN, "op_chain", 1, 1, [one[0].copy()],
+                                 [np.int32(op_hops)], repeats)
+    x = 3
+    for _ in range(op_hops):
+        x = (x * 3 + 1) & 0xFFFFFFFFFFFFFFFF
+    if int(out[0]) & 0xFFFFFFFFFFFFFFFF != x:
+        raise RuntimeError("the operation-latency microbenchmark computed a wrong value")
+    result.op_latency = max(0.0, timing.median - result.launch) / op_hops
+    timing, _ = time_kernel(session, FLOAT_CHAIN, "float_chain", 1, 1, [np.zeros(1)],
+                            [np.int32(op_hops)], repeats)
+    result.float_op_latency = max(0.0, timing.median - result.launch) / op_hops
+    say("L1 lines per second")
+    group = min(256, session.info.max_work_group_size)
+    units = session.info.compute_units
+    line_reps = 256 if quick else 1024
+    small = np.random.default_rng(5).integers(1, 1000, size=2048, dtype=np.int64)
+    for stride in L1_STRIDES:
+        timing, (_, out) = time_kernel(session, L1_STRIDE, "l1_stride", group * units, group,
+                                       [small, np.zeros(group * units, np.int64)],
+                                       [np.int32(stride), np.int32(line_reps)], repeats)
+        if int(out[1]) != sum(int(small[(stride + r * 8) & 2047]) for r in range(line_reps)):
+            raise RuntimeError("the L1-stride microbenchmark computed a wrong sum")
+        lines = min(32, max(1, 2 * stride))
+        result.l1_strides.append((lines, max(0.0, timing.median - result.launch)))
+    result.line_time = fit_line_time(result.l1_strides, group // 32, line_reps)
+    say("L2 bandwidth")
+    l2_words = (4 << 20) // 8  # 4 MiB: inside the L2 of every GPU hetprof has met
+    threads = min(l2_words, session.info.compute_units * 2048)
+    threads = max(group, threads // group * group)
+    passes = 4 if quick else 16
+    data = np.random.default_rng(3).integers(1, 1000, size=l2_words, dtype=np.int64)
+    timing, (_, out) = time_kernel(session, READ_SWEEP, "read_sweep", threads, group,
+                                   [data, np.zeros(threads, np.int64)],
+                                   [np.int64(l2_words), np.int32(passes)], repeats)
+    if int(out[0]) != passes * int(data[0::threads].sum()):
+        raise RuntimeError("the L2-bandwidth microbenchmark computed a wrong sum")
+    result.l2_bytes_per_s = passes * l2_words * 8 / max(1e-12, timing.median - result.launch)
+    for count in BUMP_THREADS:
+        if quick and count > 65536:
+            break
+        say(f"atomic adds on one address, {count} threads")
+        reps = 8
+        g = min(group, count)
+        timing, (counter, _) = time_kernel(session, ATOMIC_BUMP, "bump", count, g,
+                                           [np.zeros(1, np.int32), np.zeros(count, np.int64)],
+                                           [np.int32(reps)], repeats)
+        if int(counter[0]) != count * reps * (repeats + 1):
+            raise RuntimeError("the atomic-rate microbenchmark lost atomic adds")
+        result.bump.append((count, max(0.0, timing.median - result.launch) / (count * reps)))
+    return result
+
+
+def fit_line_time(points: list[tuple[int, float]], warps: int, reps: int) -> float:
+    """Seconds per line from (lines per warp load, kernel seconds) points: the slope of the
+    kernel's time in the lines all its warps' loads touch (one group per compute unit, so a
+    unit's load unit serves `warps` × `reps` loads), by least squares."""
+    xs = np.array([lines * warps * reps for lines, _ in points], float)
+    ys = np.array([t for _, t in points], float)
+    if len(xs) < 2 or np.ptp(xs) == 0:
+        return 0.0
+    slope = float(np.polyfit(xs, ys, 1)[0])
+    return max(slope, 0.0)
+
+
+def _aliased(session, source: str, name: str, words: int, hops: int, repeats: int,
+             launch: float) -> float:
+    """Seconds per hop of a one-thread kernel given one buffer of `words` words twice (as two
+    pointers the compiler cannot tell are the same)."""
+    cl = session.cl
+    cells = cl.Buffer(session.context, cl.mem_flags.READ_WRITE, 8 * words)
+    out = cl.Buffer(session.context, cl.mem_flags.READ_WRITE, 8)
+    kernel = session.kernel(session.program(source), name)
+    samples = []
+    for run in range(repeats + 1):
+        event = kernel(session.queue, (1,), (1,), cells, cells, out, np.int32(hops))
+        event.wait()
+        if run:
+            samples.append((event.profile.end - event.profile.start) * 1e-9)
+    return max(0.0, sorted(samples)[len(samples) // 2] - launch) / hops
+
+
+def hierarchy_to_json(h: Hierarchy) -> dict:
+    """The measurements as JSON (for benchmarks/ and the calibration report)."""
+    out = {"launch_s": h.launch, "generated_launch_s": h.generated_launch, "chase": [[s, t] for s, t in h.chase],
+           "atomic_latency_s": h.atomic_latency, "store_load_latency_s": h.store_load_latency,
+           "store_load_alias_latency_s": h.store_load_alias_latency,
+           "store_fresh_latency_s": h.store_fresh_latency,
+           "op_latency_s": h.op_latency, "float_op_latency_s": h.float_op_latency,
+           "l2_bytes_per_s": h.l2_bytes_per_s, "bump": [[c, t] for c, t in h.bump],
+           "l1_strides": [[k, t] for k, t in h.l1_strides], "line_time_s": h.line_time}
+    if len(h.chase) >= 3:
+        out["levels"] = h.levels()
+    return out

@@ -1,0 +1,65 @@
+"""The memory-hierarchy microbenchmarks' fits (models/opencl/calibrate_cache.py), on hand-made
+curves, and the microbenchmarks themselves on PoCL."""
+
+import numpy as np
+import pytest
+
+from models.opencl.calibrate_cache import (
+    LINE_WORDS,
+    chase_cycle,
+    fit_line_time,
+    hierarchy_to_json,
+    read_levels,
+)
+
+# The H200's chase curve, 2026-11-26 (bytes, seconds per hop), abridged.
+H200 = [(8192, 23.3e-9), (16384, 25.1e-9), (32768, 29.2e-9), (65536, 36.9e-9),
+        (131072, 52.2e-9), (262144, 125.3e-9), (524288, 147.1e-9), (4194304, 147.4e-9),
+        (16777216, 146.7e-9), (33554432, 220.7e-9), (67108864, 327.1e-9),
+        (268435456, 337.1e-9), (1073741824, 340.4e-9)]
+
+
+def test_levels_of_the_h200_chase():
+    levels = read_levels(H200)
+    assert levels["l1_latency"] == 23.3e-9 and levels["dram_latency"] == 340.4e-9
+    assert levels["l2_latency"] == pytest.approx(147.1e-9)
+    # 128 KiB read at 52 ns: (147.1 - 52.2) / (147.1 - 23.3) of it hit, about 100 KB
+    assert levels["l1_bytes"] == int((147.1 - 52.2) / (147.1 - 23.3) * 131072)
+    # 32 MiB at 221 ns: (340.4 - 220.7) / (340.4 - 147.1) hit
+    assert levels["l2_bytes"] == int((340.4 - 220.7) / (340.4 - 147.1) * 33554432)
+
+
+def test_levels_never_make_a_farther_level_faster():
+    levels = read_levels([(1024, 5e-9), (2048, 50e-9), (4096, 40e-9), (8192, 45e-9)])
+    assert levels["l1_latency"] <= levels["l2_latency"] <= levels["dram_latency"]
+
+
+def test_a_chase_visits_every_line_once_in_one_cycle():
+    words = 64 * LINE_WORDS
+    nxt = chase_cycle(words)
+    seen, p = set(), 0
+    for _ in range(64):
+        assert p % LINE_WORDS == 0 and p not in seen
+        seen.add(p)
+        p = int(nxt[p])
+    assert p == 0 and len(seen) == 64
+
+
+def test_line_time_is_the_slope_in_lines():
+    warps, reps = 8, 100
+    points = [(lines, 1e-6 + 0.5e-9 * lines * warps * reps) for lines in (2, 4, 8, 16, 32)]
+    assert fit_line_time(points, warps, reps) == pytest.approx(0.5e-9)
+    assert fit_line_time(points[:1], warps, reps) == 0.0
+
+
+def test_the_microbenchmarks_run_on_pocl():
+    from models.opencl.calibrate_cache import measure_hierarchy
+    from models.opencl.runner import DeviceSession, select_device
+
+    result = measure_hierarchy(DeviceSession(select_device("pocl")), quick=True,
+                               max_bytes=1 << 22)
+    data = hierarchy_to_json(result)
+    assert len(result.chase) >= 3 and all(t >= 0 for _, t in result.chase)
+    assert result.atomic_latency > 0 and result.op_latency > 0 and result.l2_bytes_per_s > 0
+    assert [c for c, _ in result.bump] == [32, 256, 4096, 65536]
+    assert np.isfinite(result.line_time) and data["levels"]["l1_latency"] > 0

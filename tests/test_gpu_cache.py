@@ -1,0 +1,115 @@
+"""The cache GPU mode (models/gpu_cache.py): sectors and lines, the per-group L1, forwarding,
+allocation latency, the load unit's queue, the L2/DRAM split and the kernel's ceilings."""
+
+import pytest
+
+from graphs.costgraph import EdgeKind
+from graphs.devicebox import PathEdge, Phase, build_device_box
+from models.base import AccessKind, MemoryAccess, Space
+from models.device_profile import DeviceProfile, GpuParameters, RegionParameters
+from models.gpu import gpu_model
+from models.gpu_cache import CacheGpu, Traffic
+
+READ, WRITE = AccessKind.READ, AccessKind.WRITE
+P = GpuParameters(mode="cache", l1_latency=20.0, l2_latency=150.0, dram_latency=350.0,
+                  atomic_latency=140.0, op=2.0, line_time=0.5, l1_bytes=1024, l2_bytes=4096,
+                  threads_at_once=2048 * 4, work_group_size=64, warp_width=32)
+
+
+def model(**changes) -> CacheGpu:
+    from dataclasses import replace
+    return CacheGpu(replace(P, **changes), word_bytes=8)
+
+
+def reads(addresses):
+    return [MemoryAccess(READ, a, Space.GLOBAL) for a in addresses]
+
+
+def test_the_mode_is_chosen_by_name():
+    profile = DeviceProfile(gpu=P)
+    assert isinstance(gpu_model(profile), CacheGpu) and gpu_model(profile).name == "cache"
+    assert gpu_model(profile).word_bytes == profile.region.word_bytes
+
+
+def test_a_coalesced_read_is_two_lines_of_eight_sectors_from_the_l2():
+    m = model()
+    state = m.new_group()
+    step = m.warp_step_in(state, 0, reads(range(32)), [])  # 32 words of 8 bytes: 256 bytes
+    assert step.address_groups == 2 and step.local_cycles == 150.0 and step.cost == 150.0
+    assert (state.traffic.l1_misses, state.traffic.footprint) == (8, 8)
+    again = m.warp_step_in(state, 1, reads(range(32)), [])  # the same sectors: in the L1
+    assert again.cost == 20.0 and state.traffic.l1_hits == 8
+
+
+def test_a_lane_stride_of_sixteen_words_touches_a_line_per_lane():
+    step = model().warp_step(reads(range(0, 32 * 16, 16)), [])
+    assert step.address_groups == 32
+
+
+def test_the_l1_forgets_the_least_recently_used_sector():
+    m = model(l1_bytes=64)  # two sectors
+    state = m.new_group()
+    assert state.capacity == 2
+    for address in (0, 4, 8):  # three sectors; the first is evicted
+        m.warp_step_in(state, 0, reads([address]), [])
+    assert m.warp_step_in(state, 0, reads([8]), []).cost == 20.0
+    assert m.warp_step_in(state, 0, reads([0]), []).cost == 150.0
+
+
+def test_groups_on_one_compute_unit_share_its_l1():
+    m = model()  # 4 compute units of 2048 threads; groups of 64: at most 32 on a unit
+    assert m.new_group(groups=4).capacity == 1024 // 32
+    assert m.new_group(groups=8).capacity == 1024 // 32 // 2
+    assert m.new_group(groups=10_000).capacity == 1
+
+
+def test_a_write_waits_for_its_allocation_and_a_read_of_it_is_forwarded():
+    m = model()
+    state = m.new_group()
+    write = m.warp_step_in(state, 0, [MemoryAccess(WRITE, 100, Space.GLOBAL)], [])
+    assert write.cost == 140.0 and state.traffic.atomics == 1
+    read = m.warp_step_in(state, 0, reads([100]), [])
+    assert read.cost == 2.0 and state.traffic.forwarded == 1 and read.address_groups == 0
+    # another warp did not store it: its read finds the line the store left in the L1
+    assert m.warp_step_in(state, 1, reads([100]), []).cost == 20.0
+
+
+def test_the_load_unit_queues_the_warps_lines_before_the_slowest_latency():
+    m = model()
+    state = m.new_group()
+    steps = [m.warp_step_in(state, w, reads(range(w * 512, w * 512 + 512, 16)), [])
+             for w in range(2)]
+    assert [s.address_groups for s in steps] == [32, 32]
+    assert m.group_step(steps) == pytest.approx(63 * 0.5 + 150.0)
+
+
+def test_a_heap_larger_than_the_l2_misses_to_dram_in_proportion():
+    m = model()
+    assert m.with_heap(512).miss_latency == 150.0  # 4096 bytes: fits
+    big = m.with_heap(2048)  # 16384 bytes: the L2 holds a quarter
+    assert big.miss_latency == pytest.approx(0.25 * 150.0 + 0.75 * 350.0)
+
+
+def test_the_kernel_takes_the_largest_of_latency_and_its_ceilings():
+    m = model(seconds_per_unit=1e-9, dram_bytes_per_s=32e9, l2_bytes_per_s=64e9, atomic=0.5)
+    traffic = Traffic(l1_misses=1000, stores=1000, atomics=100, footprint=4000)
+    kernel = m.kernel_time(100.0, traffic)
+    assert kernel.dram == pytest.approx(4000 * 32 / 32e9 / 1e-9)  # 4000 ns
+    assert kernel.l2 == pytest.approx(2000 * 32 / 64e9 / 1e-9)  # 1000 ns
+    assert kernel.atomics == 50.0
+    assert kernel.time == kernel.dram and kernel.bound == "DRAM bandwidth"
+    assert m.kernel_time(1e6, traffic).bound == "latency"
+
+
+def test_a_device_box_in_cache_mode_reports_its_traffic_and_bound():
+    profile = DeviceProfile(gpu=P, region=RegionParameters(word_bytes=8))
+    threads = [[PathEdge(EdgeKind.READ, 0.0, MemoryAccess(READ, t, Space.GLOBAL)),
+                PathEdge(EdgeKind.READ, 0.0, MemoryAccess(READ, t, Space.GLOBAL))]
+               for t in range(64)]
+    box = build_device_box([Phase(threads, True)], gpu_model(profile), profile.gpu)
+    phase = box.phases[0]
+    # each step queues the 4 lines of the group's 2 warps; the first waits for the L2, the
+    # second finds the sectors in the L1
+    assert phase.time == pytest.approx(3 * 0.5 + 150.0 + 3 * 0.5 + 20.0)
+    assert phase.traffic.l1_misses == 16 and phase.traffic.l1_hits == 16
+    assert phase.bound == "latency" and phase.latency == phase.time
