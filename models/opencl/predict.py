@@ -32,6 +32,7 @@ from graphs.semantics.explicit import OFFLOAD_CENTRE
 from graphs.semantics.options import EvaluationOptions
 from graphs.semantics.symbolic import NotRegular
 from graphs.symbolic_profile import SymbolicProfile, symbolic_profile
+from models.cpu import cpu_model
 from models.device_profile import AllocationParameters, DeviceProfile
 from models.roofline import roofline_of_kernels
 from profiler.checker import CheckedProgram
@@ -39,10 +40,10 @@ from profiler.errors import EvaluationError
 
 
 def growth_as_write(profile: DeviceProfile) -> DeviceProfile:
-    """The profile with a region's growth (Δa of BSIZE words) priced as one CPU write."""
-    cpu_scale = profile.unit_scales()[0]
+    """The profile with a region's growth (Δa of BSIZE words) priced as one CPU write (δw of
+    the profile's CPU model, models/cpu.py)."""
     return replace(profile, allocation=AllocationParameters(
-        latency=profile.cpu.write * cpu_scale, per_word=0.0))
+        latency=cpu_model(profile).write(), per_word=0.0))
 
 
 @dataclass(frozen=True, slots=True)
