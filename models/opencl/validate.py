@@ -23,17 +23,26 @@ from __future__ import annotations
 
 import math
 import statistics
+from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from datetime import date
 from pathlib import Path
 
 from graphs.analysis import centre_times
+from graphs.costgraph import EdgeKind
 from graphs.kernel_counts import roofline_of_paths
 from graphs.schedule import schedule
-from graphs.semantics.explicit import OFFLOAD_CENTRE, Offload, OffloadCollector, evaluate
+from graphs.semantics.explicit import (
+    OFFLOAD_CENTRE,
+    Evaluation,
+    Offload,
+    OffloadCollector,
+    evaluate,
+)
 from graphs.semantics.inputs import NotVectorised, estimate_room, offload_inputs
 from graphs.semantics.options import EvaluationOptions
+from models.cpu import cpu_floor
 from models.device_profile import GPU_MODES, DeviceProfile
 from models.opencl.predict import OnPrediction, SymbolicPredictions
 from models.providers import providers_for
@@ -168,7 +177,7 @@ def validate(session, cpu_session, profile: DeviceProfile, programs: list[str] |
                     centre_time = centre_times(cpu_evaluation, schedule(
                         cpu_evaluation.graph, processors, "1df"))
                     predicted = [_explicit_prediction(o, k, profile, mode, baselines,
-                                                      centre_time)
+                                                      centre_time, cpu_evaluation)
                                  for k, o in enumerate(gpu_offloads)]
             if isinstance(fast, tuple):
                 if gpu_offloads and len(fast[0]) != len(gpu_offloads):
@@ -282,17 +291,31 @@ def _fast_offloads(inputs: str, checked: CheckedProgram, gpu_checked: CheckedPro
 
 
 def _explicit_prediction(offload: Offload, k: int, profile: DeviceProfile, mode: str,
-                         baselines: dict[str, DeviceProfile],
-                         centre_time: dict[str, float]) -> OnPrediction:
+                         baselines: dict[str, DeviceProfile], centre_time: dict[str, float],
+                         cpu_evaluation: Evaluation) -> OnPrediction:
     """An `on`'s predictions from the explicit evaluation: its device box under each GPU mode
     and the roofline from its cost paths; the CPU part from the 1DF schedule of the CPU
-    placement (both bounds the simulated time)."""
+    placement (both bounds the simulated time), at least its floor (models/opencl/predict.py)."""
     assert offload.on is not None  # all of the GPU placement's parallel work is in `on`s
     models = {m: _kernel_seconds(offload, p) for m, p in baselines.items()}
     models[mode] = offload.on.info.kernel
-    cpu = centre_time.get(f"{OFFLOAD_CENTRE}{k}")
+    name = f"{OFFLOAD_CENTRE}{k}"
+    cpu = centre_time.get(name)
+    if cpu is not None:
+        cpu = max(cpu, _explicit_floor(cpu_evaluation, name, offload.on.pushed_words, profile))
     return OnPrediction(offload.on.info.kernel, models,
                         roofline_of_paths(offload.on.paths, profile), cpu, cpu)
+
+
+def _explicit_floor(evaluation: Evaluation, centre: str, pushed_words: int,
+                    profile: DeviceProfile) -> float:
+    """A cost centre's CPU floor (models.cpu.cpu_floor) from its read and write edges in the
+    explicit graph, as SymbolicPredictions.floor counts them."""
+    graph = evaluation.graph
+    counts = Counter(kind for kind, names in zip(graph.edge_kind, graph.edge_centres,
+                                                  strict=True) if centre in names)
+    writes = counts[EdgeKind.WRITE] + counts[EdgeKind.EXPAND]
+    return cpu_floor(profile, writes + min(counts[EdgeKind.READ], pushed_words), writes)
 
 
 def _accuracy(placements: list[dict]) -> float:
