@@ -61,8 +61,9 @@ def counting_profile(profile: DeviceProfile, counted: str) -> DeviceProfile:
     """`profile` in abstract units with the CPU's `counted` edges ("read" or "write") weighing 1
     and every other CPU edge 0: a CPU graph's work under it is the number of such edges. A
     region's growth counts as a write (`growth_as_write`)."""
-    weights = {"read": 0.0, "write": 0.0, "op": 0.0, "merge": 0.0, counted: 1.0}
-    return growth_as_write(replace(profile, units="abstract", cpu=CpuParameters(**weights)))
+    read, write = (1.0, 0.0) if counted == "read" else (0.0, 1.0)
+    cpu = CpuParameters(read=read, write=write, op=0.0, merge=0.0)
+    return growth_as_write(replace(profile, units="abstract", cpu=cpu))
 
 
 @dataclass(frozen=True, slots=True)
