@@ -404,6 +404,19 @@ class SymbolicProfile:
         """The words a device box's `on` pushes to the GPU, at concrete sizes (`substitution`)."""
         return int(sum(_value(w, subs) for _, w in box.pushed))
 
+    def kernel_threads(self, box, subs: dict) -> int:
+        """The most threads any kernel of a device box runs, at concrete sizes (`substitution`):
+        the widest of its parallel phases (a reduction's first level); 1 for serial code."""
+        most = 1
+        for item in box.paths or []:
+            phases = ([(item, subs)] if isinstance(item, SPhase)
+                      else [(phase, {**subs, item.var: 0}) for phase in item.phases
+                            if isinstance(phase, SPhase)])
+            for phase, here in phases:
+                if phase.parallel:
+                    most = max(most, int(_value(phase.count, here)))
+        return most
+
     def centre_time_at(self, name: str, subs: dict, procs: int) -> tuple[float, float] | None:
         """A cost centre's time on `procs` processors at concrete sizes (`substitution`), as
         `time_at` bounds the whole program's: its serial edges plus each of its parallel

@@ -14,7 +14,8 @@ CPU edge weighs in the cost graph, whose time on P processors is about its work 
   also, for the report only (the cost semantics does not classify CPU reads yet), the same at a
   stride of a cache line and re-reading one cached line;
 - write_s: items storing `reps` words in a row;
-- alloc_s: items bumping each its own counter with `atomic_add` (the backend's `ALLOC`, alone);
+- alloc_s: items bumping their work group's counter with `atomic_add` (the backend's `ALLOC`,
+  one core alone on a pointer it keeps in its cache);
 - contended_alloc_s: every item bumping one counter: the wall time per bump, the rate at which
   the compute units take the counter's cache line in turn (a floor, not a per-processor cost);
 - op_s: a chain of dependent 64-bit multiply-adds (the backend's values are 64-bit);
@@ -63,7 +64,9 @@ __kernel void write_words(__global long* out, const int reps) {
 BUMP = """\
 __kernel void bump(__global int* counters, const int reps, const int shared) {
     long i = get_global_id(0);
-    __global int* counter = counters + (shared ? 0 : i * 16);  /* own cache line, or one */
+    /* the work group's own counter (a line a core keeps in its cache, as it keeps a region's
+       pointer while it alone allocates), or one counter for every compute unit */
+    __global int* counter = counters + (shared ? 0 : get_group_id(0) * 16);
     for (int r = 0; r < reps; r++) { atomic_add(counter, 1); }
 }
 """
@@ -183,7 +186,7 @@ def calibrate_cpu(session, quick: bool = False, repeats: int = 7,
     def counters():
         return [np.zeros(bump_items * 16, np.int32)]
 
-    alloc = per_processor("allocation bump, own counter", BUMP, "bump", counters,
+    alloc = per_processor("allocation bump, the work group's counter", BUMP, "bump", counters,
                           lambda reps: [np.int32(reps), np.int32(0)], bump_items)
     zero, _ = time_kernel(session, BUMP, "bump", bump_items, None, counters(),
                           [np.int32(0), np.int32(1)], repeats)

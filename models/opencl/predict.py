@@ -24,7 +24,9 @@ greedy schedule on P processors takes the serial edges' weight plus, for each st
 span S, between max(W/P, S) (Brent's lower bound) and W/P + (1 - 1/P)·S (Graham's upper bound)
 (graphs.symbolic_profile.shape_time). The prediction is the middle of the two; the report keeps
 both bounds. For the parmaps of the suite at the sizes it runs, W/P is many times S, and the two
-bounds are within a few percent of each other.
+bounds are within a few percent of each other. P is the device's compute units, or fewer where
+the `on`'s widest kernel has fewer work groups (models.opencl.runner.WORK_GROUP items each): the
+device runs each work group on one compute unit.
 
 Under a profile that prices the CPU by operation class (models/cpu.py), neither bound is below
 the centre's floor (`cpu_floor`): the words it moves over the socket's bandwidth, or its
@@ -45,6 +47,7 @@ from graphs.semantics.symbolic import NotRegular
 from graphs.symbolic_profile import SymbolicProfile, symbolic_profile
 from models.cpu import by_class, cpu_floor, cpu_model
 from models.device_profile import AllocationParameters, CpuParameters, DeviceProfile
+from models.opencl.runner import WORK_GROUP
 from models.roofline import roofline_of_kernels
 from profiler.checker import CheckedProgram
 from profiler.errors import EvaluationError
@@ -147,7 +150,11 @@ class SymbolicPredictions:
             counts = self.gpu.box_counts(box, subs)
             roofline = None if counts is None else roofline_of_kernels(counts, self.profile)
             name = f"{OFFLOAD_CENTRE}{k}"
-            bounds = self.cpu.centre_time_at(name, cpu_subs, self.processors)
+            # The CPU device runs a work group on one compute unit: a kernel of n work items
+            # keeps at most ⌈n / WORK_GROUP⌉ of them busy (the widest kernel of this `on`).
+            groups = -(-self.gpu.kernel_threads(box, subs) // WORK_GROUP)
+            bounds = self.cpu.centre_time_at(name, cpu_subs, max(1, min(self.processors,
+                                                                         groups)))
             low = high = None
             if bounds is not None:
                 low, high = bounds
