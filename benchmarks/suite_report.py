@@ -28,7 +28,12 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from benchmarks.merge_validation import merge  # noqa: E402
 from models.opencl import validate_rewrites  # noqa: E402
 from models.opencl.calibrate import DEFAULT_CALIBRATED_MODE as DEFAULT_MODE  # noqa: E402
-from models.opencl.validate import baseline_error_pct, percentile, summarise  # noqa: E402
+from models.opencl.validate import (  # noqa: E402
+    CPU_MEASURED,
+    baseline_error_pct,
+    percentile,
+    summarise,
+)
 
 PARTS = ("kernel", "transfer_in", "transfer_out", "on", "cpu")
 PART_NAMES = {"kernel": "kernels", "transfer_in": "transfers in", "transfer_out": "transfers out",
@@ -191,8 +196,11 @@ def render_markdown(report: dict) -> str:
         f"Device: {report['device']}; driver: {report.get('driver') or 'unknown'}; date: "
         f"{report['date']}. hetprof's GPU model: `{mode}`"
         + (" (the default)" if mode == DEFAULT_MODE else "") + f". Profile: {report['profile']}. CPU "
-        f"part measured on {report['cpu_device']}. Calibration saw microbenchmarks only: no "
-        "parameter is fitted to the suite.",
+        f"part measured on {report['cpu_device']}"
+        + (f"; the CPU priced {report['cpu_model']}" if "cpu_model" in report else "")
+        + ". Calibration saw microbenchmarks only: no parameter is fitted to the suite.",
+        "",
+        report.get("cpu_measured", CPU_MEASURED),
         "",
         "## Summary",
         "",

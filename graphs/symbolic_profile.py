@@ -156,7 +156,7 @@ class SymbolicProfile:
             parts = {name: _value(expr, subs) for name, expr in box.parts.items()}
             parts["kernel"] = subs[symbol] * self.options.profile.unit_scales()[1]
             parts["total"] = _value(total, subs)
-            parts["pushed_words"] = int(sum(_value(w, subs) for _, w in box.pushed))
+            parts["pushed_words"] = self.pushed_words(box, subs)
             parts["gpu_words"] = int(sum(_value(w, subs) for _, w in box.returned))
             result["on"].append(parts)
         return result
@@ -482,21 +482,50 @@ class SymbolicProfile:
 
     def time_at(self, values: dict[str, int], procs: int) -> tuple[float, float]:
         """The bounds of `time_formulas` at concrete sizes; equal where the time is exact."""
-        subs = self.substitution(values)
-        shape = self.evaluation.shape
-        if procs == 1:
-            work = _value(shape.work, subs)
-            return work, work
-        lower = upper = _value(shape.serial, subs)
-        for block in shape.blocks:
-            count = int(_value(block.count, subs))
-            for level in range(count):
-                here = subs if block.level is None else {**subs, block.level: level}
-                work, span = _value(block.work, here), _value(block.span, here)
-                low, high = _stretch_time(work, span, _value(block.width, here), procs)
-                lower += low
-                upper += high
-        return lower, upper
+        return shape_time(self.evaluation.shape, self.substitution(values), procs)
+
+    def pushed_words(self, box, subs: dict) -> int:
+        """The words a device box's `on` pushes to the GPU, at concrete sizes (`substitution`)."""
+        return int(sum(_value(w, subs) for _, w in box.pushed))
+
+    def kernel_threads(self, box, subs: dict) -> int:
+        """The most threads any kernel of a device box runs, at concrete sizes (`substitution`):
+        the widest of its parallel phases (a reduction's first level); 1 for serial code."""
+        most = 1
+        for item in box.paths or []:
+            phases = ([(item, subs)] if isinstance(item, SPhase)
+                      else [(phase, {**subs, item.var: 0}) for phase in item.phases
+                            if isinstance(phase, SPhase)])
+            for phase, here in phases:
+                if phase.parallel:
+                    most = max(most, int(_value(phase.count, here)))
+        return most
+
+    def centre_time_at(self, name: str, subs: dict, procs: int) -> tuple[float, float] | None:
+        """A cost centre's time on `procs` processors at concrete sizes (`substitution`), as
+        `time_at` bounds the whole program's: its serial edges plus each of its parallel
+        stretches' bounds; None where the program has no centre of that name."""
+        centre = self.evaluation.centres.get(name)
+        if centre is None:
+            return None
+        return shape_time(centre, subs, procs)
+
+
+def shape_time(shape: CostSummary, subs: dict, procs: int) -> tuple[float, float]:
+    """`time_bounds` of a shape, in numbers at a substitution."""
+    if procs == 1:
+        work = _value(shape.work, subs)
+        return work, work
+    lower = upper = _value(shape.serial, subs)
+    for block in shape.blocks:
+        count = int(_value(block.count, subs))
+        for level in range(count):
+            here = subs if block.level is None else {**subs, block.level: level}
+            work, span = _value(block.work, here), _value(block.span, here)
+            low, high = _stretch_time(work, span, _value(block.width, here), procs)
+            lower += low
+            upper += high
+    return lower, upper
 
 
 def time_bounds(shape: CostSummary, procs: int) -> tuple[sp.Expr, sp.Expr]:

@@ -51,7 +51,7 @@ class StepCost:
 
 
 class CpuModel(ABC):
-    """Costs of reads, writes and operations on the CPU world."""
+    """Costs of reads, writes, operations, forks and merges on the CPU world."""
 
     @abstractmethod
     def read(self) -> float: ...
@@ -61,6 +61,15 @@ class CpuModel(ABC):
 
     @abstractmethod
     def op(self) -> float: ...
+
+    @abstractmethod
+    def fork(self) -> float:
+        """Each of the four edges of a binary ⊗ (Fig. 5's fork and join)."""
+
+    @abstractmethod
+    def merge(self, in_thread: bool) -> float:
+        """δm, merging the tables after a parallel form; `in_thread`: the form is inside another
+        parallel form's thread."""
 
 
 class GpuModel(ABC):

@@ -9,7 +9,12 @@ Schema (all numbers finite, non-negative and at most 10^15; see docs/device-prof
 
     {
       "name": str,                   "units": "abstract" | "seconds",
-      "cpu": {"read": δr, "write": δw, "op": 1, "merge": δ of ▶, "seconds_per_unit": null|float},
+      "cpu": {"read": δr, "write": δw, "op": 1, "merge": δ of ▶, "seconds_per_unit": null|float,
+              by operation class, in seconds (models/cpu.py; 0 = not calibrated, the PRAM):
+              "read_s", "write_s", "alloc_s" (a region's atomic bump), "op_s", "task_s" (a
+              parmap's per-task overhead), "launch_s" (a CPU kernel), "contended_alloc_s" (a
+              bump while every compute unit bumps), "bytes_per_s" (the socket's bandwidth),
+              "processors" (the compute units measured)},
       "gpu": {"warp_width": w, "work_group_size": threads per work group, "global_latency": l,
               "local_latency": 1, "conflict_cost": 2 (paper mode), "banks": 32,
               "threads_at_once": H, "op": 1, "launch": cost of one kernel launch,
@@ -28,6 +33,9 @@ Schema (all numbers finite, non-negative and at most 10^15; see docs/device-prof
       "rules": "calibrated" | "paper"   the rule set (graphs/semantics/options.py); "paper" is
                                        the paper's own rules, §7.1 reproduced
     }
+
+A profile without the CPU's by-class fields (every profile before issue 15) prices the CPU world
+as before: PRAM units times `cpu.seconds_per_unit`.
 
 `pieces` (optional) make a transfer piecewise linear: a list of {"up_to_words", "latency",
 "words_per_unit"}, used for sizes up to each bound in turn.
@@ -62,6 +70,23 @@ class CpuParameters:
     op: float = 1.0
     merge: float = 1.0
     seconds_per_unit: float | None = None
+    # The CPU world by operation class, in seconds (models/cpu.py), each measured by a
+    # microbenchmark on the OpenCL CPU device (models/opencl/calibrate_cpu.py). 0 means not
+    # calibrated: without a read, a write and a step the PRAM prices the CPU (`by_class`).
+    read_s: float = 0.0  # a load, stride 1
+    write_s: float = 0.0  # a store
+    alloc_s: float = 0.0  # a region's bump (an atomic add), one core alone
+    op_s: float = 0.0  # an integer operation, a ⊕ step
+    task_s: float = 0.0  # a parmap's per-task overhead (one work item)
+    launch_s: float = 0.0  # a CPU kernel's launch and join
+    contended_alloc_s: float = 0.0  # a bump while every compute unit bumps the same pointer
+    bytes_per_s: float = 0.0  # the socket's memory bandwidth, all compute units copying
+    processors: int = 0  # the compute units these were measured with
+
+    @property
+    def by_class(self) -> bool:
+        """Whether the by-class fields are calibrated (a read, a write and a step)."""
+        return self.read_s > 0 and self.write_s > 0 and self.op_s > 0
 
     @property
     def unit_seconds(self) -> float:

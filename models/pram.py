@@ -10,7 +10,8 @@ from models.device_profile import CpuParameters
 
 @dataclass(frozen=True, slots=True)
 class Pram(CpuModel):
-    """CRCW PRAM: reads, writes and operations at unit cost, or the profile's δr, δw (Fig. 9)."""
+    """CRCW PRAM: reads, writes and operations at unit cost, or the profile's δr, δw (Fig. 9); a
+    ⊗'s edges cost a step, and δm is the profile's `merge` wherever the form is."""
 
     parameters: CpuParameters = CpuParameters()
 
@@ -22,3 +23,9 @@ class Pram(CpuModel):
 
     def op(self) -> float:
         return self.parameters.op
+
+    def fork(self) -> float:
+        return self.parameters.op
+
+    def merge(self, in_thread: bool) -> float:
+        return self.parameters.merge

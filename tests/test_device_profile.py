@@ -29,6 +29,24 @@ def test_profile_round_trips_through_json():
     assert profile_from_json(json.loads(json.dumps(profile.to_json()))) == profile
 
 
+def test_cpu_classes_default_to_uncalibrated_and_round_trip(tmp_path):
+    """A profile from before issue 15 (no by-class CPU fields) loads as the PRAM; the fields
+    load, save and come back."""
+    old = {"units": "seconds", "cpu": {"seconds_per_unit": 2e-9, "merge": 300.0},
+           "gpu": {"seconds_per_unit": 1e-9}}
+    profile = profile_from_json(old)
+    assert profile.cpu.read_s == profile.cpu.bytes_per_s == 0.0 and profile.cpu.processors == 0
+    assert not profile.cpu.by_class
+    classes = profile.with_cpu(read_s=1e-9, write_s=6e-10, alloc_s=4e-9, op_s=5e-10,
+                               task_s=3e-10, launch_s=2e-6, contended_alloc_s=2e-9,
+                               bytes_per_s=1.8e10, processors=16)
+    assert classes.cpu.by_class
+    save_profile(classes, tmp_path / "p.json")
+    assert load_profile(tmp_path / "p.json") == classes
+    with pytest.raises(ProfileError, match="'cpu.processors' must be a whole number"):
+        profile_from_json({"cpu": {"processors": 1.5}})
+
+
 def test_roofline_rates_default_to_uncalibrated_and_round_trip(tmp_path):
     assert DeviceProfile().gpu.dram_bytes_per_s == DeviceProfile().gpu.ops_per_s == 0.0
     profile = DeviceProfile().with_gpu(dram_bytes_per_s=4.8e12, ops_per_s=3.5e13)

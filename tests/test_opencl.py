@@ -3,6 +3,7 @@ PoCL (an OpenCL CPU device installed with hetprof's dependencies) against the in
 
 from __future__ import annotations
 
+import math
 import os
 import statistics
 from dataclasses import replace
@@ -199,6 +200,10 @@ def test_quick_calibration_and_validation_on_pocl(pocl, tmp_path):
     assert profile.gpu.ops_per_s == issue.parameters["ops_per_s"] > 1e6
     assert all(p.gpu.dram_bytes_per_s == profile.gpu.dram_bytes_per_s
                for p in result.per_mode.values())
+    # the CPU world by operation class (models/opencl/calibrate_cpu.py)
+    assert profile.cpu.by_class and profile.cpu.processors == pocl.info.compute_units
+    assert {"CPU kernel launch", "CPU read, stride 1", "CPU memory bandwidth, stride-1 copy",
+            "CPU PRAM step"} <= names
     save_profile(profile, tmp_path / "pocl.json")
     assert load_profile(tmp_path / "pocl.json") == profile
     report = validate(pocl, pocl, profile, [str(ROOT / "examples" / "map_map.lg")], [64],
@@ -239,6 +244,25 @@ def test_quick_calibration_and_validation_on_pocl(pocl, tmp_path):
         sum(p["measured"] == "cpu" for p in placements) / len(placements))
     assert report["rewrite_cases"] == 0 and report["rewrite_direction_accuracy"] == 0.0
     assert "roofline" in render_markdown(report)
+
+
+def test_cpu_microbenchmarks_give_finite_positive_parameters_on_pocl(pocl):
+    """Each by-class parameter of models/cpu.py measured on PoCL's CPU device: finite, positive,
+    and within what any CPU of this decade does (a read under a microsecond, a launch under a
+    second, a bandwidth between 100 MB/s and 10 TB/s)."""
+    from models.opencl.calibrate_cpu import calibrate_cpu
+
+    result = calibrate_cpu(pocl, quick=True, repeats=1)
+    cpu = result.cpu
+    assert cpu.by_class and result.processors == cpu.processors == pocl.info.compute_units
+    seconds = (cpu.read_s, cpu.write_s, cpu.alloc_s, cpu.op_s, cpu.task_s, cpu.launch_s,
+               cpu.contended_alloc_s)
+    assert all(0 < s < 1 and math.isfinite(s) for s in seconds), seconds
+    assert max(cpu.read_s, cpu.write_s, cpu.op_s, cpu.alloc_s) < 1e-6
+    assert 1e8 < cpu.bytes_per_s < 1e13
+    assert cpu.seconds_per_unit is not None and 0 < cpu.seconds_per_unit < 1e-6
+    assert cpu.merge == pytest.approx(cpu.launch_s / cpu.seconds_per_unit)
+    assert all(f.parameters and f.points for f in result.fits)
 
 
 @settings(max_examples=40, deadline=None,

@@ -10,10 +10,15 @@ import sys
 import pytest
 from conftest import ROOT
 
+from graphs.semantics.explicit import OFFLOAD_CENTRE, evaluate
 from graphs.semantics.inputs import NotVectorised
-from models.device_profile import DeviceProfile, save_profile
+from graphs.semantics.options import EvaluationOptions
+from models.device_profile import CpuParameters, DeviceProfile, GpuParameters, save_profile
+from models.opencl.predict import SymbolicPredictions, growth_as_write
 from models.opencl.runner import DeviceSession, select_device
-from models.opencl.validate import validate
+from models.opencl.validate import _explicit_floor, _variants, validate
+from profiler.checker import bind_parameters, check_program
+from profiler.parser import parse
 
 NN = str(ROOT / "benchmarks" / "suite" / "nn.lg")
 ATAX = str(ROOT / "benchmarks" / "suite" / "atax.lg")
@@ -67,3 +72,24 @@ def test_the_cli_takes_inputs_and_reports_them(tmp_path):
     assert done.returncode == 0, done.stderr
     report = json.loads((tmp_path / "r.json").read_text())
     assert [(i["program"], i["inputs"]) for i in report["inputs"]] == [("atax", "fast")]
+
+
+def test_the_cpu_floor_counts_the_same_edges_symbolically_and_explicitly():
+    """models/opencl/predict.py counts a CPU part's reads and writes with a counting profile;
+    validate's explicit path counts them in the graph: the floors agree, and a slow enough
+    contended pointer makes the floor the allocations' time."""
+    cpu = CpuParameters(seconds_per_unit=1e-9, read_s=1e-9, write_s=1e-9, op_s=1e-9,
+                        contended_alloc_s=1.0, bytes_per_s=8e9, processors=2)
+    profile = DeviceProfile(units="seconds", cpu=cpu, gpu=GpuParameters(seconds_per_unit=1e-9))
+    checked = check_program(parse((ROOT / "examples" / "zipmul.lg").read_text(), ZIPMUL))
+    gpu, cpu_variant = _variants(checked)
+    predictions = SymbolicPredictions(gpu, cpu_variant, profile, "dmm", {}, 2)
+    params = bind_parameters(checked, {"n": 64})
+    (guess,) = predictions.at(params)
+    evaluation = evaluate(cpu_variant, params, EvaluationOptions(profile=growth_as_write(profile)))
+    centre = f"{OFFLOAD_CENTRE}0"
+    explicit = _explicit_floor(evaluation, centre, 0, profile)
+    symbolic = predictions.floor(centre, params, 0)
+    # zipmul's `on` body allocates 64 products and the result vector: 65 bumps of a second
+    assert symbolic == explicit == pytest.approx(64 + 1)
+    assert guess.cpu_low == guess.cpu_high == pytest.approx(65.0)

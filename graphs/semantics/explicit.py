@@ -42,7 +42,7 @@ from __future__ import annotations
 import operator
 from collections.abc import Mapping
 from contextlib import contextmanager
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from functools import partial
 from typing import TYPE_CHECKING
 
@@ -56,9 +56,9 @@ from graphs.costgraph import (
 )
 from graphs.devicebox import DeviceBox, GSub, PathBuilder, box_model, build_device_box
 from graphs.semantics.options import GRAPH_CHECK_EVERY, EvaluationOptions
-from models.base import AccessKind, GpuModel, MemoryAccess, Space
+from models.base import AccessKind, CpuModel, GpuModel, MemoryAccess, Space
+from models.cpu import cpu_model
 from models.gpu import gpu_model
-from models.pram import Pram
 from models.providers import CostProviders, providers_for
 from profiler.checker import CheckedProgram, bind_parameters
 from profiler.errors import EvaluationError
@@ -253,13 +253,12 @@ class Evaluator:
         self.options = options
         self.profile = options.profile
         self.cpu_scale, self.gpu_scale = self.profile.unit_scales()
-        cpu = self.profile.cpu
-        self.cpu = Pram(replace(cpu, read=cpu.read * self.cpu_scale,
-                                write=cpu.write * self.cpu_scale, op=cpu.op * self.cpu_scale,
-                                merge=cpu.merge * self.cpu_scale))
-        # PRAM prices every read, write and step alike: asked once here, not once per node.
+        # The CPU model (models/cpu.py: the PRAM, or by operation class) prices every read,
+        # write, step and ⊗ edge alike: asked once here, not once per node.
+        self.cpu: CpuModel = cpu_model(self.profile)
         self.cpu_read, self.cpu_write = self.cpu.read(), self.cpu.write()
-        self.cpu_op = self.cpu.op()
+        self.cpu_op, self.cpu_fork = self.cpu.op(), self.cpu.fork()
+        self.threads = 0  # CPU parallel forms whose threads we are inside (`_merge_cost`)
         self.cpu_space: dict[int, tuple[tuple[World, int], ...]] = {}  # words -> a write's space
         self.gpu: GpuModel = gpu_model(self.profile, options.gpu_mode)
         self.gpu_op = self.profile.gpu.op  # the weight of a GPU step, once per GPU edge
@@ -377,7 +376,7 @@ class Evaluator:
 
     def _par(self, world: World, branches: list, span: Span, staged: int = 0):
         if world is _CPU:
-            return self.graph.par_all(branches, self.cpu_op, span, self.centres)
+            return self.graph.par_all(branches, self.cpu_fork, span, self.centres)
         # §7.1.2 under the paper's rules: a kernel of an `on local` body writes each work
         # group's results back to global memory (graphs.devicebox.phase_cost).
         writeback = self.paper and any(r.local for r in self.gpu_stack.values())
@@ -392,10 +391,12 @@ class Evaluator:
         are local, all others global. Yields the words it staged."""
         if world is _CPU or self.kernel_depth:
             self.kernel_depth += world is _GPU
+            self.threads += 1
             try:
                 yield 0
             finally:
                 self.kernel_depth -= world is _GPU
+                self.threads -= 1
             return
         # The paper's local memory holds the whole region and stages nothing (§7.1.2).
         limits = ({rid: min(r.ap, self.local_share) for rid, r in self.gpu_stack.items()
@@ -594,7 +595,7 @@ class Evaluator:
                         branch(1)
                         v2, c2 = self.eval(right, env, regions, world)
                     c = self._par(world, [c1, c2], span)
-                    c = self._op(world, c, span, EdgeKind.MERGE, self._merge_cost(world))
+                    c = self._op(world, c, span, EdgeKind.MERGE, self._merge_cost(world, True))
                     return self._alloc(c, world, regions, region, PairV(v1, v2), span)
 
                 case VecLit(elements, region, span):
@@ -718,8 +719,13 @@ class Evaluator:
         assert e.region is not None
         return self._alloc(c, world, regions, e.region, value, span)
 
-    def _merge_cost(self, world: World) -> float:
-        return self.cpu.parameters.merge if world is World.CPU else self.profile.gpu.op
+    def _merge_cost(self, world: World, in_thread: bool = False) -> float:
+        """δm after a parallel form: on the CPU, the model's for a form inside a parallel form's
+        thread or not (a `||` is never a kernel of its own: the backend runs both sides in one
+        thread, models/opencl/codegen.py)."""
+        if world is World.CPU:
+            return self.cpu.merge(in_thread or self.threads > 0)
+        return self.profile.gpu.op
 
     def _letregion(self, name: str, body: Expr, span: Span, env: dict, regions: dict,
                    world: World, outermost: bool) -> tuple[Value, Cost]:

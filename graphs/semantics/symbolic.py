@@ -44,6 +44,7 @@ import sympy as sp
 from graphs.costgraph import EdgeKind
 from graphs.devicebox import concat_phases
 from models.base import AccessKind
+from models.cpu import cpu_model
 from models.device_profile import AllocationParameters, DeviceProfile, TransferParameters
 from models.providers import LinearAllocation, LinearTransfer, providers_for
 from profiler.checker import CheckedProgram
@@ -684,11 +685,13 @@ class SymbolicEvaluator:
         self.params = {k: sp.sympify(v) for k, v in params.items()}
         self.profile = profile
         self.cpu_scale, self.gpu_scale = profile.unit_scales()
-        cpu = profile.cpu
-        self.read_w = number(cpu.read * self.cpu_scale)
-        self.write_w = number(cpu.write * self.cpu_scale)
-        self.op_w = number(cpu.op * self.cpu_scale)
-        self.merge_w = number(cpu.merge * self.cpu_scale)
+        cpu = cpu_model(profile)  # the PRAM, or by operation class (models/cpu.py)
+        self.cpu = cpu
+        self.read_w = number(cpu.read())
+        self.write_w = number(cpu.write())
+        self.op_w = number(cpu.op())
+        self.fork_w = number(cpu.fork())
+        self.threads = 0  # CPU parallel forms whose threads we are inside (`_merge_weight`)
         self.gpu_op = float(profile.gpu.op)
         self.providers = providers_for(profile)
         self.bsize = profile.region.bsize
@@ -946,8 +949,8 @@ class SymbolicEvaluator:
                 finally:
                     self.later_branch -= self.paper
                 if world is World.CPU:
-                    c = par(c1, c2, self.op_w)
-                    c = step(c, self.merge_w)
+                    c = par(c1, c2, self.fork_w)
+                    c = step(c, self._merge_weight(world, True))
                 else:
                     raise NotRegular("`||` on the GPU", span)
                 return self._alloc(c, world, regions, region, SPair(v1, v2), span)
@@ -1293,6 +1296,7 @@ class SymbolicEvaluator:
             return now
 
         self.loops += 1
+        self.threads += 1
         try:
             set_counters(unknown)
             body(var)
@@ -1311,6 +1315,7 @@ class SymbolicEvaluator:
             traces = {rid: r.trace for w, rid, r in regions if w is World.CPU}
         finally:
             self.loops -= 1
+            self.threads -= 1
         self._restore(state)
         if self.loops:  # a loop inside a thread: the outer thread allocates it all, in order
             for w, rid, r in regions:
@@ -1412,8 +1417,11 @@ class SymbolicEvaluator:
             c = self._op(world, c, EdgeKind.MERGE, self._merge_weight(world))
             return self._alloc(c, world, regions, region, result, span)
 
-    def _merge_weight(self, world: World):
-        return self.merge_w if world is World.CPU else self.gpu_op
+    def _merge_weight(self, world: World, in_thread: bool = False):
+        """δm after a parallel form (the evaluator's `_merge_cost`)."""
+        if world is World.CPU:
+            return number(self.cpu.merge(in_thread or self.threads > 0))
+        return self.gpu_op
 
     def _limits(self, world: World) -> dict[int, sp.Expr]:
         """What a kernel starting now stages of each local region (the evaluator's `_kernel`):
@@ -1450,7 +1458,7 @@ class SymbolicEvaluator:
 
     def _par(self, world: World, thread, count: sp.Expr, var, staged: sp.Expr = ZERO):
         if world is World.CPU:
-            return par_many(thread, count, self.op_w)
+            return par_many(thread, count, self.fork_w)
         phase = SPhase(True, _path_flatten(thread), count, var, staged=staged,
                        writeback=self._writeback())
         if self.gpu_loops == 0:
@@ -1520,14 +1528,14 @@ class SymbolicEvaluator:
         var, (value, branch), per_thread, traces = self._loop(n - 1, world, thread, span)
         self._grown(world, start, traces, span, n - 1)
         assert branch is not None
-        op = self.op_w
+        op, fork, merge = self.op_w, self.fork_w, self._merge_weight(world)
         total_pairs = n - 1
         depth = sp.Sum(clog2(pairs), (level, 0, levels - 1))
         if isinstance(n, sp.Integer):
             depth = depth.doit()
-        work = (total_pairs * branch.work + 4 * op * (total_pairs - levels)
-                + levels * (self.merge_w + op))
-        span_ = levels * (branch.span + self.merge_w + op) + 2 * op * depth
+        work = (total_pairs * branch.work + 4 * fork * (total_pairs - levels)
+                + levels * (merge + op))
+        span_ = levels * (branch.span + merge + op) + 2 * fork * depth
         nodes = total_pairs * branch.nodes + 2 * (total_pairs - levels) + levels
         edges = total_pairs * branch.edges + 4 * (total_pairs - levels) + 2 * levels
         result = _unknown_like(vec.content, span) if n != 1 else vec.content.element(ZERO,
@@ -1535,12 +1543,12 @@ class SymbolicEvaluator:
         if n != 1 and isinstance(value, SValue):
             result = SValue(value.loc, _unknown_content(value.content))
         # The levels run one after another: each a parallel stretch, then its merge.
-        each = Block(pairs * branch.work + 4 * op * (pairs - 1),
-                     branch.span + 2 * op * clog2(pairs),
+        each = Block(pairs * branch.work + 4 * fork * (pairs - 1),
+                     branch.span + 2 * fork * clog2(pairs),
                      pairs * sp.Max(branch.width, 1), level, levels)
         widest = pairs.subs(level, 0) * sp.Max(branch.width, 1)
         return result, CostSummary(cost.work + work, cost.span + span_, cost.nodes + nodes,
-                             cost.edges + edges, cost.serial + levels * (self.merge_w + op),
+                             cost.edges + edges, cost.serial + levels * (merge + op),
                              (*cost.blocks, each), sp.Max(cost.width, 1, widest))
 
     def _reduce_gpu(self, closure: SClosure, vec: SValue, n: sp.Expr, cost, regions: dict,

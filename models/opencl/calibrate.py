@@ -14,7 +14,8 @@ Calibration sees microbenchmarks only, never the programs that `hetprof validate
   buffer several times larger than any cache, and the issue rate, threads each running eight
   independent chains of integer multiply-adds;
 - allocation: clearing n words (Δa);
-- the CPU world: a map kernel on the OpenCL CPU device, for seconds per PRAM step.
+- the CPU world: models/opencl/calibrate_cpu.py's microbenchmarks on the OpenCL CPU device (each
+  operation class of models/cpu.py, and seconds per PRAM step).
 The GPU model's predictions for the same microbenchmarks come from hetprof's own device boxes
 (graphs.devicebox), so the fit is of the model as the profiler uses it: seconds per unit, l, and
 launch, for the paper and DMM modes. The cache mode (models/gpu_cache.py) reads its parameters
@@ -37,7 +38,6 @@ from graphs.devicebox import PathEdge, Phase, build_device_box
 from models.base import AccessKind, MemoryAccess, Space
 from models.device_profile import (
     AllocationParameters,
-    CpuParameters,
     DeviceProfile,
     GpuParameters,
     RegionParameters,
@@ -140,14 +140,6 @@ __kernel void allocate(__global long* heap, __global int* ap, const int reps, co
 }
 """
 
-CPU_MAP = """\
-__kernel void cpu_map(__global const long* a, __global const long* b, __global long* out,
-                      __global int* ap) {
-    long i = get_global_id(0);
-    int at = atomic_add(ap, 1);  /* the bump hetprof's generated code does for each result */
-    out[i] = a[i] * b[i] + (at < 0);
-}
-"""
 
 
 @dataclass(slots=True)
@@ -554,34 +546,18 @@ def calibrate(session, cpu_session=None, quick: bool = False,
     fits.append(staging_fit)
     fits.append(Fit("arithmetic", {"seconds_per_op": arith_t.median / 256},
                     [(256, arith_t.median, arith_t.median)]))
-    # -- the CPU world -------------------------------------------------------------------------------
-    cpu = CpuParameters()
+    # -- the CPU world (models/opencl/calibrate_cpu.py) ---------------------------------------------
+    from models.opencl.calibrate_cpu import calibrate_cpu  # it imports this module's Fit
+
     cpu_session = cpu_session or session
-    step("CPU map", 0.9)
-    n = 1 << (16 if quick else 20)
-    a = np.random.default_rng(2).integers(1, 1000, size=n, dtype=np.int64)
-    cpu_t, (_, _, out, _) = time_kernel(cpu_session, CPU_MAP, "cpu_map", n, None,
-                                        [a, a.copy(), np.zeros(n, np.int64),
-                                         np.zeros(1, np.int32)], [], repeats)
-    if not np.array_equal(out, a * a):
-        raise RuntimeError("the CPU microbenchmark computed a wrong product")
-    processors = max(1, cpu_session.info.compute_units)
-    # The fork-join of a parallel map on the CPU (δm, the merge after ⊗): what an empty kernel
-    # costs on the CPU device
-    fork_join, _ = time_kernel(cpu_session, EMPTY, "empty", processors, None,
-                               [np.zeros(1, np.int64)], [], repeats * 3)
-    # per element, as hetprof counts a map: 2 reads, an allocating write, ⊕ and the ⊗ edges (4)
-    pram_units = n * 8
-    cpu_spu = cpu_t.median * processors / pram_units
-    fits.append(Fit("CPU fork-join (δm)", {"seconds": fork_join.median},
-                    [(processors, fork_join.median, fork_join.median)]))
-    fits.append(Fit("CPU PRAM step", {"seconds_per_unit": cpu_spu, "processors": processors},
-                    [(n, cpu_t.median, cpu_spu * pram_units / processors)]))
+    cpu_calibration = calibrate_cpu(cpu_session, quick, repeats, step)
+    cpu, processors = cpu_calibration.cpu, cpu_calibration.processors
+    fits += cpu_calibration.fits
     step("done", 1.0)
     profile = DeviceProfile(
         name=f"{info.name} (calibrated {date.today().isoformat()})",
         units="seconds",
-        cpu=replace(cpu, seconds_per_unit=cpu_spu, merge=fork_join.median / cpu_spu),
+        cpu=cpu,
         gpu=gpu,
         allocation=AllocationParameters(alloc_a, alloc_b),
         host_to_device=h2d,

@@ -17,11 +17,24 @@ the CPU part's Δa charges, which the measured run does not pay either: the Open
 every region before the kernel starts (models/opencl/runner.py). The explicit path keeps them.
 
 The CPU part is a cost centre's time under the 1DF schedule on the OpenCL CPU device's compute
-units. The explicit path simulates that schedule; the symbolic profile gives the centre's work W
-and span S, and every greedy schedule on P processors takes between max(W/P, S) (Brent's lower
-bound) and W/P + (1 - 1/P)·S (Graham's upper bound). The prediction is the middle of the two; the
-report keeps both bounds. For the parmaps of the suite at the sizes it runs, W/P is many times S,
-and the two bounds are within a few percent of each other.
+units: "the CPU" is that device running hetprof's own generated code, the same kernels the GPU
+runs (models/cpu.py says why that is the fair comparison). The explicit path simulates that
+schedule; the symbolic profile gives the centre's serial edges and parallel stretches, and every
+greedy schedule on P processors takes the serial edges' weight plus, for each stretch of work W and
+span S, between max(W/P, S) (Brent's lower bound) and W/P + (1 - 1/P)·S (Graham's upper bound)
+(graphs.symbolic_profile.shape_time). The prediction is the middle of the two; the report keeps
+both bounds. For the parmaps of the suite at the sizes it runs, W/P is many times S, and the two
+bounds are within a few percent of each other. P is the device's compute units, or fewer where
+the `on`'s widest kernel has fewer work groups (models.opencl.runner.WORK_GROUP items each): the
+device runs each work group on one compute unit.
+
+Under a profile that prices the CPU by operation class (models/cpu.py), neither bound is below
+the centre's floor (`cpu_floor`): the words it moves over the socket's bandwidth, or its
+allocations one after another on the allocation pointer. Its reads and allocations are counted
+by evaluating the CPU placement once more under a counting profile (`counting_profile`: a read,
+or a write, weighs 1 and every other edge 0; the work is then their number, since work is the
+sum of the edge weights); the words it reads from memory are at most the words its `on` pushes
+(what the centre starts from): re-reads beyond them hit the caches.
 """
 
 from __future__ import annotations
@@ -32,17 +45,28 @@ from graphs.semantics.explicit import OFFLOAD_CENTRE
 from graphs.semantics.options import EvaluationOptions
 from graphs.semantics.symbolic import NotRegular
 from graphs.symbolic_profile import SymbolicProfile, symbolic_profile
-from models.device_profile import AllocationParameters, DeviceProfile
+from models.cpu import by_class, cpu_floor, cpu_model
+from models.device_profile import AllocationParameters, CpuParameters, DeviceProfile
+from models.opencl.runner import WORK_GROUP
 from models.roofline import roofline_of_kernels
 from profiler.checker import CheckedProgram
 from profiler.errors import EvaluationError
 
 
 def growth_as_write(profile: DeviceProfile) -> DeviceProfile:
-    """The profile with a region's growth (Δa of BSIZE words) priced as one CPU write."""
-    cpu_scale = profile.unit_scales()[0]
+    """The profile with a region's growth (Δa of BSIZE words) priced as one CPU write (δw of
+    the profile's CPU model, models/cpu.py)."""
     return replace(profile, allocation=AllocationParameters(
-        latency=profile.cpu.write * cpu_scale, per_word=0.0))
+        latency=cpu_model(profile).write(), per_word=0.0))
+
+
+def counting_profile(profile: DeviceProfile, counted: str) -> DeviceProfile:
+    """`profile` in abstract units with the CPU's `counted` edges ("read" or "write") weighing 1
+    and every other CPU edge 0: a CPU graph's work under it is the number of such edges. A
+    region's growth counts as a write (`growth_as_write`)."""
+    read, write = (1.0, 0.0) if counted == "read" else (0.0, 1.0)
+    cpu = CpuParameters(read=read, write=write, op=0.0, merge=0.0)
+    return growth_as_write(replace(profile, units="abstract", cpu=cpu))
 
 
 @dataclass(frozen=True, slots=True)
@@ -79,6 +103,7 @@ class SymbolicPredictions:
         self.gpu: SymbolicProfile | None = None
         self.cpu: SymbolicProfile | None = None
         self.others: dict[str, SymbolicProfile] = {}
+        self.counts: dict[str, SymbolicProfile] = {}  # the CPU part's reads and writes
         try:
             self.gpu = symbolic_profile(gpu, EvaluationOptions(profile=profile, gpu_mode=mode))
             self.cpu = symbolic_profile(cpu, EvaluationOptions(profile=profile, gpu_mode=mode))
@@ -87,6 +112,15 @@ class SymbolicPredictions:
             return
         self.others = {m: self.gpu.with_options(EvaluationOptions(profile=p, gpu_mode=m))
                        for m, p in baselines.items()}
+        # The CPU part's reads and writes, for its floor (the module's docstring).
+        if by_class(profile):
+            try:
+                self.counts = {kind: symbolic_profile(cpu, EvaluationOptions(
+                    profile=counting_profile(profile, kind), gpu_mode=mode))
+                    for kind in ("read", "write")}
+            except NotRegular as error:
+                self.reason = error.message
+                self.gpu = None
 
     def at(self, params: dict[str, int]) -> list[OnPrediction] | None:
         """Each `on`'s predictions at these sizes, in program order; None (and `reason` set)
@@ -115,11 +149,26 @@ class SymbolicPredictions:
                 models[m] = float(other_subs[m][symbol]) * other.options.profile.unit_scales()[1]
             counts = self.gpu.box_counts(box, subs)
             roofline = None if counts is None else roofline_of_kernels(counts, self.profile)
+            name = f"{OFFLOAD_CENTRE}{k}"
+            # The CPU device runs a work group on one compute unit: a kernel of n work items
+            # keeps at most ⌈n / WORK_GROUP⌉ of them busy (the widest kernel of this `on`).
+            groups = -(-self.gpu.kernel_threads(box, subs) // WORK_GROUP)
+            bounds = self.cpu.centre_time_at(name, cpu_subs, max(1, min(self.processors,
+                                                                         groups)))
             low = high = None
-            centre = self.cpu.centre_at(f"{OFFLOAD_CENTRE}{k}", cpu_subs)
-            if centre is not None:
-                work, span = centre
-                p = self.processors
-                low, high = max(work / p, span), work / p + (1 - 1 / p) * span
+            if bounds is not None:
+                low, high = bounds
+                if self.counts:
+                    floor = self.floor(name, params, self.gpu.pushed_words(box, subs))
+                    low, high = max(low, floor), max(high, floor)
             out.append(OnPrediction(kernel, models, roofline, low, high))
         return out
+
+    def floor(self, name: str, params: dict[str, int], pushed_words: float) -> float:
+        """The CPU part's floor (`cpu_floor`): its allocations, and the words it moves, its
+        writes and its reads up to the words its `on` pushes."""
+        reads, writes = (self.counts[kind].centre_at(name, self.counts[kind].substitution(params))
+                         for kind in ("read", "write"))
+        assert reads is not None and writes is not None  # the same program's centres
+        words = writes[0] + min(reads[0], pushed_words)
+        return cpu_floor(self.profile, words, writes[0])

@@ -142,7 +142,7 @@ class DeviceSession:
         self.context = cl.Context([device])
         self.queue = cl.CommandQueue(
             self.context, properties=cl.command_queue_properties.PROFILING_ENABLE)
-        self.max_group = min(256, device.max_work_group_size)
+        self.max_group = min(WORK_GROUP, device.max_work_group_size)
         self._programs: dict[str, Any] = {}
         self._kernels: dict[tuple[int, str], Any] = {}
         self._pinned: list[Any] = []
@@ -199,6 +199,12 @@ class DeviceSession:
         """An NDRange of at least n work items, in whole work groups."""
         group = max(1, min(self.max_group, n))
         return (max(1, -(-n // group) * group),), (group,)
+
+
+WORK_GROUP = 256
+"""The work items of a kernel's work groups, at most (or the device's largest group): the OpenCL
+CPU device runs a work group on one compute unit, so a kernel of n items keeps at most ⌈n/256⌉
+of them busy (models/opencl/predict.py)."""
 
 
 def event_seconds(event) -> float:

@@ -24,17 +24,26 @@ from __future__ import annotations
 
 import math
 import statistics
+from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from datetime import date
 from pathlib import Path
 
 from graphs.analysis import centre_times
+from graphs.costgraph import EdgeKind
 from graphs.kernel_counts import roofline_of_paths
 from graphs.schedule import schedule
-from graphs.semantics.explicit import OFFLOAD_CENTRE, Offload, OffloadCollector, evaluate
+from graphs.semantics.explicit import (
+    OFFLOAD_CENTRE,
+    Evaluation,
+    Offload,
+    OffloadCollector,
+    evaluate,
+)
 from graphs.semantics.inputs import NotVectorised, estimate_room, offload_inputs
 from graphs.semantics.options import EvaluationOptions
+from models.cpu import by_class, cpu_floor
 from models.device_profile import GPU_MODES, DeviceProfile
 from models.opencl.predict import OnPrediction, SymbolicPredictions
 from models.providers import providers_for
@@ -84,6 +93,26 @@ def _variants(checked: CheckedProgram) -> tuple[CheckedProgram, CheckedProgram]:
     gpu = check_program(with_body(program, gpu_body)) if gpu_body is not checked.body else checked
     cpu = check_program(with_body(program, centre_on_bodies(gpu.body, OFFLOAD_CENTRE)))
     return gpu, cpu
+
+
+CPU_MEASURED = (
+    "\"The CPU\" is the OpenCL CPU device running hetprof's own generated code for the CPU "
+    "placement (the `on` bodies, compiled as for the GPU: boxed values in heap regions, an atomic "
+    "bump per allocation, a top-level parallel form one kernel spread over the device's compute "
+    "units). That is the fair comparison: both worlds run the same program with the same data "
+    "layout through one compiler, so the placement question (which world runs this code faster) "
+    "is answered for the code hetprof's cost semantics prices, not for a hand-tuned CPU version "
+    "that neither the semantics nor the GPU side sees.")
+"""What every validation report says "the CPU" is in its measurements (README, models/cpu.py)."""
+
+
+def cpu_model_name(profile: DeviceProfile) -> str:
+    """How the profile prices the CPU world, for reports."""
+    if by_class(profile):
+        return (f"by operation class (models/cpu.py; {profile.cpu.processors} compute units "
+                "calibrated)")
+    return "the PRAM, one calibrated second per step" if profile.units == "seconds" \
+        else "the PRAM, in abstract units"
 
 
 PARTS = ("programs", "transfers", "conflicts")
@@ -170,7 +199,7 @@ def validate(session, cpu_session, profile: DeviceProfile, programs: list[str] |
                     centre_time = centre_times(cpu_evaluation, schedule(
                         cpu_evaluation.graph, processors, "1df"))
                     predicted = [_explicit_prediction(o, k, profile, mode, baselines,
-                                                      centre_time)
+                                                      centre_time, cpu_evaluation)
                                  for k, o in enumerate(gpu_offloads)]
             if isinstance(fast, tuple):
                 if gpu_offloads and len(fast[0]) != len(gpu_offloads):
@@ -285,17 +314,31 @@ def _fast_offloads(inputs: str, checked: CheckedProgram, gpu_checked: CheckedPro
 
 
 def _explicit_prediction(offload: Offload, k: int, profile: DeviceProfile, mode: str,
-                         baselines: dict[str, DeviceProfile],
-                         centre_time: dict[str, float]) -> OnPrediction:
+                         baselines: dict[str, DeviceProfile], centre_time: dict[str, float],
+                         cpu_evaluation: Evaluation) -> OnPrediction:
     """An `on`'s predictions from the explicit evaluation: its device box under each GPU mode
     and the roofline from its cost paths; the CPU part from the 1DF schedule of the CPU
-    placement (both bounds the simulated time)."""
+    placement (both bounds the simulated time), at least its floor (models/opencl/predict.py)."""
     assert offload.on is not None  # all of the GPU placement's parallel work is in `on`s
     models = {m: _kernel_seconds(offload, p) for m, p in baselines.items()}
     models[mode] = offload.on.info.kernel
-    cpu = centre_time.get(f"{OFFLOAD_CENTRE}{k}")
+    name = f"{OFFLOAD_CENTRE}{k}"
+    cpu = centre_time.get(name)
+    if cpu is not None:
+        cpu = max(cpu, _explicit_floor(cpu_evaluation, name, offload.on.pushed_words, profile))
     return OnPrediction(offload.on.info.kernel, models,
                         roofline_of_paths(offload.on.paths, profile), cpu, cpu)
+
+
+def _explicit_floor(evaluation: Evaluation, centre: str, pushed_words: int,
+                    profile: DeviceProfile) -> float:
+    """A cost centre's CPU floor (models.cpu.cpu_floor) from its read and write edges in the
+    explicit graph, as SymbolicPredictions.floor counts them."""
+    graph = evaluation.graph
+    counts = Counter(kind for kind, names in zip(graph.edge_kind, graph.edge_centres,
+                                                  strict=True) if centre in names)
+    writes = counts[EdgeKind.WRITE] + counts[EdgeKind.EXPAND]
+    return cpu_floor(profile, writes + min(counts[EdgeKind.READ], pushed_words), writes)
 
 
 def _accuracy(placements: list[dict]) -> float:
@@ -478,6 +521,9 @@ def _report(session, cpu_session, profile, mode, cases, placements, skipped, siz
         "device": session.info.describe(),
         "device_version": session.info.version,
         "cpu_device": cpu_session.info.describe(),
+        "cpu_processors": cpu_session.info.compute_units,
+        "cpu_model": cpu_model_name(profile),
+        "cpu_measured": CPU_MEASURED,
         "card": session.info.name,
         "date": date.today().isoformat(),
         "gpu_mode": mode,
@@ -495,7 +541,11 @@ def render_markdown(report: dict) -> str:
         f"# Validation on {report['device']}",
         "",
         f"Date: {report['date']}. GPU memory model: `{report['gpu_mode']}`. Profile: "
-        f"{report['profile']}. CPU placement measured on {report['cpu_device']}.",
+        f"{report['profile']}. CPU placement measured on {report['cpu_device']}"
+        + (f" ({report['cpu_processors']} compute units)" if "cpu_processors" in report else "")
+        + (f"; the CPU priced {report['cpu_model']}" if "cpu_model" in report else "") + ".",
+        "",
+        report.get("cpu_measured", CPU_MEASURED),
         "",
         "| figure | value | target |",
         "| --- | --- | --- |",

@@ -1,0 +1,108 @@
+"""The CPU world in seconds, by operation class (issue 15), beside the paper's PRAM (models/pram.py).
+
+The paper's PRAM (§5.1) prices every read, write and step alike; it stays the unit model: the
+default abstract profile, and a calibrated profile without the fields below, price the CPU world
+with `Pram` (PRAM units times `cpu.seconds_per_unit`), exactly as before.
+
+"The CPU" that calibration and validation measure is the OpenCL CPU device (PoCL) running
+hetprof's own generated code (models/opencl/codegen.py) on its compute units: every value boxed in
+a heap region, every allocation an atomic add on the region's allocation pointer (`ALLOC`), a
+top-level parallel form one kernel launch whose work items the device spreads over its compute
+units, a parallel form inside a work item a loop. A profile whose `cpu` section has the
+by-class fields (`hetprof calibrate` measures each with a microbenchmark,
+models/opencl/calibrate_cpu.py) prices each CPU edge of the cost graph (Figs. 5 and 6) by what that
+code does for it:
+
+- a read edge δr: one load of a word, `read_s` (stride 1, as a parmap's work items walk their
+  vector and the values they allocated in order);
+- a write edge δw: every write of λG allocates, so a store plus the region's bump, `write_s +
+  alloc_s` (one core alone on the allocation pointer);
+- a ⊕ edge and any other step: `op_s` (an integer operation and the code around it);
+- the ⊗ of a parallel form: its 4(n - 1) fork and join edges share a parmap's per-task overhead,
+  `task_s / 4` each, so n tasks cost about n · task_s;
+- the merge δm after a parallel form (`||`, parmap, iota, a reduction level): a kernel launch,
+  `launch_s`, where the form is not inside another's thread (then it is a kernel of its own), and
+  one step, `op_s`, inside a thread (where the backend runs it as a loop).
+
+Two shared resources bound a parallel stretch however many processors run it (`cpu_floor`): the
+socket's memory bandwidth, `bytes_per_s` (a stride-1 copy over all compute units), for the words
+it moves; and the allocation pointer, whose cache line the cores take in turn, `contended_alloc_s`
+per allocation when every compute unit bumps it at once.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+
+from models.base import CpuModel
+from models.device_profile import CpuParameters, DeviceProfile
+from models.pram import Pram
+
+FORK_EDGES = 4
+"""Edges of one binary ⊗ (graphs.costgraph.CostGraph.par): a ⊗ of n threads has n - 1 of them."""
+
+
+@dataclass(frozen=True, slots=True)
+class CalibratedCpu(CpuModel):
+    """The CPU world by operation class, in seconds (the module's docstring)."""
+
+    parameters: CpuParameters
+
+    def read(self) -> float:
+        return self.parameters.read_s
+
+    def write(self) -> float:
+        return self.parameters.write_s + self.parameters.alloc_s
+
+    def op(self) -> float:
+        return self.parameters.op_s
+
+    def fork(self) -> float:
+        return self.parameters.task_s / FORK_EDGES
+
+    def merge(self, in_thread: bool) -> float:
+        return self.parameters.op_s if in_thread else self.parameters.launch_s
+
+
+def by_class(profile: DeviceProfile) -> bool:
+    """Whether `profile` prices the CPU world by operation class: a profile in seconds whose
+    `cpu` section has a calibrated read, write and step (`CpuParameters.by_class`)."""
+    return profile.units == "seconds" and profile.cpu.by_class
+
+
+def cpu_model(profile: DeviceProfile) -> CpuModel:
+    """The CPU model a profile asks for: `CalibratedCpu` where it prices by class (`by_class`),
+    else the PRAM with every weight in seconds (δr, δw, δm and a step times the CPU's seconds per
+    unit) or in abstract units."""
+    cpu = profile.cpu
+    if by_class(profile):
+        return CalibratedCpu(cpu)
+    scale = profile.unit_scales()[0]
+    return Pram(replace(cpu, read=cpu.read * scale, write=cpu.write * scale, op=cpu.op * scale,
+                        merge=cpu.merge * scale))
+
+
+@dataclass(frozen=True, slots=True)
+class CpuFloor:
+    """What a parallel stretch moves through the CPU's shared resources: `words` to and from
+    memory and `allocations` of its regions' pointers."""
+
+    words: float
+    allocations: float
+
+    def seconds(self, profile: DeviceProfile) -> float:
+        """The least time any number of processors take for such a stretch (`cpu_floor`)."""
+        return cpu_floor(profile, self.words, self.allocations)
+
+
+def cpu_floor(profile: DeviceProfile, words: float, allocations: float) -> float:
+    """The least time a parallel stretch that moves `words` words of memory and bumps a region's
+    allocation pointer `allocations` times takes on the CPU, however many processors run it: the
+    larger of its traffic over the socket's bandwidth and its bumps one after another on the
+    pointer's cache line. 0 where the profile has neither rate calibrated."""
+    cpu = profile.cpu
+    if not by_class(profile):
+        return 0.0
+    bandwidth = (words * profile.region.word_bytes / cpu.bytes_per_s if cpu.bytes_per_s
+                 else 0.0)
+    return max(bandwidth, allocations * cpu.contended_alloc_s)

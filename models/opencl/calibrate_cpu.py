@@ -1,0 +1,237 @@
+"""The CPU world's microbenchmarks (issue 15): each by-class parameter of models/cpu.py measured on
+the OpenCL CPU device, the device whose runs of hetprof's generated code `hetprof validate`
+compares the CPU placement with (models/cpu.py's docstring says why that is the fair comparison).
+
+Calibration sees these microbenchmarks only, never the programs `validate` checks. Each is a
+kernel over N work items, every item doing `reps` of one operation in a loop; the operation's
+cost per processor is what `reps` more of it add, times the compute units P that ran the items,
+over the items and reps: (T(reps) - T(0)) · P / (N · reps). The per-processor seconds are what a
+CPU edge weighs in the cost graph, whose time on P processors is about its work over P.
+
+- launch_s: an empty kernel of P items (a kernel's launch and join on the device);
+- task_s: a kernel whose items do nothing (a branch never taken), per item, less the launch;
+- read_s: items summing `reps` words in a row of a buffer larger than the caches (stride 1);
+  also, for the report only (the cost semantics does not classify CPU reads yet), the same at a
+  stride of a cache line and re-reading one cached line;
+- write_s: items storing `reps` words in a row;
+- alloc_s: items bumping their work group's counter with `atomic_add` (the backend's `ALLOC`,
+  one core alone on a pointer it keeps in its cache);
+- contended_alloc_s: every item bumping one counter: the wall time per bump, the rate at which
+  the compute units take the counter's cache line in turn (a floor, not a per-processor cost);
+- op_s: a chain of dependent 64-bit multiply-adds (the backend's values are 64-bit);
+- bytes_per_s: a stride-1 copy over all compute units, bytes read plus written over its time;
+- and, for profiles priced by the PRAM (`--units` of old), seconds per PRAM step: a map kernel as
+  the backend writes one (two reads, an allocating write), as `hetprof calibrate` always did.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, replace
+
+import numpy as np
+
+from models.device_profile import CpuParameters
+from models.opencl.calibrate import Fit
+
+EMPTY = "__kernel void empty(__global long* out) { }\n"
+
+TASK = """\
+__kernel void task(__global long* out, const long never) {
+    long i = get_global_id(0);
+    if (i == never) out[0] = i;  /* never taken: what a work item costs by itself */
+}
+"""
+
+READ = """\
+__kernel void read_words(__global const long* a, __global long* out, const int reps,
+                         const long stride, const long mask) {
+    long i = get_global_id(0);
+    long acc = 0;
+    long at = i * reps * stride;
+    for (int r = 0; r < reps; r++) { acc += a[(at + r * stride) & mask]; }
+    out[i] = acc;
+}
+"""
+
+WRITE = """\
+__kernel void write_words(__global long* out, const int reps) {
+    long i = get_global_id(0);
+    for (int r = 0; r < reps; r++) { out[i * reps + r] = i + r; }
+}
+"""
+
+BUMP = """\
+__kernel void bump(__global int* counters, const int reps, const int shared) {
+    long i = get_global_id(0);
+    /* the work group's own counter (a line a core keeps in its cache, as it keeps a region's
+       pointer while it alone allocates), or one counter for every compute unit */
+    __global int* counter = counters + (shared ? 0 : get_group_id(0) * 16);
+    for (int r = 0; r < reps; r++) { atomic_add(counter, 1); }
+}
+"""
+
+ARITHMETIC = """\
+__kernel void arithmetic(__global long* out, const int reps) {
+    long x = get_global_id(0) + 1;
+    for (int r = 0; r < reps; r++) { x = x * 3 + 1; }
+    out[get_global_id(0)] = x;
+}
+"""
+
+COPY = """\
+__kernel void copy(__global const long* restrict a, __global long* restrict out) {
+    long i = get_global_id(0);
+    out[i] = a[i];
+}
+"""
+
+CPU_MAP = """\
+__kernel void cpu_map(__global const long* a, __global const long* b, __global long* out,
+                      __global int* ap) {
+    long i = get_global_id(0);
+    int at = atomic_add(ap, 1);  /* the bump hetprof's generated code does for each result */
+    out[i] = a[i] * b[i] + (at < 0);
+}
+"""
+
+REPS = 16
+LINE_WORDS = 8  # 64-byte cache lines of 8-byte words
+
+
+@dataclass(frozen=True, slots=True)
+class CpuCalibration:
+    """The CPU section of a profile and the fits that made it (calibrate.Calibration's `fits`)."""
+
+    cpu: CpuParameters
+    fits: list[Fit]
+    processors: int
+
+
+def calibrate_cpu(session, quick: bool = False, repeats: int = 7,
+                  step: Callable[[str, float], None] | None = None) -> CpuCalibration:
+    """Run the CPU world's microbenchmarks on `session` (the OpenCL CPU device) and return its
+    profile section: the by-class parameters (models/cpu.py), and the PRAM's seconds per step
+    and δm for profiles priced by the PRAM."""
+    from models.opencl.runner import time_kernel
+
+    def progress(label: str, done: float) -> None:
+        if step:
+            step(label, done)
+
+    processors = max(1, session.info.compute_units)
+    fits: list[Fit] = []
+    items = 1 << (14 if quick else 18)
+    items -= items % processors
+
+    def per_processor(name: str, source: str, kernel: str, buffers, scalars_at,
+                      count: int = items) -> float:
+        """(T(REPS) - T(0)) · P / (count · REPS), with the fit of both points."""
+        zero, _ = time_kernel(session, source, kernel, count, None, buffers(), scalars_at(0),
+                              repeats)
+        full, _ = time_kernel(session, source, kernel, count, None, buffers(), scalars_at(REPS),
+                              repeats)
+        seconds = max(1e-12, (full.median - zero.median) * processors / (count * REPS))
+        fits.append(Fit(f"CPU {name}", {"seconds": seconds, "items": count, "reps": REPS},
+                        [(0, zero.median, zero.median),
+                         (REPS, full.median, zero.median + seconds * count * REPS / processors)]))
+        return seconds
+
+    # -- a kernel's launch, and a work item by itself --------------------------------------------
+    progress("CPU launch", 0.9)
+    empty, _ = time_kernel(session, EMPTY, "empty", processors, None, [np.zeros(1, np.int64)], [],
+                           repeats * 3)
+    launch = empty.median
+    fits.append(Fit("CPU kernel launch", {"seconds": launch}, [(processors, launch, launch)]))
+    tasks = items * 16
+    task_t, (out,) = time_kernel(session, TASK, "task", tasks, None, [np.zeros(1, np.int64)],
+                                 [np.int64(-1)], repeats)
+    if int(out[0]) != 0:
+        raise RuntimeError("the CPU task microbenchmark took a branch it should not")
+    task = max(1e-12, (task_t.median - launch) * processors / tasks)
+    fits.append(Fit("CPU per-task overhead", {"seconds": task, "items": tasks},
+                    [(tasks, task_t.median, launch + task * tasks / processors)]))
+    # -- reads: stride 1 over a buffer past the caches; a cache line's stride; one line again ----
+    progress("CPU reads", 0.91)
+    words = 1 << (22 if quick else 25)  # 32 MB (quick) or 256 MB: past a socket's last cache
+    mask = words - 1
+    data = np.random.default_rng(5).integers(1, 1000, size=words, dtype=np.int64)
+    read_items = words // REPS  # every word of the buffer read once
+
+    def reads(stride: int, span: int):
+        return lambda reps: [np.int32(reps), np.int64(stride), np.int64(span)]
+
+    def read_buffers():
+        return [data, np.zeros(read_items, np.int64)]
+
+    read = per_processor("read, stride 1", READ, "read_words", read_buffers, reads(1, mask),
+                         read_items)
+    timing, (_, sums) = time_kernel(session, READ, "read_words", read_items, None,
+                                    read_buffers(), reads(1, mask)(REPS), 1)
+    if int(sums[3]) != int(data[3 * REPS:4 * REPS].sum()):
+        raise RuntimeError("the CPU read microbenchmark computed a wrong sum")
+    per_processor(f"read, stride {LINE_WORDS} (report only)", READ, "read_words", read_buffers,
+                  reads(LINE_WORDS, mask), read_items)
+    per_processor("re-read of one cached line (report only)", READ, "read_words", read_buffers,
+                  reads(0, LINE_WORDS - 1), read_items)
+    # -- writes, bumps, arithmetic ---------------------------------------------------------------
+    progress("CPU writes", 0.92)
+    write_items = words // REPS
+    write = per_processor("write, stride 1", WRITE, "write_words",
+                          lambda: [np.zeros(write_items * REPS, np.int64)],
+                          lambda reps: [np.int32(reps)], write_items)
+    progress("CPU allocation bumps", 0.93)
+    bump_items = items // 4
+
+    def counters():
+        return [np.zeros(bump_items * 16, np.int32)]
+
+    alloc = per_processor("allocation bump, the work group's counter", BUMP, "bump", counters,
+                          lambda reps: [np.int32(reps), np.int32(0)], bump_items)
+    zero, _ = time_kernel(session, BUMP, "bump", bump_items, None, counters(),
+                          [np.int32(0), np.int32(1)], repeats)
+    full, (counted,) = time_kernel(session, BUMP, "bump", bump_items, None, counters(),
+                                   [np.int32(REPS), np.int32(1)], repeats)
+    if int(counted[0]) != bump_items * REPS * (repeats + 1):
+        raise RuntimeError("the CPU allocation microbenchmark lost atomic increments")
+    bumps = bump_items * REPS
+    contended = max(1e-12, (full.median - zero.median) / bumps)
+    fits.append(Fit(f"CPU allocation bump, one counter, {processors} compute units (wall time)",
+                    {"seconds": contended, "bumps": bumps},
+                    [(0, zero.median, zero.median),
+                     (bumps, full.median, zero.median + contended * bumps)]))
+    progress("CPU arithmetic", 0.94)
+    op = per_processor("multiply-add", ARITHMETIC, "arithmetic",
+                       lambda: [np.zeros(items, np.int64)], lambda reps: [np.int32(reps)])
+    # -- the socket's bandwidth -------------------------------------------------------------------
+    progress("CPU bandwidth", 0.95)
+    copy_t, (_, copied) = time_kernel(session, COPY, "copy", words, None,
+                                      [data, np.zeros(words, np.int64)], [], repeats)
+    if not np.array_equal(copied, data):
+        raise RuntimeError("the CPU bandwidth microbenchmark copied a wrong word")
+    moved = 2 * 8 * words
+    bandwidth = moved / max(1e-12, copy_t.median - launch)
+    fits.append(Fit("CPU memory bandwidth, stride-1 copy", {"bytes_per_s": bandwidth,
+                                                            "words": words},
+                    [(moved, copy_t.median, launch + moved / bandwidth)]))
+    # -- the PRAM's seconds per step (profiles priced by the PRAM) -------------------------------
+    progress("CPU map", 0.96)
+    n = 1 << (16 if quick else 20)
+    a = np.random.default_rng(2).integers(1, 1000, size=n, dtype=np.int64)
+    cpu_t, (_, _, product, _) = time_kernel(session, CPU_MAP, "cpu_map", n, None,
+                                            [a, a.copy(), np.zeros(n, np.int64),
+                                             np.zeros(1, np.int32)], [], repeats)
+    if not np.array_equal(product, a * a):
+        raise RuntimeError("the CPU microbenchmark computed a wrong product")
+    # per element, as hetprof counts a map: 2 reads, an allocating write, ⊕ and the ⊗ edges (4)
+    pram_units = n * 8
+    seconds_per_unit = cpu_t.median * processors / pram_units
+    fits.append(Fit("CPU fork-join (δm)", {"seconds": launch}, [(processors, launch, launch)]))
+    fits.append(Fit("CPU PRAM step", {"seconds_per_unit": seconds_per_unit,
+                                      "processors": processors},
+                    [(n, cpu_t.median, seconds_per_unit * pram_units / processors)]))
+    cpu = replace(CpuParameters(), seconds_per_unit=seconds_per_unit,
+                  merge=launch / seconds_per_unit, read_s=read, write_s=write, alloc_s=alloc,
+                  op_s=op, task_s=task, launch_s=launch, contended_alloc_s=contended,
+                  bytes_per_s=bandwidth, processors=processors)
+    return CpuCalibration(cpu, fits, processors)

@@ -1,0 +1,109 @@
+"""models/cpu.py: the CPU world by operation class, beside the PRAM it leaves unchanged."""
+
+from __future__ import annotations
+
+from collections import Counter
+
+import pytest
+from conftest import ROOT, run
+
+from graphs.costgraph import EdgeKind
+from graphs.semantics.options import EvaluationOptions
+from graphs.symbolic_profile import symbolic_profile
+from models.cpu import CalibratedCpu, by_class, cpu_floor, cpu_model
+from models.device_profile import (
+    AllocationParameters,
+    CpuParameters,
+    DeviceProfile,
+    GpuParameters,
+    RegionParameters,
+)
+from models.pram import Pram
+from profiler.checker import check_program
+from profiler.parser import parse
+
+CLASSES = CpuParameters(seconds_per_unit=1e-9, read_s=2.0, write_s=3.0, alloc_s=5.0, op_s=7.0,
+                        task_s=44.0, launch_s=1000.0, contended_alloc_s=0.5, bytes_per_s=16.0,
+                        processors=2)
+# Growth priced as a write (models/opencl/predict.py's growth_as_write): the symbolic evaluator
+# follows a loop that grows a region only where growing costs what a write costs.
+BY_CLASS = DeviceProfile(units="seconds", cpu=CLASSES, gpu=GpuParameters(seconds_per_unit=1e-9),
+                         allocation=AllocationParameters(latency=8.0, per_word=0.0),
+                         region=RegionParameters(bsize=64, word_bytes=8))
+
+NESTED = """\
+param n : int = 3
+letregion r in
+parmap (lambda i: int r [r]. reduce (lambda p: ((int r, int r), r) [r]. fst p + snd p) 0
+                                    (parmap (lambda j: int r [r]. i * j) (iota n)))
+       (iota n) at r
+"""
+
+
+def test_the_default_profile_keeps_the_pram_at_unit_cost():
+    model = cpu_model(DeviceProfile())
+    assert isinstance(model, Pram)
+    assert (model.read(), model.write(), model.op(), model.fork()) == (1.0, 1.0, 1.0, 1.0)
+    assert model.merge(False) == model.merge(True) == 1.0
+
+
+def test_a_profile_in_seconds_without_the_classes_is_the_pram_in_seconds():
+    profile = DeviceProfile(units="seconds", cpu=CpuParameters(read=2.0, merge=500.0,
+                                                               seconds_per_unit=1e-9),
+                            gpu=GpuParameters(seconds_per_unit=1e-9))
+    model = cpu_model(profile)
+    assert not by_class(profile) and isinstance(model, Pram)
+    assert model.read() == pytest.approx(2e-9) and model.op() == model.fork() == 1e-9
+    assert model.merge(False) == model.merge(True) == pytest.approx(5e-7)
+    assert cpu_floor(profile, 10**9, 10**9) == 0.0
+
+
+def test_each_edge_is_priced_by_its_class():
+    model = cpu_model(BY_CLASS)
+    assert isinstance(model, CalibratedCpu) and by_class(BY_CLASS)
+    assert model.read() == 2.0
+    assert model.write() == 8.0  # a store and the region's bump: every write of λG allocates
+    assert model.op() == 7.0
+    assert model.fork() == 11.0  # a ⊗'s four edges share a task's overhead
+    assert model.merge(in_thread=False) == 1000.0  # a kernel of its own
+    assert model.merge(in_thread=True) == 7.0  # a loop inside a thread
+
+
+def test_the_classes_need_a_profile_in_seconds():
+    assert not by_class(DeviceProfile(cpu=CLASSES))
+    assert not CpuParameters(read_s=1.0, write_s=1.0).by_class
+
+
+def test_the_floor_is_the_socket_bandwidth_or_the_contended_pointer():
+    # 8-byte words at 16 bytes per second: half a second a word
+    assert cpu_floor(BY_CLASS, 10, 4) == pytest.approx(5.0)
+    assert cpu_floor(BY_CLASS, 2, 40) == pytest.approx(20.0)  # 40 bumps of 0.5 s one by one
+    assert cpu_floor(BY_CLASS, 0, 0) == 0.0
+
+
+def test_a_top_level_form_merges_with_a_launch_and_a_nested_one_with_a_step():
+    evaluation = run(NESTED, {"n": 3}, profile=BY_CLASS)
+    graph = evaluation.graph
+    merges = Counter(w for w, k in zip(graph.edge_weight, graph.edge_kind, strict=True)
+                     if k is EdgeKind.MERGE)
+    # the outer parmap and its iota are kernels; in each of the 3 threads, an iota, a parmap and
+    # the reduction's ⌈log2 3⌉ = 2 levels are loops
+    assert merges == {1000.0: 2, 7.0: 3 * 4}
+    forks = [w for w, k in zip(graph.edge_weight, graph.edge_kind, strict=True)
+             if k in (EdgeKind.FORK, EdgeKind.JOIN)]
+    assert forks and set(forks) == {11.0}
+
+
+@pytest.mark.parametrize("name", ["zipmul_cpu", "dc_sum", "matvec", "map_map"])
+def test_symbolic_work_and_span_equal_the_explicit_ones_by_class(name):
+    """The differential backbone, under a profile whose every class has its own weight."""
+    source = (ROOT / "examples" / f"{name}.lg").read_text()
+    checked = check_program(parse(source, f"{name}.lg"))
+    options = EvaluationOptions(profile=BY_CLASS)
+    profile = symbolic_profile(checked, options)
+    for n in (1, 2, 5, 8):
+        params = {p.name: n for p in checked.program.params}
+        evaluation = run(source, params, profile=BY_CLASS)
+        numbers = profile.at(params)
+        assert numbers["work"] == pytest.approx(evaluation.graph.work())
+        assert numbers["span"] == pytest.approx(evaluation.graph.span())
