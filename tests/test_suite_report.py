@@ -91,3 +91,26 @@ def test_markdown_and_picture(written):
         "100.0% |" in text
     assert "| hetprof beats the paper's Fig. 9 model | 50% of 2 kernel cases |" in text
     assert written.with_suffix(".png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_a_report_seen_from_a_compared_mode():
+    """as_mode: the cache mode's kernel predictions become hetprof's; the `on` moves by the
+    kernel's difference, the placement is predicted again, and DMM becomes a baseline."""
+    from benchmarks.suite_report import as_mode
+
+    kernel_case = {**kernel("a", 2.0, 1.0, 0.5, 4.0), "cache_s": 0.8}
+    report = {**validation("a", [kernel_case, part("a", "on", 2.5, 1.5),
+                                 part("a", "cpu", 2.0, 1.0)], "cpu"),
+              "compare_cases": {"cache": [{"part": "kernel"}]}}
+    seen = as_mode(report, "cache")
+    kernel_seen, on, cpu = seen["cases"]
+    assert seen["gpu_mode"] == "cache"
+    assert (kernel_seen["predicted_s"], kernel_seen["dmm_s"], kernel_seen["cache_s"]) == (
+        0.8, 2.0, None)
+    assert kernel_seen["error_pct"] == pytest.approx(-20.0)
+    assert on["predicted_s"] == pytest.approx(1.3) and on["error_pct"] == pytest.approx(
+        100 * (1.3 - 1.5) / 1.5)
+    assert cpu["predicted_s"] == 2.0
+    assert seen["placements"][0]["predicted"] == "gpu"  # 1.3 on the GPU against 2.0
+    assert set(seen["compare_cases"]) == {"dmm"}
+    assert report["cases"][0]["predicted_s"] == 2.0  # the given report is left as it was
