@@ -246,6 +246,28 @@ class DeviceBox:
     def work(self) -> float:
         return sum(p.thread_work for p in self.phases)
 
+    def memory_note(self, sector_bytes: int) -> str | None:
+        """A stateful (cache-mode) box's memory traffic in words a user can act on: reads from
+        the L1, from further away, forwarded; the DRAM bytes its kernels fetch at least; and what
+        bounds each kernel (latency, DRAM or L2 bandwidth, the allocation pointer's atomics).
+        None for a box priced without traffic (the paper's and the DMM's modes)."""
+        priced = [p for p in self.phases if p.traffic is not None]
+        if not priced:
+            return None
+        total = Traffic()
+        for phase in priced:
+            total.add(phase.traffic)  # type: ignore[arg-type]
+        bounds: dict[str, int] = {}
+        for phase in priced:
+            if phase.parallel:
+                bounds[phase.bound] = bounds.get(phase.bound, 0) + 1
+        bound = ", ".join(f"{count} by {name}" for name, count in sorted(bounds.items()))
+        return (f"memory (cache model): sectors read from the L1 {total.l1_hits:,}, from the "
+                f"L2 or DRAM {total.l1_misses:,}; reads forwarded from a store "
+                f"{total.forwarded:,}; sectors stored {total.stores:,}; allocations "
+                f"{total.atomics:,}; at least {total.footprint * sector_bytes:,} bytes from DRAM"
+                + (f"; kernels bound: {bound}" if bound else ""))
+
 
 def box_model(model: GpuModel, heap_words: int) -> GpuModel:
     """The model that prices one device box whose heap (the words it pushes and allocates) is

@@ -113,3 +113,17 @@ def test_a_device_box_in_cache_mode_reports_its_traffic_and_bound():
     assert phase.time == pytest.approx(3 * 0.5 + 150.0 + 3 * 0.5 + 20.0)
     assert phase.traffic.l1_misses == 16 and phase.traffic.l1_hits == 16
     assert phase.bound == "latency" and phase.latency == phase.time
+
+
+def test_an_on_in_cache_mode_notes_its_memory_traffic_and_bounds():
+    from tests.conftest import run
+
+    source = ("param n : int = 8\nletregion r in\nlet v = iota n at r in\n"
+              "on parmap (lambda x: int r [r]. x + 1 at r) v at r")
+    cached = run(source, {"n": 64}, gpu_mode="cache")
+    note = next(n for n in cached.ons[0].info.notes if n.startswith("memory (cache model)"))
+    # each of the 64 threads allocates the literal 1 and its result, then the result vector;
+    # each reads back the literal it has just stored (forwarded)
+    assert "allocations 129" in note and "reads forwarded from a store 64" in note
+    assert "kernels bound: 1 by latency" in note
+    assert not any(n.startswith("memory") for n in run(source, {"n": 64}).ons[0].info.notes)

@@ -1043,6 +1043,9 @@ class Evaluator:
         if grown_labels:
             notes.append("grown before the push (regions cannot grow on the GPU): "
                          + ", ".join(f"{k} by {v} words" for k, v in sorted(grown_labels.items())))
+        memory = box.memory_note(self.profile.gpu.sector_bytes)
+        if memory:
+            notes.append(memory)
         info = DeviceBoxInfo(transfer_in, box.time * self.gpu_scale, transfer_out, merge_cost,
                              tuple(r.label for r in pushed), box, span, tuple(notes), grow_cost)
         local_start = (sum(start_words[rid] for rid, c in gpu_copies.items() if c.local)
