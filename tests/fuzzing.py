@@ -80,7 +80,7 @@ SCHEDULES = ("1df", "bf", "ws")
 FORMATS = ("text", "json", "csv", "dot", "trace")  # html draws pictures: the CLI mode tries it
 MAX_STEPS = 20_000
 MAX_DEPTH = 500
-GPU_MODES = (None, None, "paper")
+GPU_MODES = (None, None, "paper", "cache")
 TIME_LIMITS = {"check": 10.0, "run": 10.0, "profile": 20.0, "symbolic": 30.0}
 """Seconds each stage may run on one mutant before it counts as a timeout."""
 
@@ -1015,7 +1015,7 @@ BAD_VALUES: dict[str, tuple[str, ...]] = {
     "--bsize": ("0", "-1", "1000000000000000000", "1"),
     "--schedule": ("xx", "1df", "ws"),
     "--format": ("xx", "json", "csv", "dot", "trace", "html", "text"),
-    "--gpu-mode": ("x", "paper", "dmm"),
+    "--gpu-mode": ("x", "paper", "dmm", "cache"),
     "--size-param": ("zz", "", "n"),
     "--max-n": ("0", "-5", "1" + "0" * 30, "10**12"),
     "--sizes": ("", "a,b", "0", "-1,2", "1e9", "99999999999999999999", ",,", "1,1,1"),
