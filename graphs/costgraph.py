@@ -366,6 +366,15 @@ class CostGraph:
             self._adjacency_size = size
         return self._adjacency
 
+    def edge_between(self, u: int, v: int) -> int:
+        """The number of the edge u -> v (KeyError where there is none)."""
+        adjacency = self.adjacency()
+        target = self.edge_target
+        for e in adjacency.order[adjacency.start[u]:adjacency.start[u + 1]]:
+            if target[e] == v:
+                return e
+        raise KeyError((u, v))
+
     def edges(self):
         """(u, v, attributes) for every edge, in networkx's adjacency order."""
         source, target = self.edge_source, self.edge_target

@@ -30,6 +30,7 @@ MAX_SPACE_SAMPLES = 600
 MAX_GROUP_TRACKS = 32  # work groups of a kernel with a track of their own; the rest share one
 
 Timeline = dict[str, Any]
+_DEVICE_BOX = EdgeKind.DEVICE_BOX  # a global: Python 3.11 looks up an Enum member slowly
 
 
 def build_timeline(graph: CostGraph, result: ScheduleResult,
@@ -43,22 +44,24 @@ def build_timeline(graph: CostGraph, result: ScheduleResult,
     phases' work groups; `space`: [step, time, cpu words, gpu words] samples (eq. 8);
     `coarsened`: whether processor intervals were gathered into windows.
     """
-    g = graph.graph
-    succ = dict(g.adjacency())
+    adjacency = graph.adjacency()
+    order, first_edge = adjacency.order, adjacency.start
+    targets, edge_kind, edge_span = graph.edge_target, graph.edge_kind, graph.edge_span
     # (name, kind) by the ids of span and kind: enums hash slowly
     labels: dict[tuple[int, int], tuple[str, str]] = {}
     processors: list[list[list[Any]]] = [[] for _ in range(result.procs)]
     device: list[dict[str, Any]] = []
-    box_numbers = {id(data["box"]): i + 1 for i, data in enumerate(
-        d for children in succ.values() for d in children.values()
-        if d["kind"] is EdgeKind.DEVICE_BOX)}
+    box_numbers = {id(box): i + 1 for i, box in enumerate(graph.device_boxes())}
     for processor, start, end, u, v in result.intervals:
-        data = succ[u][v]
-        kind: EdgeKind = data["kind"]
-        span = data.get("span")
-        if kind is EdgeKind.DEVICE_BOX:
+        # The edge u -> v: most nodes have one out-edge.
+        e = order[first_edge[u]]
+        if targets[e] != v:
+            e = graph.edge_between(u, v)
+        kind: EdgeKind = edge_kind[e]
+        span = edge_span[e]
+        if kind is _DEVICE_BOX:
             location = _location(span)
-            info: DeviceBoxInfo = data["box"]
+            info: DeviceBoxInfo = graph.edge_extra[e]["box"]
             number = box_numbers[id(info)]
             name = f"on #{number} (device box)"
             processors[processor].append([start, end, name, kind.value, location, 1])
