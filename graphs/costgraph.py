@@ -133,6 +133,19 @@ class Adjacency:
     in_degree: list[int]
 
 
+@dataclass(frozen=True, slots=True)
+class LongestPath:
+    """The longest paths from a cost graph's source, as networkx's `dag_longest_path` finds them:
+    `length` is the span (the longest path's weight); `best_edge[u]` is the last edge of the
+    longest path to node u (among equally long ones, the edge made first; -1 at the source);
+    `end` is the first node, in networkx's topological order, that a path of weight `length`
+    reaches (the sink, unless the last edges weigh 0)."""
+
+    length: float
+    end: int
+    best_edge: list[int]
+
+
 class CostGraph:
     """The CPU cost graph of one evaluation (plus device boxes on its dvb edges).
 
@@ -166,6 +179,8 @@ class CostGraph:
         self._graph_size = (0, 0)
         self._adjacency: Adjacency | None = None
         self._adjacency_size = (0, 0)
+        self._longest: LongestPath | None = None
+        self._longest_size = (0, 0)
 
     # -- building -----------------------------------------------------------------------------------
     def node(self, kind: NodeKind = NodeKind.POINT, span: Span | None = None,
@@ -386,9 +401,20 @@ class CostGraph:
 
     def span(self) -> float:
         """The weight of the longest path from source to sink (the graph's depth)."""
-        adjacency = self.adjacency()
-        return _longest_path(range(len(self.node_kind)), adjacency.order, adjacency.start,
-                             list(adjacency.in_degree), self.edge_target, self.edge_weight)
+        return self.longest_path().length
+
+    def longest_path(self) -> LongestPath:
+        """The longest paths from the source (see `LongestPath`), in one pass over the graph.
+        Kept until the graph grows."""
+        size = (len(self.node_kind), len(self.edge_source))
+        if self._longest is None or self._longest_size != size:
+            adjacency = self.adjacency()
+            best_edge = [-1] * size[0]
+            length, end = _longest_path(range(size[0]), adjacency.order, adjacency.start,
+                                        list(adjacency.in_degree), self.edge_target,
+                                        self.edge_weight, best_edge)
+            self._longest, self._longest_size = LongestPath(length, end, best_edge), size
+        return self._longest
 
     def device_boxes(self) -> list[DeviceBoxInfo]:
         """The device boxes of the `on`s, in networkx's adjacency order (by source node)."""
@@ -452,34 +478,46 @@ def longest_path_of_edges(edges: list[tuple[int, int, float]]) -> float:
         order[filled[label[u]]] = e
         filled[label[u]] += 1
     return _longest_path(range(count), order, start, in_degree, [label[v] for _, v, _ in edges],
-                         [w for _, _, w in edges])
+                         [w for _, _, w in edges])[0]
 
 
 def _longest_path(nodes, order: list[int], start: list[int], in_degree: list[int],
-                  target: list[int], weight: list[float]) -> float:
+                  target: list[int], weight: list[float],
+                  best_edge: list[int] | None = None) -> tuple[float, int]:
     """`longest_path_length` over the flat form: node u's out-edges are order[start[u]:start[u+1]]
-    (`in_degree` is used up).
+    (`in_degree` is used up). Returns the length and the first node (in this order) that a
+    longest path reaches (-1 for an empty graph); fills `best_edge` where given (see
+    `LongestPath`).
 
     It visits nodes in exactly the order networkx's topological_sort does (Kahn's algorithm,
     first in first out, from the in-degree-0 nodes in node order), so that where paths of equal
-    weight mix int and float weights the result is the same object type as before."""
+    weight mix int and float weights the result is the same object type as before. A node's
+    best edge is the first made among its equally long in-edges, as networkx's
+    `dag_longest_path` takes the first of a node's predecessors, in the order their edges were
+    added; the lengths compared are equal numbers whichever of them is kept."""
     count = len(start) - 1
     queue = [u for u in nodes if not in_degree[u]]
     best: list[float | None] = [None] * count
     result = 0.0
+    end = queue[0] if queue else -1
     for node in queue:  # the queue grows while it is read
         here = best[node]
         if here is None:
             here = 0
         if here > result:
             result = here
+            end = node
         for e in order[start[node]:start[node + 1]]:
             child = target[e]
             candidate = here + weight[e]
             known = best[child]
             if candidate > (-1 if known is None else known):
                 best[child] = candidate
+                if best_edge is not None:
+                    best_edge[child] = e
+            elif best_edge is not None and candidate == known and e < best_edge[child]:
+                best_edge[child] = e
             in_degree[child] -= 1
             if not in_degree[child]:
                 queue.append(child)
-    return result
+    return result, end

@@ -367,41 +367,21 @@ def critical_path_edges(graph: CostGraph) -> tuple[set[int], set[int]]:
     networkx's topological order (Kahn's, first in first out). The longest path starts at the
     source (the only node without predecessors) but may stop short of the sink where the last
     edges weigh 0: any way on to it weighs 0 too, and it goes on by the shortest."""
-    count = graph.number_of_nodes()
-    if graph.source is None or count == 0:
+    if graph.source is None or graph.number_of_nodes() == 0:
         return set(), set()
-    adjacency = graph.adjacency()
-    order, first_edge = adjacency.order, adjacency.start
-    remaining = list(adjacency.in_degree)
-    target, weight = graph.edge_target, graph.edge_weight
-    best: list[float | None] = [None] * count
-    best_edge = [-1] * count
-    queue = [u for u in range(count) if not remaining[u]]
-    for node in queue:  # the queue grows while it is read
-        here = best[node]
-        if here is None:
-            here = best[node] = 0
-        for e in order[first_edge[node]:first_edge[node + 1]]:
-            child = target[e]
-            candidate = here + weight[e]
-            known = best[child]
-            if known is None or candidate > known or (candidate == known and e < best_edge[child]):
-                best[child] = candidate
-                best_edge[child] = e
-            remaining[child] -= 1
-            if not remaining[child]:
-                queue.append(child)
-    longest = max(best)  # type: ignore[type-var]
-    node = next(u for u in queue if best[u] == longest)  # where the path ends
+    longest = graph.longest_path()
+    best_edge, source = longest.best_edge, graph.edge_source
+    node = longest.end
     nodes = {node}
     edges: set[int] = set()
-    source = graph.edge_source
     u = node
     while best_edge[u] >= 0:
         e = best_edge[u]
         edges.add(e)
         u = source[e]
         nodes.add(u)
+    adjacency = graph.adjacency()
+    order, first_edge, target = adjacency.order, adjacency.start, graph.edge_target
     sink = graph.sink
     while node != sink:
         out = order[first_edge[node]:first_edge[node + 1]]
