@@ -44,19 +44,16 @@ def build_timeline(graph: CostGraph, result: ScheduleResult,
     phases' work groups; `space`: [step, time, cpu words, gpu words] samples (eq. 8);
     `coarsened`: whether processor intervals were gathered into windows.
     """
-    adjacency = graph.adjacency()
-    order, first_edge = adjacency.order, adjacency.start
-    targets, edge_kind, edge_span = graph.edge_target, graph.edge_kind, graph.edge_span
+    edge_kind, edge_span = graph.edge_kind, graph.edge_span
     # (name, kind) by the ids of span and kind: enums hash slowly
     labels: dict[tuple[int, int], tuple[str, str]] = {}
     processors: list[list[list[Any]]] = [[] for _ in range(result.procs)]
     device: list[dict[str, Any]] = []
     box_numbers = {id(box): i + 1 for i, box in enumerate(graph.device_boxes())}
-    for processor, start, end, u, v in result.intervals:
-        # The edge u -> v: most nodes have one out-edge.
-        e = order[first_edge[u]]
-        if targets[e] != v:
-            e = graph.edge_between(u, v)
+    tasks = result.tasks
+    ran = ((p, start, end, e) for p in range(len(tasks.edges)) for start, end, e in
+           zip(tasks.starts[p], tasks.ends[p], tasks.edges[p], strict=True)) if tasks else ()
+    for processor, start, end, e in ran:
         kind: EdgeKind = edge_kind[e]
         span = edge_span[e]
         if kind is _DEVICE_BOX:
@@ -105,7 +102,7 @@ def space_samples(result: ScheduleResult, limit: int = MAX_SPACE_SAMPLES) -> lis
     `limit` of them. Past it, each window keeps its instant of largest total space, so that the
     maxima plotted are eq. 9's peaks."""
     trace = [(0, 0.0, 0, 0), *result.space_trace]
-    end = (max(0, len(result.steps) - 1), result.time, *trace[-1][2:])
+    end = (max(0, result.step_count - 1), result.time, *trace[-1][2:])
     if trace[-1][:2] != end[:2]:
         trace.append(end)
     chosen: range | list[int]
