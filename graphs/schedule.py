@@ -259,7 +259,7 @@ class _GraphIndex:
 
     def out_edges(self, node: int) -> list[int]:
         """Node `node`'s out-edges, in order (a fresh list)."""
-        return self.order[self.start[node]:self.start[node + 1]]
+        return list(self.order[self.start[node]:self.start[node + 1]])
 
 
 def _by_world(changes: SpaceChanges) -> tuple[int, int] | None:
@@ -471,7 +471,7 @@ class _Simulation:
                 return [edge]
             stack = [edge]
         else:
-            stack = order[first:last]
+            stack = list(order[first:last])
             stack.reverse()
         while stack:
             edge = stack.pop()
