@@ -161,6 +161,7 @@ class _Reader:
         self.edge_kind, self.edge_extra = graph.edge_kind, graph.edge_extra
         self.shapes: dict[tuple, int] = {}
         self.made: dict[tuple, _Node | _Edge] = {}
+        self.plain_nodes: dict[tuple[int, bool], _Node] = {}  # by kind and criticality
         self.critical_nodes, self.critical_edges = critical_path_edges(graph)
         self.push_regions: dict[int, str] = {}
         self.box_numbers: dict[int, int] = {}
@@ -201,15 +202,22 @@ class _Reader:
         node = start
         node_kind, order, first_edge = self.node_kind, self.order, self.start
         target, weight, edge_kind = self.target, self.weight, self.edge_kind
-        critical_edges = self.critical_edges
+        critical_edges, critical_nodes = self.critical_edges, self.critical_nodes
+        node_extra, plain = self.node_extra, self.plain_nodes
         while True:
             kind = node_kind[node]
             if kind is _FORK:
                 end = node + 1  # `par` makes a fork's join right after it
                 items.append(self.par(node, end, depth + 1))
                 node = end
-            else:
+            elif kind is _PUSH or node in node_extra:
                 items.append(self.node(node, kind))
+            else:  # a node without a region: one of a few shapes
+                key = (id(kind), node in critical_nodes)
+                made = plain.get(key)
+                if made is None:
+                    made = plain[key] = self.node(node, kind)
+                items.append(made)
             first = first_edge[node]
             out = first_edge[node + 1] - first
             if not out:
@@ -250,22 +258,27 @@ class _Reader:
         return made  # type: ignore[return-value]
 
     def close(self, items: list[Any]) -> _Chain:
-        chain = _Chain(items)
+        # Once per chain (twice per thread of a parmap), so the sums run on local names.
+        work = length = 0.0
+        nodes = boxes = depth = 0
+        critical = False
         for item in items:
-            if isinstance(item, _Edge):
-                chain.work += item.weight
-                chain.length += item.weight
+            if type(item) is _Edge:
+                work += item.weight
+                length += item.weight
             else:
-                chain.work += item.work
-                chain.length += item.length
-                chain.nodes += item.nodes
-                chain.boxes += item.boxes
-                if isinstance(item, _Par):
-                    chain.depth = max(chain.depth, item.depth)
-            chain.critical = chain.critical or item.critical
-        chain.sig = self.shape(("c", *(item.sig for item in items)))
-        chain.skeleton = self.shape(("C", *(item.skeleton for item in items)))
-        return chain
+                work += item.work
+                length += item.length
+                nodes += item.nodes
+                boxes += item.boxes
+                if type(item) is _Par and item.depth > depth:
+                    depth = item.depth
+            if item.critical:
+                critical = True
+        shape = self.shapes.setdefault
+        sig = shape(("c", *[item.sig for item in items]), len(self.shapes))
+        skeleton = shape(("C", *[item.skeleton for item in items]), len(self.shapes))
+        return _Chain(items, work, length, nodes, boxes, critical, sig, skeleton, depth)
 
     def par(self, fork: int, join: int, depth: int) -> _Par | _Opaque:
         """The ⊗ between `fork` and `join`. The balanced tree of binary ⊗ that one `par_all`

@@ -45,37 +45,43 @@ def build_timeline(graph: CostGraph, result: ScheduleResult,
     `coarsened`: whether processor intervals were gathered into windows.
     """
     edge_kind, edge_span = graph.edge_kind, graph.edge_span
-    # (name, kind) by the ids of span and kind: enums hash slowly
-    labels: dict[tuple[int, int], tuple[str, str]] = {}
+    # (name, kind, location) by the ids of span and kind: enums hash slowly, and the evaluator
+    # shares one span object per expression
+    labels: dict[tuple[int, int], tuple[str, str, str]] = {}
     processors: list[list[list[Any]]] = [[] for _ in range(result.procs)]
     device: list[dict[str, Any]] = []
     box_numbers = {id(box): i + 1 for i, box in enumerate(graph.device_boxes())}
     tasks = result.tasks
-    ran = ((p, start, end, e) for p in range(len(tasks.edges)) for start, end, e in
-           zip(tasks.starts[p], tasks.ends[p], tasks.edges[p], strict=True)) if tasks else ()
-    for processor, start, end, e in ran:
-        kind: EdgeKind = edge_kind[e]
-        span = edge_span[e]
-        if kind is _DEVICE_BOX:
-            location = _location(span)
-            info: DeviceBoxInfo = graph.edge_extra[e]["box"]
-            number = box_numbers[id(info)]
-            name = f"on #{number} (device box)"
-            processors[processor].append([start, end, name, kind.value, location, 1])
-            device.append(_device_run(info, number, start, location))
-            continue
-        key = (id(span), id(kind))  # the evaluator shares one span object per expression
-        label = labels.get(key)
-        if label is None:
-            text = describe(span) if describe is not None and span is not None else ""
-            label = labels[key] = (f"{kind.value}: {text}" if text else kind.value, kind.value)
-        name, kind_name = label
+    for processor in range(len(tasks.edges) if tasks is not None else 0):
+        assert tasks is not None
         track = processors[processor]
-        if track and track[-1][1] == start and track[-1][2] == name:
-            track[-1][1] = end
-            track[-1][5] += 1
-        else:
-            track.append([start, end, name, kind_name, _location(span), 1])
+        last: list[Any] | None = None  # track[-1]
+        for start, end, e in zip(tasks.starts[processor], tasks.ends[processor],
+                                 tasks.edges[processor], strict=True):
+            kind: EdgeKind = edge_kind[e]
+            span = edge_span[e]
+            if kind is _DEVICE_BOX:
+                location = _location(span)
+                info: DeviceBoxInfo = graph.edge_extra[e]["box"]
+                number = box_numbers[id(info)]
+                name = f"on #{number} (device box)"
+                last = [start, end, name, kind.value, location, 1]
+                track.append(last)
+                device.append(_device_run(info, number, start, location))
+                continue
+            key = (id(span), id(kind))
+            label = labels.get(key)
+            if label is None:
+                text = describe(span) if describe is not None and span is not None else ""
+                label = labels[key] = (f"{kind.value}: {text}" if text else kind.value,
+                                       kind.value, _location(span))
+            name = label[0]
+            if last is not None and last[1] == start and last[2] == name:
+                last[1] = end
+                last[5] += 1
+            else:
+                last = [start, end, name, label[1], label[2], 1]
+                track.append(last)
     coarsened = sum(len(t) for t in processors) > MAX_INTERVALS
     if coarsened:
         window = max(result.time, 1e-12) / max(1, MAX_INTERVALS // max(1, result.procs))
