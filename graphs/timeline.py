@@ -131,9 +131,10 @@ def _coarsen(track: list[list[Any]], window: float, across_gaps: bool) -> list[l
     out: list[list[Any]] = []
     current: list[Any] | None = None
     weights: dict[str, float] = {}
+    device_box = _DEVICE_BOX.value
     for interval in track:
-        start, end, name, kind = interval[:4]
-        if kind == EdgeKind.DEVICE_BOX.value:
+        start, end, name, kind, _, _ = interval
+        if kind == device_box:
             if current is not None:
                 out.append(_close(current, weights))
                 current = None
