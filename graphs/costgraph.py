@@ -1,8 +1,8 @@
 """Cost graphs (§6.1, Fig. 4): weighted DAGs built with ⊕_δ and ⊗_δ, and device-box edges.
 
-A `CostGraph` holds the whole graph of an evaluation, in flat lists (its `graph` property gives a
-networkx DiGraph for the passes that want one); the evaluator combines sub-graphs, which are
-`Sub(source, sink)` handles into it (or None, the empty graph ∅).
+A `CostGraph` holds the whole graph of an evaluation, in flat lists and typed arrays (its `graph`
+property gives a networkx DiGraph for the tests and the rare passes that want one); the evaluator
+combines sub-graphs, which are `Sub(source, sink)` handles into it (or None, the empty graph ∅).
 
 - `seq(c1, c2, δ)` is c1 ⊕_δ c2: an edge of weight δ from c1's sink to c2's source. ∅ is its unit.
 - `par(c1, c2, δ)` is c1 ⊗_δ c2: a fork node with edges of weight δ to both sources and edges of
@@ -157,8 +157,9 @@ class CostGraph:
     `node_extra` / `edge_extra`; a fork's join is the node after it (`par` makes the two
     together), so `node_data` gives each its partner without storing it. A networkx DiGraph per
     node and edge costs about a kilobyte and several dict operations each, which at 10^6 nodes is
-    most of an evaluation's time and memory; the lists cost a pointer each. `graph` builds the
-    networkx view for the passes that want one.
+    most of an evaluation's time and memory; the lists cost a pointer each, and the edges' ends
+    sit in typed arrays of 64-bit ints. `graph` builds the networkx view for the passes that
+    want one.
     """
 
     def __init__(self) -> None:
@@ -169,8 +170,9 @@ class CostGraph:
         self.node_centres: list[tuple[str, ...]] = []
         self.node_space: list[tuple[tuple[World, int], ...]] = []
         self.node_extra: dict[int, dict[str, Any]] = {}
-        self.edge_source: list[int] = []
-        self.edge_target: list[int] = []
+        # Typed arrays (8 bytes an edge, where a list and its boxed ints cost 36 or more).
+        self.edge_source: array[int] = array("q")
+        self.edge_target: array[int] = array("q")
         self.edge_weight: list[float] = []
         self.edge_kind: list[EdgeKind] = []
         self.edge_span: list[Span | None] = []
@@ -283,8 +285,8 @@ class CostGraph:
         self.node_span += (span, span)
         self.node_centres += (centres, centres)
         self.node_space += ((), ())
-        self.edge_source += (fork, left.sink, fork, right.sink)
-        self.edge_target += (left.source, join, right.source, join)
+        self.edge_source.extend((fork, left.sink, fork, right.sink))
+        self.edge_target.extend((left.source, join, right.source, join))
         self.edge_weight += (weight, weight, weight, weight)
         self.edge_kind += (_FORK_EDGE, _JOIN_EDGE, _FORK_EDGE, _JOIN_EDGE)
         self.edge_span += (span, span, span, span)
@@ -373,8 +375,9 @@ class CostGraph:
             # numpy sorts and counts a million edges in milliseconds; the typed arrays it fills
             # are what the passes index, one element at a time (8 bytes an entry, where a list
             # of ints costs 36).
-            sources = np.fromiter(self.edge_source, dtype=np.int64, count=size[1])
-            targets = np.fromiter(self.edge_target, dtype=np.int64, count=size[1])
+            # Copies: a view would keep the arrays from growing.
+            sources = np.array(self.edge_source, dtype=np.int64)
+            targets = np.array(self.edge_target, dtype=np.int64)
             start = np.zeros(size[0] + 1, dtype=np.int64)
             np.cumsum(np.bincount(sources, minlength=size[0]), out=start[1:])
             self._adjacency = Adjacency(
@@ -491,7 +494,7 @@ def longest_path_of_edges(edges: list[tuple[int, int, float]]) -> float:
 
 
 def _longest_path(nodes, order: Sequence[int], start: Sequence[int], in_degree: list[int],
-                  target: list[int], weight: list[float],
+                  target: Sequence[int], weight: list[float],
                   best_edge: list[int] | None = None) -> tuple[float, int]:
     """`longest_path_length` over the flat form: node u's out-edges are order[start[u]:start[u+1]]
     (`in_degree` is used up). Returns the length and the first node (in this order) that a

@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import heapq
 from collections import deque
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from enum import Enum
 
@@ -101,8 +101,8 @@ class Tasks:
     starts: list[list[float]]
     ends: list[list[float]]
     edges: list[list[int]]
-    sources: list[int]
-    targets: list[int]
+    sources: Sequence[int]
+    targets: Sequence[int]
 
     def __len__(self) -> int:
         return sum(map(len, self.edges))
