@@ -295,15 +295,49 @@ class CostGraph:
 
     def par_all(self, branches: list[Sub | None], weight: float = 1, span: Span | None = None,
                 centres: tuple[str, ...] = ()) -> Sub | None:
-        """⊗_i c_i as a balanced tree of binary ⊗ (n-1 of them, so 4(n-1) unit edges)."""
+        """⊗_i c_i as a balanced tree of binary ⊗ (n-1 of them, so 4(n-1) unit edges).
+
+        The tree is made in bulk: its forks and joins, numbered as `par` would number them one
+        ⊗ at a time (each subtree's before its own fork and join, the left one first), and their
+        edges in the same order, go into the lists in one extend each."""
         if not branches:
             return None
         if len(branches) == 1:
             return branches[0]
-        middle = len(branches) // 2
-        left = self.par_all(branches[:middle], weight, span, centres)
-        right = self.par_all(branches[middle:], weight, span, centres)
-        return self.par(left, right, weight, span, centres)
+        if None in branches:  # an empty branch gets a vertex of its own, as `par` makes it
+            middle = len(branches) // 2
+            left = self.par_all(branches[:middle], weight, span, centres)
+            right = self.par_all(branches[middle:], weight, span, centres)
+            return self.par(left, right, weight, span, centres)
+        if weight < 0:
+            raise ValueError(f"negative edge weight {weight}")
+        ends: list[int] = []  # fork, left sink, fork, right sink, ... in the order `par` adds them
+        starts: list[int] = []  # left source, join, right source, join, ...
+        forks = iter(range(len(self.node_kind), len(self.node_kind) + 2 * len(branches), 2))
+
+        def tree(low: int, high: int) -> Sub:
+            if high - low == 1:
+                return branches[low]  # type: ignore[return-value]
+            middle = (low + high) // 2
+            left, right = tree(low, middle), tree(middle, high)
+            fork = next(forks)
+            ends.extend((fork, left.sink, fork, right.sink))
+            starts.extend((left.source, fork + 1, right.source, fork + 1))
+            return _new_sub((fork, fork + 1))
+
+        whole = tree(0, len(branches))
+        pairs = len(branches) - 1  # binary ⊗s
+        self.node_kind.extend((_FORK_NODE, _JOIN_NODE) * pairs)
+        self.node_span.extend((span,) * (2 * pairs))
+        self.node_centres.extend((centres,) * (2 * pairs))
+        self.node_space.extend(((),) * (2 * pairs))
+        self.edge_source.extend(ends)
+        self.edge_target.extend(starts)
+        self.edge_weight.extend((weight,) * (4 * pairs))
+        self.edge_kind.extend((_FORK_EDGE, _JOIN_EDGE, _FORK_EDGE, _JOIN_EDGE) * pairs)
+        self.edge_span.extend((span,) * (4 * pairs))
+        self.edge_centres.extend((centres,) * (4 * pairs))
+        return whole
 
     def device_box(self, before: Sub | None, info: DeviceBoxInfo, centres: tuple[str, ...],
                    space_start: tuple[tuple[World, int], ...],
