@@ -162,6 +162,7 @@ class _Reader:
         self.shapes: dict[tuple, int] = {}
         self.made: dict[tuple, _Node | _Edge] = {}
         self.plain_nodes: dict[tuple[int, bool], _Node] = {}  # by kind and criticality
+        self.plain_edges: dict[tuple, _Edge] = {}  # by kind, weight and criticality
         self.critical_nodes, self.critical_edges = critical_path_edges(graph)
         self.push_regions: dict[int, str] = {}
         self.box_numbers: dict[int, int] = {}
@@ -203,7 +204,7 @@ class _Reader:
         node_kind, order, first_edge = self.node_kind, self.order, self.start
         target, weight, edge_kind = self.target, self.weight, self.edge_kind
         critical_edges, critical_nodes = self.critical_edges, self.critical_nodes
-        node_extra, plain = self.node_extra, self.plain_nodes
+        node_extra, plain, plain_edges = self.node_extra, self.plain_nodes, self.plain_edges
         while True:
             kind = node_kind[node]
             if kind is _FORK:
@@ -238,7 +239,13 @@ class _Reader:
                                   info.kernel))
                 items.append(self.edge("transfer-out", info.transfer_out + info.merge, critical))
             else:
-                items.append(self.edge(_value(link), weight[e], critical))
+                edge_weight = weight[e]
+                edge_key = (id(link), edge_weight, type(edge_weight), critical)
+                edge_made = plain_edges.get(edge_key)
+                if edge_made is None:
+                    edge_made = plain_edges[edge_key] = self.edge(_value(link), edge_weight,
+                                                                  critical)
+                items.append(edge_made)
             node = child
 
     def node(self, node: int, kind: NodeKind) -> _Node:
