@@ -144,7 +144,7 @@ class LongestPath:
 
     length: float
     end: int
-    best_edge: list[int]
+    best_edge: array[int]
 
 
 class CostGraph:
@@ -448,7 +448,7 @@ class CostGraph:
         size = (len(self.node_kind), len(self.edge_source))
         if self._longest is None or self._longest_size != size:
             adjacency = self.adjacency()
-            best_edge = [-1] * size[0]
+            best_edge = array("q", [-1]) * size[0]  # 8 bytes a node, no boxed ints
             length, end = _longest_path(range(size[0]), adjacency.order, adjacency.start,
                                         list(adjacency.in_degree), self.edge_target,
                                         self.edge_weight, best_edge)
@@ -529,7 +529,7 @@ def longest_path_of_edges(edges: list[tuple[int, int, float]]) -> float:
 
 def _longest_path(nodes, order: Sequence[int], start: Sequence[int], in_degree: list[int],
                   target: Sequence[int], weight: list[float],
-                  best_edge: list[int] | None = None) -> tuple[float, int]:
+                  best_edge: array[int] | None = None) -> tuple[float, int]:
     """`longest_path_length` over the flat form: node u's out-edges are order[start[u]:start[u+1]]
     (`in_degree` is used up). Returns the length and the first node (in this order) that a
     longest path reaches (-1 for an empty graph); fills `best_edge` where given (see
