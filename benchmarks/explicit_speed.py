@@ -41,7 +41,8 @@ def run_case(example: str, n: int, fmt: str, output: Path) -> tuple[float, float
                "--max-graph-size", str(LARGEST_GRAPH), "--max-steps", str(10**9)]
     environment = {**os.environ, "PYTHONPATH": str(ROOT)}
     start = time.perf_counter()
-    process = subprocess.Popen(command, env=environment, stdout=subprocess.DEVNULL,
+    # In ROOT: `python -m` puts the working directory first on the path.
+    process = subprocess.Popen(command, env=environment, cwd=ROOT, stdout=subprocess.DEVNULL,
                                stderr=subprocess.PIPE)
     assert process.stderr is not None
     errors = process.stderr.read()
