@@ -198,7 +198,8 @@ def analyse(evaluation: Evaluation, procs: int = 2, policy: Policy | str = Polic
                                           record=pictures or any(graph.edge_centres),
                                           keep_steps=False)
         work = graph.work()
-        span = graph.span()
+        # The pictures' critical path needs each node's best in-edge: found in the same pass.
+        span = graph.longest_path(best_edges=pictures).length
         ons = [_on_cost(record) for record in evaluation.ons]
         centres = _centres(evaluation, result)
         spans = _span_tree(evaluation, body, source) if body is not None else []

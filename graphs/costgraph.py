@@ -138,13 +138,13 @@ class Adjacency:
 class LongestPath:
     """The longest paths from a cost graph's source, as networkx's `dag_longest_path` finds them:
     `length` is the span (the longest path's weight); `best_edge[u]` is the last edge of the
-    longest path to node u (among equally long ones, the edge made first; -1 at the source);
-    `end` is the first node, in networkx's topological order, that a path of weight `length`
-    reaches (the sink, unless the last edges weigh 0)."""
+    longest path to node u (among equally long ones, the edge made first; -1 at the source),
+    where it was asked for (None otherwise); `end` is the first node, in networkx's topological
+    order, that a path of weight `length` reaches (the sink, unless the last edges weigh 0)."""
 
     length: float
     end: int
-    best_edge: array[int]
+    best_edge: array[int] | None
 
 
 class CostGraph:
@@ -442,17 +442,21 @@ class CostGraph:
         """The weight of the longest path from source to sink (the graph's depth)."""
         return self.longest_path().length
 
-    def longest_path(self) -> LongestPath:
-        """The longest paths from the source (see `LongestPath`), in one pass over the graph.
-        Kept until the graph grows."""
+    def longest_path(self, best_edges: bool = False) -> LongestPath:
+        """The longest paths from the source (see `LongestPath`), in one pass over the graph;
+        with `best_edges`, each node's best in-edge too (8 bytes a node, which only the
+        critical path reads). Kept until the graph grows."""
         size = (len(self.node_kind), len(self.edge_source))
-        if self._longest is None or self._longest_size != size:
+        known = self._longest
+        if (known is None or self._longest_size != size
+                or (best_edges and known.best_edge is None)):
             adjacency = self.adjacency()
-            best_edge = array("q", [-1]) * size[0]  # 8 bytes a node, no boxed ints
+            edges = array("q", [-1]) * size[0] if best_edges else None  # no boxed int
             length, end = _longest_path(range(size[0]), adjacency.order, adjacency.start,
                                         list(adjacency.in_degree), self.edge_target,
-                                        self.edge_weight, best_edge)
-            self._longest, self._longest_size = LongestPath(length, end, best_edge), size
+                                        self.edge_weight, edges)
+            self._longest, self._longest_size = LongestPath(length, end, edges), size
+        assert self._longest is not None
         return self._longest
 
     def device_boxes(self) -> list[DeviceBoxInfo]:

@@ -389,8 +389,9 @@ def critical_path_edges(graph: CostGraph) -> tuple[set[int], set[int]]:
     edges weigh 0: any way on to it weighs 0 too, and it goes on by the shortest."""
     if graph.source is None or graph.number_of_nodes() == 0:
         return set(), set()
-    longest = graph.longest_path()
+    longest = graph.longest_path(best_edges=True)
     best_edge, source = longest.best_edge, graph.edge_source
+    assert best_edge is not None
     node = longest.end
     nodes = {node}
     edges: set[int] = set()

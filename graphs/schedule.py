@@ -117,12 +117,13 @@ class ScheduleResult:
     does something, which includes each step; an instant that is not a step (a device-box edge
     starting right after an edge into a join that is not yet reached) can raise the peak above
     the largest `Step.space`. `tasks` holds each processor's tasks (see `Tasks`), and
-    `intervals` gives them as (processor, start, end, u, v), sorted by processor and start. `space_trace` holds (step index, time, CPU
-    words, GPU words) at the end of every instant whose space differs from the instant before
-    (from 0 words): the whole curve of eq. 8, device boxes' pushes included, so that its maxima
-    are the peaks. A schedule made with `record=False` leaves `steps`, `tasks` and
-    `space_trace` empty, and one made with `keep_steps=False` leaves `steps` empty;
-    `step_count` is the number of steps either way. `procs` is the processors the schedule ran on: those asked for, or the
+    `intervals` gives them as (processor, start, end, u, v), sorted by processor and start.
+    `space_trace` holds (step index, time, CPU words, GPU words) at the end of every instant
+    whose space differs from the instant before (from 0 words): the whole curve of eq. 8, device
+    boxes' pushes included, so that its maxima are the peaks. A schedule made with
+    `record=False` leaves `steps`, `tasks` and `space_trace` empty, and one made with
+    `keep_steps=False` leaves `steps` empty; `step_count` is the number of steps either way.
+    `procs` is the processors the schedule ran on: those asked for, or the
     graph's width where more than WIDTH_CHECKED were asked for and it is smaller.
     """
 
