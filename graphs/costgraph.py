@@ -408,15 +408,20 @@ class CostGraph:
         if self._adjacency is None or self._adjacency_size != size:
             # numpy sorts and counts a million edges in milliseconds; the typed arrays it fills
             # are what the passes index, one element at a time (8 bytes an entry, where a list
-            # of ints costs 36).
-            # Copies: a view would keep the arrays from growing.
-            sources = np.array(self.edge_source, dtype=np.int64)
-            targets = np.array(self.edge_target, dtype=np.int64)
-            start = np.zeros(size[0] + 1, dtype=np.int64)
-            np.cumsum(np.bincount(sources, minlength=size[0]), out=start[1:])
-            self._adjacency = Adjacency(
-                _int_array(np.argsort(sources, kind="stable")), _int_array(start),
-                _int_array(np.bincount(targets, minlength=size[0])))
+            # of ints costs 36). Each temporary goes as soon as it is used, since the peak of
+            # memory can fall here.
+            with memoryview(self.edge_target) as targets:
+                in_degree = _int_array(np.bincount(np.frombuffer(targets, dtype=np.int64),
+                                                   minlength=size[0]))
+            with memoryview(self.edge_source) as sources:
+                edges_by_source = np.frombuffer(sources, dtype=np.int64)
+                start = np.zeros(size[0] + 1, dtype=np.int64)
+                np.cumsum(np.bincount(edges_by_source, minlength=size[0]), out=start[1:])
+                first_edges = _int_array(start)
+                del start
+                order = _int_array(np.argsort(edges_by_source, kind="stable"))
+                del edges_by_source  # the view must go before the memoryview is released
+            self._adjacency = Adjacency(order, first_edges, in_degree)
             self._adjacency_size = size
         return self._adjacency
 
@@ -489,8 +494,9 @@ class CostGraph:
 
 def _int_array(values: np.ndarray) -> array[int]:
     """A numpy array of integers as a typed array of 64-bit ints (indexed faster than numpy's)."""
-    result = array("q", bytes(8 * len(values)))
-    np.frombuffer(result, dtype=np.int64)[:] = values  # no copy in between
+    result = array("q", [0]) * len(values)
+    with memoryview(result) as view:
+        np.frombuffer(view, dtype=np.int64)[:] = values  # no copy in between
     return result
 
 
