@@ -1,57 +1,96 @@
-"""How fast the explicit cost semantics is: zipmul at n = 10^3, 10^4, 10^5, one line per case
-(seconds to evaluate and analyse, cost-graph nodes per second, peak memory). Issue 4's target for
-the explicit evaluator: >= 200 000 nodes per second and <= 2 GB at n = 10^5.
+"""How fast the explicit cost semantics is, through the CLI's own path: `hetprof profile
+examples/X.lg --param n=N --format F -o FILE`, each case in a fresh Python process, one line per
+case (wall seconds, cost-graph nodes per second, peak memory, and the load average when it ran).
 
-Each case runs `hetprof profile`'s path (evaluate, then `analyse` under 1DF on P = 2 with the
-cost-by-source tree and without pictures) in a fresh Python process, so that its peak memory
-(the process's maximum resident set size, which includes the interpreter and its imports) is its
-own. tracemalloc is not used: it slows every allocation down several times.
+Issue 20's targets: zipmul and dot at n = 10^5 at >= 1 000 000 nodes per second and <= 300 MiB
+in every format, JSON within 1.2x of text; zipmul at n = 10^6 (12 M nodes) within 2 GB; nbody at
+n = 512 in <= 3 s.
 
-    python benchmarks/explicit_speed.py [n ...]
+A case's wall time is the whole command, from starting the interpreter to writing the report; its
+peak memory is the process's maximum resident set size (os.wait4's ru_maxrss, which includes the
+interpreter and its imports). tracemalloc is not used: it slows every allocation down several
+times. The node count is read from the case's CSV report (run first). The machine's load average
+goes with each line: on a shared machine a number measured under load is slower than it should be.
+
+    python benchmarks/explicit_speed.py                       # the cases of issue 20
+    python benchmarks/explicit_speed.py zipmul=1e5 dot=1e5    # chosen cases
+    python benchmarks/explicit_speed.py --formats text,json zipmul=1e6
 """
 
 from __future__ import annotations
 
-import resource
+import argparse
+import csv
+import os
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
-sys.setrecursionlimit(100_000)
-
-from graphs.analysis import analyse  # noqa: E402
-from graphs.semantics.explicit import evaluate  # noqa: E402
-from profiler.checker import check_program  # noqa: E402
-from profiler.parser import parse_file  # noqa: E402
-
-EXAMPLE = ROOT / "examples" / "zipmul.lg"
+FORMATS = ("csv", "text", "json", "dot", "trace", "html")
+CASES = ("zipmul=1e5", "dot=1e5", "nbody=512", "zipmul=1e6")
+LARGEST_GRAPH = 20_000_000  # --max-graph-size for the cases (zipmul at 10^6 has 12 M nodes)
 
 
-def measure(n: int) -> str:
-    """Profile zipmul at n in this process; one line of results."""
-    checked = check_program(parse_file(EXAMPLE))
-    params = {"n": n}
+def run_case(example: str, n: int, fmt: str, output: Path) -> tuple[float, float, int]:
+    """Run one case in a fresh process: (wall seconds, peak MiB, exit status)."""
+    command = [sys.executable, "-m", "cli", "profile", str(ROOT / "examples" / f"{example}.lg"),
+               "--param", f"n={n}", "--format", fmt, "-o", str(output),
+               "--max-graph-size", str(LARGEST_GRAPH), "--max-steps", str(10**9)]
+    environment = {**os.environ, "PYTHONPATH": str(ROOT)}
     start = time.perf_counter()
-    evaluation = evaluate(checked, params)
-    evaluated = time.perf_counter()
-    result = analyse(evaluation, 2, "1df", file=str(EXAMPLE), params=params, body=checked.body,
-                     source=checked.program.source, pictures=False)
-    done = time.perf_counter()
-    # ru_maxrss is in KiB on Linux.
-    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
-    seconds = done - start
-    return (f"zipmul n={n}: {seconds:.2f} s (evaluate {evaluated - start:.2f} s, "
-            f"analyse {done - evaluated:.2f} s), {result.nodes} nodes, "
-            f"{result.nodes / seconds:,.0f} nodes/s, peak {peak:,.0f} MiB")
+    # In ROOT: `python -m` puts the working directory first on the path.
+    process = subprocess.Popen(command, env=environment, cwd=ROOT, stdout=subprocess.DEVNULL,
+                               stderr=subprocess.PIPE)
+    assert process.stderr is not None
+    errors = process.stderr.read()
+    _, status, usage = os.wait4(process.pid, 0)
+    process.returncode = os.waitstatus_to_exitcode(status)
+    seconds = time.perf_counter() - start
+    if process.returncode:
+        sys.stderr.write(errors.decode(errors="replace"))
+    return seconds, usage.ru_maxrss / 1024, process.returncode  # ru_maxrss: KiB on Linux
+
+
+def nodes_of(csv_report: Path) -> int:
+    """The cost graph's node count, from a CSV report's summary rows."""
+    with csv_report.open(encoding="utf-8") as handle:
+        for row in csv.DictReader(handle):
+            if row["section"] == "summary" and row["measure"] == "nodes":
+                return int(row["value"])
+    raise ValueError(f"{csv_report}: no node count")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("cases", nargs="*", default=list(CASES), metavar="EXAMPLE=N")
+    parser.add_argument("--formats", default=",".join(FORMATS))
+    args = parser.parse_args()
+    formats = args.formats.split(",")
+    with tempfile.TemporaryDirectory() as scratch:
+        for case in args.cases:
+            example, _, size = case.partition("=")
+            n = int(float(size))
+            nodes = None
+            # The CSV report first: its node count gives every line its nodes per second.
+            for fmt in ["csv"] + [f for f in formats if f != "csv"]:
+                output = Path(scratch) / f"report.{fmt}"
+                load = os.getloadavg()[0]
+                seconds, peak, status = run_case(example, n, fmt, output)
+                if status:
+                    print(f"{example} n={n} {fmt}: exit {status} after {seconds:.2f} s, peak "
+                          f"{peak:,.0f} MiB (load {load:.2f})", flush=True)
+                    continue
+                if fmt == "csv":
+                    nodes = nodes_of(output)
+                    if "csv" not in formats:
+                        continue
+                rate = f"{nodes / seconds:,.0f} nodes/s" if nodes else "? nodes/s"
+                print(f"{example} n={n} {fmt}: {seconds:.2f} s, {nodes:,} nodes, {rate}, peak "
+                      f"{peak:,.0f} MiB (load {load:.2f})", flush=True)
 
 
 if __name__ == "__main__":
-    if len(sys.argv) == 3 and sys.argv[1] == "--one":
-        print(measure(int(sys.argv[2])), flush=True)
-    else:
-        for size in [int(a) for a in sys.argv[1:]] or [10**3, 10**4, 10**5]:
-            # A fresh process per case, so that each peak is the case's own.
-            subprocess.run([sys.executable, __file__, "--one", str(size)], check=True)
+    main()

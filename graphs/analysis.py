@@ -195,9 +195,11 @@ def analyse(evaluation: Evaluation, procs: int = 2, policy: Policy | str = Polic
         # The schedule's steps and intervals are read by the timeline and by cost centres' times
         # only.
         result: ScheduleResult = schedule(graph, procs, policy,
-                                          record=pictures or any(graph.edge_centres))
+                                          record=pictures or any(graph.edge_centres),
+                                          keep_steps=False)
         work = graph.work()
-        span = graph.span()
+        # The pictures' critical path needs each node's best in-edge: found in the same pass.
+        span = graph.longest_path(best_edges=pictures).length
         ons = [_on_cost(record) for record in evaluation.ons]
         centres = _centres(evaluation, result)
         spans = _span_tree(evaluation, body, source) if body is not None else []
@@ -275,20 +277,17 @@ def centre_times(evaluation: Evaluation, result: ScheduleResult) -> dict[str, fl
     """Each cost centre's time under a schedule: from the start of its first edge to the end of
     its last (eq. 5's steps between them)."""
     graph = evaluation.graph
-    sources, targets = graph.edge_source, graph.edge_target
-    # The schedule names edges by their nodes; only edges in some cost centre matter here.
-    centres_of = {(sources[e], targets[e]): names
-                  for e, names in enumerate(graph.edge_centres) if names}
+    edge_centres = graph.edge_centres
     spans: dict[str, tuple[float, float]] = {}
-    if not centres_of:
+    tasks = result.tasks
+    if tasks is None or not any(edge_centres):
         return {}
-    marked_sources = {u for u, _ in centres_of}
-    for _, start, end, u, v in result.intervals:
-        if u not in marked_sources:
-            continue
-        for name in centres_of.get((u, v), ()):
-            first, last = spans.get(name, (start, end))
-            spans[name] = (min(first, start), max(last, end))
+    # By processor, each in the order it ran its tasks (the order of ScheduleResult.intervals).
+    for starts, ends, edges in zip(tasks.starts, tasks.ends, tasks.edges, strict=True):
+        for start, end, e in zip(starts, ends, edges, strict=True):
+            for name in edge_centres[e]:
+                first, last = spans.get(name, (start, end))
+                spans[name] = (min(first, start), max(last, end))
     return {name: last - first for name, (first, last) in spans.items()}
 
 

@@ -1,8 +1,8 @@
 """Cost graphs (§6.1, Fig. 4): weighted DAGs built with ⊕_δ and ⊗_δ, and device-box edges.
 
-A `CostGraph` holds the whole graph of an evaluation, in flat lists (its `graph` property gives a
-networkx DiGraph for the passes that want one); the evaluator combines sub-graphs, which are
-`Sub(source, sink)` handles into it (or None, the empty graph ∅).
+A `CostGraph` holds the whole graph of an evaluation, in flat lists and typed arrays (its `graph`
+property gives a networkx DiGraph for the tests and the rare passes that want one); the evaluator
+combines sub-graphs, which are `Sub(source, sink)` handles into it (or None, the empty graph ∅).
 
 - `seq(c1, c2, δ)` is c1 ⊕_δ c2: an edge of weight δ from c1's sink to c2's source. ∅ is its unit.
 - `par(c1, c2, δ)` is c1 ⊗_δ c2: a fork node with edges of weight δ to both sources and edges of
@@ -19,7 +19,8 @@ box edges (`space_start`, `space_end`).
 from __future__ import annotations
 
 import gc
-from collections.abc import Iterator
+from array import array
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from enum import Enum
@@ -128,9 +129,22 @@ class Adjacency:
     edges run in this order, as they did over the networkx graph, so that floating-point results
     stay the same. `in_degree[u]` counts node u's incoming edges."""
 
-    order: list[int]
-    start: list[int]
-    in_degree: list[int]
+    order: array[int]
+    start: array[int]
+    in_degree: array[int]
+
+
+@dataclass(frozen=True, slots=True)
+class LongestPath:
+    """The longest paths from a cost graph's source, as networkx's `dag_longest_path` finds them:
+    `length` is the span (the longest path's weight); `best_edge[u]` is the last edge of the
+    longest path to node u (among equally long ones, the edge made first; -1 at the source),
+    where it was asked for (None otherwise); `end` is the first node, in networkx's topological
+    order, that a path of weight `length` reaches (the sink, unless the last edges weigh 0)."""
+
+    length: float
+    end: int
+    best_edge: array[int] | None
 
 
 class CostGraph:
@@ -143,8 +157,9 @@ class CostGraph:
     `node_extra` / `edge_extra`; a fork's join is the node after it (`par` makes the two
     together), so `node_data` gives each its partner without storing it. A networkx DiGraph per
     node and edge costs about a kilobyte and several dict operations each, which at 10^6 nodes is
-    most of an evaluation's time and memory; the lists cost a pointer each. `graph` builds the
-    networkx view for the passes that want one.
+    most of an evaluation's time and memory; the lists cost a pointer each, and the edges' ends
+    sit in typed arrays of 64-bit ints. `graph` builds the networkx view for the passes that
+    want one.
     """
 
     def __init__(self) -> None:
@@ -155,8 +170,9 @@ class CostGraph:
         self.node_centres: list[tuple[str, ...]] = []
         self.node_space: list[tuple[tuple[World, int], ...]] = []
         self.node_extra: dict[int, dict[str, Any]] = {}
-        self.edge_source: list[int] = []
-        self.edge_target: list[int] = []
+        # Typed arrays (8 bytes an edge, where a list and its boxed ints cost 36 or more).
+        self.edge_source: array[int] = array("q")
+        self.edge_target: array[int] = array("q")
         self.edge_weight: list[float] = []
         self.edge_kind: list[EdgeKind] = []
         self.edge_span: list[Span | None] = []
@@ -166,6 +182,8 @@ class CostGraph:
         self._graph_size = (0, 0)
         self._adjacency: Adjacency | None = None
         self._adjacency_size = (0, 0)
+        self._longest: LongestPath | None = None
+        self._longest_size = (0, 0)
 
     # -- building -----------------------------------------------------------------------------------
     def node(self, kind: NodeKind = NodeKind.POINT, span: Span | None = None,
@@ -267,8 +285,8 @@ class CostGraph:
         self.node_span += (span, span)
         self.node_centres += (centres, centres)
         self.node_space += ((), ())
-        self.edge_source += (fork, left.sink, fork, right.sink)
-        self.edge_target += (left.source, join, right.source, join)
+        self.edge_source.extend((fork, left.sink, fork, right.sink))
+        self.edge_target.extend((left.source, join, right.source, join))
         self.edge_weight += (weight, weight, weight, weight)
         self.edge_kind += (_FORK_EDGE, _JOIN_EDGE, _FORK_EDGE, _JOIN_EDGE)
         self.edge_span += (span, span, span, span)
@@ -277,15 +295,49 @@ class CostGraph:
 
     def par_all(self, branches: list[Sub | None], weight: float = 1, span: Span | None = None,
                 centres: tuple[str, ...] = ()) -> Sub | None:
-        """⊗_i c_i as a balanced tree of binary ⊗ (n-1 of them, so 4(n-1) unit edges)."""
+        """⊗_i c_i as a balanced tree of binary ⊗ (n-1 of them, so 4(n-1) unit edges).
+
+        The tree is made in bulk: its forks and joins, numbered as `par` would number them one
+        ⊗ at a time (each subtree's before its own fork and join, the left one first), and their
+        edges in the same order, go into the lists in one extend each."""
         if not branches:
             return None
         if len(branches) == 1:
             return branches[0]
-        middle = len(branches) // 2
-        left = self.par_all(branches[:middle], weight, span, centres)
-        right = self.par_all(branches[middle:], weight, span, centres)
-        return self.par(left, right, weight, span, centres)
+        if None in branches:  # an empty branch gets a vertex of its own, as `par` makes it
+            middle = len(branches) // 2
+            left = self.par_all(branches[:middle], weight, span, centres)
+            right = self.par_all(branches[middle:], weight, span, centres)
+            return self.par(left, right, weight, span, centres)
+        if weight < 0:
+            raise ValueError(f"negative edge weight {weight}")
+        ends: list[int] = []  # fork, left sink, fork, right sink, ... in the order `par` adds them
+        starts: list[int] = []  # left source, join, right source, join, ...
+        forks = iter(range(len(self.node_kind), len(self.node_kind) + 2 * len(branches), 2))
+
+        def tree(low: int, high: int) -> Sub:
+            if high - low == 1:
+                return branches[low]  # type: ignore[return-value]
+            middle = (low + high) // 2
+            left, right = tree(low, middle), tree(middle, high)
+            fork = next(forks)
+            ends.extend((fork, left.sink, fork, right.sink))
+            starts.extend((left.source, fork + 1, right.source, fork + 1))
+            return _new_sub((fork, fork + 1))
+
+        whole = tree(0, len(branches))
+        pairs = len(branches) - 1  # binary ⊗s
+        self.node_kind.extend((_FORK_NODE, _JOIN_NODE) * pairs)
+        self.node_span.extend((span,) * (2 * pairs))
+        self.node_centres.extend((centres,) * (2 * pairs))
+        self.node_space.extend(((),) * (2 * pairs))
+        self.edge_source.extend(ends)
+        self.edge_target.extend(starts)
+        self.edge_weight.extend((weight,) * (4 * pairs))
+        self.edge_kind.extend((_FORK_EDGE, _JOIN_EDGE, _FORK_EDGE, _JOIN_EDGE) * pairs)
+        self.edge_span.extend((span,) * (4 * pairs))
+        self.edge_centres.extend((centres,) * (4 * pairs))
+        return whole
 
     def device_box(self, before: Sub | None, info: DeviceBoxInfo, centres: tuple[str, ...],
                    space_start: tuple[tuple[World, int], ...],
@@ -354,17 +406,33 @@ class CostGraph:
         Kept until the graph grows."""
         size = (len(self.node_kind), len(self.edge_source))
         if self._adjacency is None or self._adjacency_size != size:
-            # numpy sorts and counts a million edges in milliseconds; the lists it returns are
-            # what the passes index, one element at a time.
-            sources = np.fromiter(self.edge_source, dtype=np.int64, count=size[1])
-            targets = np.fromiter(self.edge_target, dtype=np.int64, count=size[1])
-            start = np.zeros(size[0] + 1, dtype=np.int64)
-            np.cumsum(np.bincount(sources, minlength=size[0]), out=start[1:])
-            self._adjacency = Adjacency(np.argsort(sources, kind="stable").tolist(),
-                                        start.tolist(),
-                                        np.bincount(targets, minlength=size[0]).tolist())
+            # numpy sorts and counts a million edges in milliseconds; the typed arrays it fills
+            # are what the passes index, one element at a time (8 bytes an entry, where a list
+            # of ints costs 36). Each temporary goes as soon as it is used, since the peak of
+            # memory can fall here.
+            with memoryview(self.edge_target) as targets:
+                in_degree = _int_array(np.bincount(np.frombuffer(targets, dtype=np.int64),
+                                                   minlength=size[0]))
+            with memoryview(self.edge_source) as sources:
+                edges_by_source = np.frombuffer(sources, dtype=np.int64)
+                start = np.zeros(size[0] + 1, dtype=np.int64)
+                np.cumsum(np.bincount(edges_by_source, minlength=size[0]), out=start[1:])
+                first_edges = _int_array(start)
+                del start
+                order = _int_array(np.argsort(edges_by_source, kind="stable"))
+                del edges_by_source  # the view must go before the memoryview is released
+            self._adjacency = Adjacency(order, first_edges, in_degree)
             self._adjacency_size = size
         return self._adjacency
+
+    def edge_between(self, u: int, v: int) -> int:
+        """The number of the edge u -> v (KeyError where there is none)."""
+        adjacency = self.adjacency()
+        target = self.edge_target
+        for e in adjacency.order[adjacency.start[u]:adjacency.start[u + 1]]:
+            if target[e] == v:
+                return e
+        raise KeyError((u, v))
 
     def edges(self):
         """(u, v, attributes) for every edge, in networkx's adjacency order."""
@@ -377,9 +445,24 @@ class CostGraph:
 
     def span(self) -> float:
         """The weight of the longest path from source to sink (the graph's depth)."""
-        adjacency = self.adjacency()
-        return _longest_path(range(len(self.node_kind)), adjacency.order, adjacency.start,
-                             list(adjacency.in_degree), self.edge_target, self.edge_weight)
+        return self.longest_path().length
+
+    def longest_path(self, best_edges: bool = False) -> LongestPath:
+        """The longest paths from the source (see `LongestPath`), in one pass over the graph;
+        with `best_edges`, each node's best in-edge too (8 bytes a node, which only the
+        critical path reads). Kept until the graph grows."""
+        size = (len(self.node_kind), len(self.edge_source))
+        known = self._longest
+        if (known is None or self._longest_size != size
+                or (best_edges and known.best_edge is None)):
+            adjacency = self.adjacency()
+            edges = array("q", [-1]) * size[0] if best_edges else None  # no boxed int
+            length, end = _longest_path(range(size[0]), adjacency.order, adjacency.start,
+                                        list(adjacency.in_degree), self.edge_target,
+                                        self.edge_weight, edges)
+            self._longest, self._longest_size = LongestPath(length, end, edges), size
+        assert self._longest is not None
+        return self._longest
 
     def device_boxes(self) -> list[DeviceBoxInfo]:
         """The device boxes of the `on`s, in networkx's adjacency order (by source node)."""
@@ -407,6 +490,14 @@ class CostGraph:
                 assert g.nodes[data["join"]]["kind"] is NodeKind.JOIN
             if data["kind"] is NodeKind.JOIN:
                 assert g.in_degree(n) == 2, n
+
+
+def _int_array(values: np.ndarray) -> array[int]:
+    """A numpy array of integers as a typed array of 64-bit ints (indexed faster than numpy's)."""
+    result = array("q", [0]) * len(values)
+    with memoryview(result) as view:
+        np.frombuffer(view, dtype=np.int64)[:] = values  # no copy in between
+    return result
 
 
 def longest_path_length(graph: nx.DiGraph) -> float:
@@ -443,34 +534,46 @@ def longest_path_of_edges(edges: list[tuple[int, int, float]]) -> float:
         order[filled[label[u]]] = e
         filled[label[u]] += 1
     return _longest_path(range(count), order, start, in_degree, [label[v] for _, v, _ in edges],
-                         [w for _, _, w in edges])
+                         [w for _, _, w in edges])[0]
 
 
-def _longest_path(nodes, order: list[int], start: list[int], in_degree: list[int],
-                  target: list[int], weight: list[float]) -> float:
+def _longest_path(nodes, order: Sequence[int], start: Sequence[int], in_degree: list[int],
+                  target: Sequence[int], weight: list[float],
+                  best_edge: array[int] | None = None) -> tuple[float, int]:
     """`longest_path_length` over the flat form: node u's out-edges are order[start[u]:start[u+1]]
-    (`in_degree` is used up).
+    (`in_degree` is used up). Returns the length and the first node (in this order) that a
+    longest path reaches (-1 for an empty graph); fills `best_edge` where given (see
+    `LongestPath`).
 
     It visits nodes in exactly the order networkx's topological_sort does (Kahn's algorithm,
     first in first out, from the in-degree-0 nodes in node order), so that where paths of equal
-    weight mix int and float weights the result is the same object type as before."""
+    weight mix int and float weights the result is the same object type as before. A node's
+    best edge is the first made among its equally long in-edges, as networkx's
+    `dag_longest_path` takes the first of a node's predecessors, in the order their edges were
+    added; the lengths compared are equal numbers whichever of them is kept."""
     count = len(start) - 1
     queue = [u for u in nodes if not in_degree[u]]
     best: list[float | None] = [None] * count
     result = 0.0
+    end = queue[0] if queue else -1
     for node in queue:  # the queue grows while it is read
         here = best[node]
         if here is None:
             here = 0
         if here > result:
             result = here
+            end = node
         for e in order[start[node]:start[node + 1]]:
             child = target[e]
             candidate = here + weight[e]
             known = best[child]
             if candidate > (-1 if known is None else known):
                 best[child] = candidate
+                if best_edge is not None:
+                    best_edge[child] = e
+            elif best_edge is not None and candidate == known and e < best_edge[child]:
+                best_edge[child] = e
             in_degree[child] -= 1
             if not in_degree[child]:
                 queue.append(child)
-    return result
+    return result, end

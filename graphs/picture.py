@@ -38,6 +38,10 @@ Picture = dict[str, Any]
 _VALUES = {id(kind): kind.value for kinds in (NodeKind, EdgeKind) for kind in kinds}
 
 
+# Globals: Python 3.11 looks up an Enum member as a class attribute ten times slower.
+_FORK, _PUSH, _DEVICE_BOX = NodeKind.FORK, NodeKind.PUSH, EdgeKind.DEVICE_BOX
+
+
 def _value(kind: NodeKind | EdgeKind) -> str:
     """kind.value, fast: reading an enum's value or hashing it runs Python code."""
     return _VALUES[id(kind)]
@@ -140,96 +144,161 @@ class _Opaque:
 
 class _Reader:
     """Reads a cost graph into `_Chain`s, hash-consing each sub-tree's shape into a small int so
-    that structurally identical threads compare in O(1)."""
+    that structurally identical threads compare in O(1).
+
+    It reads the cost graph's flat lists (node u's out-edges are adjacency().order[start[u]:
+    start[u + 1]], in networkx's adjacency order) rather than a networkx copy of the graph. Nodes
+    and plain edges of one shape and criticality are made once and shared: nothing changes them
+    after they are made."""
 
     def __init__(self, graph: CostGraph):
-        g = self.graph = graph.graph
-        self.nodes: dict[int, dict] = dict(g.nodes(data=True))
-        self.succ: dict[int, dict[int, dict]] = dict(g.adjacency())
+        self.cost_graph = graph
+        adjacency = graph.adjacency()
+        self.order, self.start = adjacency.order, adjacency.start
+        self.node_kind, self.node_span = graph.node_kind, graph.node_span
+        self.node_extra = graph.node_extra
+        self.target, self.weight = graph.edge_target, graph.edge_weight
+        self.edge_kind, self.edge_extra = graph.edge_kind, graph.edge_extra
         self.shapes: dict[tuple, int] = {}
-        self.critical_nodes, self.critical_edges = critical_path(graph)
+        self.made: dict[tuple, _Node | _Edge] = {}
+        self.plain_nodes: dict[tuple[int, bool], _Node] = {}  # by kind and criticality
+        self.plain_edges: dict[tuple, _Edge] = {}  # by kind, weight and criticality
+        self.critical_nodes, self.critical_edges = critical_path_edges(graph)
         self.push_regions: dict[int, str] = {}
         self.box_numbers: dict[int, int] = {}
-        for _, v, data in g.edges(data=True):
-            kind = data["kind"]
+        kinds, source = graph.edge_kind, graph.edge_source
+        # The edges with extra attributes, in networkx's adjacency order (by source, then made).
+        for _, e in sorted((source[e], e) for e in graph.edge_extra):
+            kind = kinds[e]
             if kind is EdgeKind.DEVICE_BOX:
-                self.box_numbers[id(data["box"])] = len(self.box_numbers) + 1
-            elif kind is EdgeKind.ALLOC_REGION and "region" in data:
-                self.push_regions[v] = data["region"]
+                self.box_numbers[id(graph.edge_extra[e]["box"])] = len(self.box_numbers) + 1
+            elif kind is EdgeKind.ALLOC_REGION and "region" in graph.edge_extra[e]:
+                self.push_regions[self.target[e]] = graph.edge_extra[e]["region"]
 
     def shape(self, key: tuple) -> int:
         return self.shapes.setdefault(key, len(self.shapes))
 
     def edge(self, kind: str, weight: float, critical: bool) -> _Edge:
-        plain = EdgeKind.WRITE.value if kind == EdgeKind.EXPAND.value else kind
-        return _Edge(kind, weight, critical, self.shape(("e", kind, weight)),
-                     self.shape(("E", plain)))
+        key = ("e", kind, weight, critical, type(weight))
+        made = self.made.get(key)
+        if made is None:
+            plain = EdgeKind.WRITE.value if kind == EdgeKind.EXPAND.value else kind
+            made = self.made[key] = _Edge(kind, weight, critical,
+                                          self.shape(("e", kind, weight)),
+                                          self.shape(("E", plain)))
+        return made  # type: ignore[return-value]
+
+    def out_edge(self, u: int, v: int) -> int | None:
+        """The edge u -> v, or None."""
+        order, target = self.order, self.target
+        for e in order[self.start[u]:self.start[u + 1]]:
+            if target[e] == v:
+                return e
+        return None
 
     def chain(self, start: int, join: int | None, depth: int) -> tuple[_Chain, float, bool]:
         """The chain from `start` up to the edge into `join` (or to the sink when None); returns it
         with that edge's weight and criticality."""
         items: list[Any] = []
         node = start
+        node_kind, order, first_edge = self.node_kind, self.order, self.start
+        target, weight, edge_kind = self.target, self.weight, self.edge_kind
+        critical_edges, critical_nodes = self.critical_edges, self.critical_nodes
+        node_extra, plain, plain_edges = self.node_extra, self.plain_nodes, self.plain_edges
         while True:
-            data = self.nodes[node]
-            if data["kind"] is NodeKind.FORK:
-                end = data["join"]
+            kind = node_kind[node]
+            if kind is _FORK:
+                end = node + 1  # `par` makes a fork's join right after it
                 items.append(self.par(node, end, depth + 1))
                 node = end
-            else:
-                items.append(self.node(node, data))
-            successors = self.succ[node]
-            if not successors:
+            elif kind is _PUSH or node in node_extra:
+                items.append(self.node(node, kind))
+            else:  # a node without a region: one of a few shapes
+                key = (id(kind), node in critical_nodes)
+                made = plain.get(key)
+                if made is None:
+                    made = plain[key] = self.node(node, kind)
+                items.append(made)
+            first = first_edge[node]
+            out = first_edge[node + 1] - first
+            if not out:
                 return self.close(items), 0.0, False
-            ((child, edge),) = successors.items()
-            critical = (node, child) in self.critical_edges
+            if out != 1:
+                raise ValueError(f"node {node} of a chain has {out} out-edges")
+            e = order[first]
+            child = target[e]
+            critical = e in critical_edges
             if child == join:
-                return self.close(items), edge["weight"], critical
-            if edge["kind"] is EdgeKind.DEVICE_BOX:
-                info: DeviceBoxInfo = edge["box"]
+                return self.close(items), weight[e], critical
+            link = edge_kind[e]
+            if link is _DEVICE_BOX:
+                info: DeviceBoxInfo = self.edge_extra[e]["box"]
                 items.append(self.edge("transfer-in", info.grow + info.transfer_in, critical))
                 items.append(_Box(self.box_numbers[id(info)], info, critical,
                                   self.shape(("b", id(info))), self.shape(("B",)), info.kernel,
                                   info.kernel))
                 items.append(self.edge("transfer-out", info.transfer_out + info.merge, critical))
             else:
-                items.append(self.edge(_value(edge["kind"]), edge["weight"], critical))
+                edge_weight = weight[e]
+                edge_key = (id(link), edge_weight, type(edge_weight), critical)
+                edge_made = plain_edges.get(edge_key)
+                if edge_made is None:
+                    edge_made = plain_edges[edge_key] = self.edge(_value(link), edge_weight,
+                                                                  critical)
+                items.append(edge_made)
             node = child
 
-    def node(self, node: int, data: dict) -> _Node:
-        kind: NodeKind = data["kind"]
-        region = self.push_regions.get(node) if kind is NodeKind.PUSH else data.get("region")
-        value = _value(kind)
-        label = f"{value} {region}" if region else ""
-        return _Node(kind, label, node in self.critical_nodes, self.shape(("n", value, label)),
-                     self.shape(("N", value, label)))
+    def node(self, node: int, kind: NodeKind) -> _Node:
+        if kind is _PUSH:
+            region = self.push_regions.get(node)
+        else:
+            extra = self.node_extra.get(node)
+            region = extra.get("region") if extra else None
+        critical = node in self.critical_nodes
+        key = ("n", kind, region, critical)
+        made = self.made.get(key)
+        if made is None:
+            value = _value(kind)
+            label = f"{value} {region}" if region else ""
+            made = self.made[key] = _Node(kind, label, critical, self.shape(("n", value, label)),
+                                          self.shape(("N", value, label)))
+        return made  # type: ignore[return-value]
 
     def close(self, items: list[Any]) -> _Chain:
-        chain = _Chain(items)
+        # Once per chain (twice per thread of a parmap), so the sums run on local names.
+        work = length = 0.0
+        nodes = boxes = depth = 0
+        critical = False
         for item in items:
-            if isinstance(item, _Edge):
-                chain.work += item.weight
-                chain.length += item.weight
+            if type(item) is _Edge:
+                work += item.weight
+                length += item.weight
             else:
-                chain.work += item.work
-                chain.length += item.length
-                chain.nodes += item.nodes
-                chain.boxes += item.boxes
-                if isinstance(item, _Par):
-                    chain.depth = max(chain.depth, item.depth)
-            chain.critical = chain.critical or item.critical
-        chain.sig = self.shape(("c", *(item.sig for item in items)))
-        chain.skeleton = self.shape(("C", *(item.skeleton for item in items)))
-        return chain
+                work += item.work
+                length += item.length
+                nodes += item.nodes
+                boxes += item.boxes
+                if type(item) is _Par and item.depth > depth:
+                    depth = item.depth
+            if item.critical:
+                critical = True
+        shape = self.shapes.setdefault
+        sig = shape(("c", *[item.sig for item in items]), len(self.shapes))
+        skeleton = shape(("C", *[item.skeleton for item in items]), len(self.shapes))
+        return _Chain(items, work, length, nodes, boxes, critical, sig, skeleton, depth)
 
     def par(self, fork: int, join: int, depth: int) -> _Par | _Opaque:
         """The ⊗ between `fork` and `join`. The balanced tree of binary ⊗ that one `par_all`
         builds (its forks share a source span, and each inner ⊗ is a whole branch) is read as
         one n-ary ⊗ (Fig. 4's ⊗_i c_i), top-down, so that reading it is linear."""
-        span = self.nodes[fork]["span"]
+        span = self.node_span[fork]
         if depth > MAX_PARSED_DEPTH:
             return self.opaque(fork, join, span)
-        par = _Par(span, [], 0.0, fork in self.critical_nodes or join in self.critical_nodes)
+        critical_nodes, critical_edges = self.critical_nodes, self.critical_edges
+        node_kind, node_span, order, first_edge = (self.node_kind, self.node_span, self.order,
+                                                   self.start)
+        target, weight = self.target, self.weight
+        par = _Par(span, [], 0.0, fork in critical_nodes or join in critical_nodes)
         # Tasks in left-to-right order: expand an inner ⊗ of the same tree, or keep a branch.
         leaves: list[tuple] = []
         tasks: list[tuple] = [(True, fork, join, 0.0, 0.0, True)]
@@ -239,18 +308,18 @@ class _Reader:
                 leaves.append((top, bottom, fork_sum, join_sum, critical_so_far, *rest))
                 continue
             found: list[tuple] = []
-            for child, edge in self.succ[top].items():
-                fork_weight = edge["weight"]
-                critical = critical_so_far and (top, child) in self.critical_edges
-                inner = self.nodes[child]
-                if (inner["kind"] is NodeKind.FORK and inner["span"] == span
-                        and bottom in self.succ[inner["join"]]):
-                    inner_join = inner["join"]
-                    join_weight = self.succ[inner_join][bottom]["weight"]
+            for e in order[first_edge[top]:first_edge[top + 1]]:
+                child = target[e]
+                fork_weight = weight[e]
+                critical = critical_so_far and e in critical_edges
+                inner_join = child + 1
+                if (node_kind[child] is _FORK and node_span[child] == span
+                        and (join_edge := self.out_edge(inner_join, bottom)) is not None):
+                    join_weight = weight[join_edge]
                     par.overhead += fork_weight + join_weight
                     found.append((True, child, inner_join, fork_sum + fork_weight,
                                   join_sum + join_weight,
-                                  critical and (inner_join, bottom) in self.critical_edges))
+                                  critical and join_edge in critical_edges))
                 else:
                     found.append((False, child, bottom, fork_sum + fork_weight, join_sum,
                                   critical, fork_weight))
@@ -274,21 +343,27 @@ class _Reader:
         return par
 
     def opaque(self, fork: int, join: int, span: Span | None) -> _Opaque:
+        order, first_edge, target = self.order, self.start, self.target
         inside = {fork}
         stack = [fork]
         while stack:
-            for child in self.succ[stack.pop()]:
+            node = stack.pop()
+            for e in order[first_edge[node]:first_edge[node + 1]]:
+                child = target[e]
                 if child != join and child not in inside:
                     inside.add(child)
                     stack.append(child)
         work = 0.0
         boxes = 0
         best: dict[int, float] = {fork: 0.0}
-        for node in nx.topological_sort(self.graph.subgraph(inside | {join})):
-            for child, edge in self.succ[node].items():
-                work += edge["weight"]
-                boxes += edge["kind"] is EdgeKind.DEVICE_BOX
-                best[child] = max(best.get(child, 0.0), best.get(node, 0.0) + edge["weight"])
+        # Rare (⊗ nested more than MAX_PARSED_DEPTH deep), so networkx orders the block, as it
+        # always has: its topological order of the sub-graph fixes the order of the sums.
+        for node in nx.topological_sort(self.cost_graph.graph.subgraph(inside | {join})):
+            for e in order[first_edge[node]:first_edge[node + 1]]:
+                child, edge_weight = target[e], self.weight[e]
+                work += edge_weight
+                boxes += self.edge_kind[e] is EdgeKind.DEVICE_BOX
+                best[child] = max(best.get(child, 0.0), best.get(node, 0.0) + edge_weight)
         critical = bool(inside & self.critical_nodes)
         length = best.get(join, 0.0)
         return _Opaque(span, critical, self.shape(("o", len(inside), work, length)),
@@ -296,19 +371,51 @@ class _Reader:
 
 
 def critical_path(graph: CostGraph) -> tuple[set[int], set[tuple[int, int]]]:
-    """The nodes and edges of one longest path from source to sink (its weight is the span;
-    networkx's `dag_longest_path`). Among paths of equal weight the choice is deterministic for a
-    given graph."""
-    g = graph.graph
-    if graph.source is None or g.number_of_nodes() == 0:
+    """The nodes and edges (u, v) of one longest path from source to sink (its weight is the
+    span; networkx's `dag_longest_path`, see `critical_path_edges`)."""
+    nodes, edges = critical_path_edges(graph)
+    source, target = graph.edge_source, graph.edge_target
+    return nodes, {(source[e], target[e]) for e in edges}
+
+
+def critical_path_edges(graph: CostGraph) -> tuple[set[int], set[int]]:
+    """The nodes and the edge numbers of one longest path from source to sink.
+
+    It is the path networkx's `dag_longest_path` finds on the graph's networkx view, computed on
+    the flat lists: each node's distance is its best in-edge's (the first in the order the edges
+    were made, among equals), and the path ends at the first node of largest distance in
+    networkx's topological order (Kahn's, first in first out). The longest path starts at the
+    source (the only node without predecessors) but may stop short of the sink where the last
+    edges weigh 0: any way on to it weighs 0 too, and it goes on by the shortest."""
+    if graph.source is None or graph.number_of_nodes() == 0:
         return set(), set()
-    path = nx.dag_longest_path(g, weight="weight", default_weight=0)
-    assert graph.sink is not None  # CostGraph.finish sets it with the source
-    # The longest path starts at the source (the only node without predecessors) but may stop
-    # short of the sink where the last edges weigh 0: any way on to it weighs 0 too.
-    if path[-1] != graph.sink:
-        path += nx.shortest_path(g, path[-1], graph.sink)[1:]
-    return set(path), set(zip(path, path[1:], strict=False))
+    longest = graph.longest_path(best_edges=True)
+    best_edge, source = longest.best_edge, graph.edge_source
+    assert best_edge is not None
+    node = longest.end
+    nodes = {node}
+    edges: set[int] = set()
+    u = node
+    while best_edge[u] >= 0:
+        e = best_edge[u]
+        edges.add(e)
+        u = source[e]
+        nodes.add(u)
+    adjacency = graph.adjacency()
+    order, first_edge, target = adjacency.order, adjacency.start, graph.edge_target
+    sink = graph.sink
+    while node != sink:
+        out = order[first_edge[node]:first_edge[node + 1]]
+        if len(out) != 1:
+            # Where the way on branches, networkx's shortest path chooses it, as it always has.
+            path = nx.shortest_path(graph.graph, node, sink)
+            nodes.update(path)
+            edges.update(graph.edge_between(u, v) for u, v in zip(path, path[1:], strict=False))
+            break
+        edges.add(out[0])
+        node = target[out[0]]
+        nodes.add(node)
+    return nodes, edges
 
 
 # ---------------------------------------------------------------------------------------------------
@@ -590,7 +697,7 @@ def cost_picture(graph: CostGraph, describe: Callable[[Span], str] | None = None
     docstring). `describe` names a source span (e.g. by its text) for labels."""
     describe = describe or (lambda span: "")
     reader = _Reader(graph)
-    if graph.source is None or graph.graph.number_of_nodes() == 0:
+    if graph.source is None or graph.number_of_nodes() == 0:
         root = _Chain([])
     else:
         root, _, _ = reader.chain(graph.source, None, 0)
@@ -615,8 +722,7 @@ def cost_picture(graph: CostGraph, describe: Callable[[Span], str] | None = None
         emitter = _Emitter(describe, _Detail(True, -1, None, pairs=True))
         chain = _chunk(emitter.chain(root, 0), max_nodes)
         detail_name = "collapsed into blocks"
-    g = graph.graph
-    return {"version": 1, "nodes": g.number_of_nodes(), "edges": g.number_of_edges(),
+    return {"version": 1, "nodes": graph.number_of_nodes(), "edges": graph.number_of_edges(),
             "work": root.work, "span": root.length, "device_boxes": len(reader.box_numbers),
             "detail": detail_name, "max_nodes": max_nodes, "chain": chain}
 

@@ -24,10 +24,9 @@ from __future__ import annotations
 
 import heapq
 from collections import deque
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from enum import Enum
-from itertools import chain
 
 from graphs.costgraph import CostGraph, EdgeKind, cyclic_gc_paused
 from profiler.syntax import World
@@ -93,6 +92,23 @@ _new_step = _step_maker()
 
 
 @dataclass(frozen=True, slots=True)
+class Tasks:
+    """The tasks (edges of positive weight) each processor ran, in the order it started them:
+    processor p ran edge `edges[p][i]` from `starts[p][i]` to `ends[p][i]`. Three lists per
+    processor rather than a tuple per task: a schedule of a million-node graph runs a million
+    tasks. `sources` and `targets` are the cost graph's edge lists (not copies)."""
+
+    starts: list[list[float]]
+    ends: list[list[float]]
+    edges: list[list[int]]
+    sources: Sequence[int]
+    targets: Sequence[int]
+
+    def __len__(self) -> int:
+        return sum(map(len, self.edges))
+
+
+@dataclass(frozen=True, slots=True)
 class ScheduleResult:
     """A CPU schedule ⊴ of a cost graph on `procs` processors and what it costs.
 
@@ -100,12 +116,14 @@ class ScheduleResult:
     space_τ(⊴) of eq. 9. They are sampled at the end of every instant at which the simulation
     does something, which includes each step; an instant that is not a step (a device-box edge
     starting right after an edge into a join that is not yet reached) can raise the peak above
-    the largest `Step.space`. `intervals` holds (processor, start, end, u, v) for each edge of
-    positive weight, sorted by processor and start. `space_trace` holds (step index, time, CPU
-    words, GPU words) at the end of every instant whose space differs from the instant before
-    (from 0 words): the whole curve of eq. 8, device boxes' pushes included, so that its maxima
-    are the peaks. A schedule made with `record=False` leaves `steps`, `intervals` and
-    `space_trace` empty. `procs` is the processors the schedule ran on: those asked for, or the
+    the largest `Step.space`. `tasks` holds each processor's tasks (see `Tasks`), and
+    `intervals` gives them as (processor, start, end, u, v), sorted by processor and start.
+    `space_trace` holds (step index, time, CPU words, GPU words) at the end of every instant
+    whose space differs from the instant before (from 0 words): the whole curve of eq. 8, device
+    boxes' pushes included, so that its maxima are the peaks. A schedule made with
+    `record=False` leaves `steps`, `tasks` and `space_trace` empty, and one made with
+    `keep_steps=False` leaves `steps` empty; `step_count` is the number of steps either way.
+    `procs` is the processors the schedule ran on: those asked for, or the
     graph's width where more than WIDTH_CHECKED were asked for and it is smaller.
     """
 
@@ -116,20 +134,38 @@ class ScheduleResult:
     peak_space_cpu: int
     peak_space_gpu: int
     peak_space: int
-    intervals: tuple[tuple[int, float, float, int, int], ...]
+    tasks: Tasks | None
     space_trace: tuple[tuple[int, float, int, int], ...] = ()
+    step_count: int = 0
+
+    @property
+    def intervals(self) -> tuple[tuple[int, float, float, int, int], ...]:
+        """(processor, start, end, u, v) for each task, sorted by processor and start (made on
+        each call, from `tasks`)."""
+        if self.tasks is None:
+            return ()
+        return tuple((p, start, end, u, v) for p in range(len(self.tasks.edges))
+                     for start, end, u, v in self.processor_intervals(p))
 
     def processor_intervals(self, processor: int) -> list[tuple[float, float, int, int]]:
         """The (start, end, u, v) tasks that `processor` ran, in order."""
-        return [(start, end, u, v) for p, start, end, u, v in self.intervals if p == processor]
+        tasks = self.tasks
+        if tasks is None or processor >= len(tasks.edges):
+            return []
+        sources, targets = tasks.sources, tasks.targets
+        return [(start, end, sources[e], targets[e]) for start, end, e in
+                zip(tasks.starts[processor], tasks.ends[processor], tasks.edges[processor],
+                    strict=True)]
 
 
 def schedule(graph: CostGraph, procs: int, policy: Policy | str,
-             record: bool = True) -> ScheduleResult:
+             record: bool = True, keep_steps: bool = True) -> ScheduleResult:
     """Schedule `graph` greedily on `procs` processors under `policy` (§6.3, eqs. 3-5, 8-9).
 
-    Without `record`, only the time and the space peaks are kept: not the steps and the tasks'
-    intervals, a tuple each per node and per edge, which only timelines and cost centres read.
+    Without `record`, only the time and the space peaks are kept: not the steps, the tasks and
+    the space trace, which only timelines and cost centres read. Without `keep_steps`, the
+    tasks and the space trace are kept but not the steps (a `Step` per instant, which only
+    tests read; a timeline needs their count only).
     More than WIDTH_CHECKED processors are capped to the graph's width (`_width`), which changes
     nothing but the result's `procs`."""
     if procs < 1:
@@ -140,7 +176,7 @@ def schedule(graph: CostGraph, procs: int, policy: Policy | str,
         numbers, in_order = _depth_first(index)
         if procs > WIDTH_CHECKED:
             procs = min(procs, max(1, _width(index, in_order)))
-        return _Simulation(index, procs, policy, numbers, in_order, record).run()
+        return _Simulation(index, procs, policy, numbers, in_order, record, keep_steps).run()
 
 
 WIDTH_CHECKED = 64
@@ -224,7 +260,7 @@ class _GraphIndex:
 
     def out_edges(self, node: int) -> list[int]:
         """Node `node`'s out-edges, in order (a fresh list)."""
-        return self.order[self.start[node]:self.start[node + 1]]
+        return list(self.order[self.start[node]:self.start[node + 1]])
 
 
 def _by_world(changes: SpaceChanges) -> tuple[int, int] | None:
@@ -281,11 +317,13 @@ class _Simulation:
     """Greedy list scheduling of the edges of one cost graph, event by event."""
 
     def __init__(self, index: _GraphIndex, procs: int, policy: Policy, numbers: list[int],
-                 by_number: list[int], record: bool) -> None:
+                 by_number: list[int], record: bool, keep_steps: bool = True) -> None:
         self.index = index
         self.procs = procs
         self.policy = policy
-        self.record = record  # keep the steps and intervals
+        self.record = record  # keep the tasks and the space trace
+        self.keep_steps = record and keep_steps  # and the steps
+        self.step_count = 0
         self.numbers = numbers
         self.by_number = by_number
         self.remaining = list(index.in_degree)
@@ -304,10 +342,10 @@ class _Simulation:
         self.step_nodes: list[int] = []
         self.steps: list[Step] = []
         self.stepped_at: float = 0  # the time of the latest step
-        # Per processor, in the order they start: ScheduleResult.intervals, sorted by processor,
-        # is their concatenation (without sorting millions of them).
-        self.intervals: list[list[tuple[int, float, float, int, int]]] = [
-            [] for _ in range(procs)]
+        # Per processor, in the order they start (ScheduleResult.tasks).
+        self.starts: list[list[float]] = [[] for _ in range(procs)]
+        self.ends: list[list[float]] = [[] for _ in range(procs)]
+        self.task_edges: list[list[int]] = [[] for _ in range(procs)]
         self.space_trace: list[tuple[int, float, int, int]] = []
         self.traced = (0, 0)  # the space of the last entry of space_trace
         self.now: float = 0  # the instant being simulated
@@ -323,8 +361,9 @@ class _Simulation:
                                                 index.edge_space)
         remaining, events, free, ready = self.remaining, self.events, self.free, self.ready
         numbers, by_number, count = self.numbers, self.by_number, len(self.numbers)
-        intervals, steps, step_nodes = self.intervals, self.steps, self.step_nodes
-        record = self.record
+        starts, ends, task_edges = self.starts, self.ends, self.task_edges
+        steps, step_nodes = self.steps, self.step_nodes
+        record, keep_steps = self.record, self.keep_steps
         stealing = self.policy is Policy.WORK_STEALING
         breadth_first = self.policy is Policy.BREADTH_FIRST
         heappush, heappop = heapq.heappush, heapq.heappop
@@ -378,8 +417,9 @@ class _Simulation:
                     heappush(events, (end, processor, edge))
                     busy += 1
                     if record:
-                        intervals[processor].append(
-                            (processor, time, end, sources[edge], target[edge]))
+                        starts[processor].append(time)
+                        ends[processor].append(end)
+                        task_edges[processor].append(edge)
             cpu, gpu = self.space_cpu, self.space_gpu
             if cpu > self.peak_cpu:
                 self.peak_cpu = cpu
@@ -388,7 +428,8 @@ class _Simulation:
             if cpu + gpu > self.peak_total:
                 self.peak_total = cpu + gpu
             if step_nodes:
-                if record:
+                self.step_count += 1
+                if keep_steps:
                     steps.append(_new_step(time, time - self.stepped_at, tuple(step_nodes), cpu,
                                            gpu, busy))
                 self.stepped_at = time
@@ -403,8 +444,10 @@ class _Simulation:
             peak_space_cpu=self.peak_cpu,
             peak_space_gpu=self.peak_gpu,
             peak_space=self.peak_total,
-            intervals=tuple(chain.from_iterable(self.intervals)),
+            tasks=Tasks(self.starts, self.ends, self.task_edges, sources, target)
+            if record else None,
             space_trace=tuple(self.space_trace),
+            step_count=self.step_count,
         )
 
     # -- the graph ----------------------------------------------------------------------------------
@@ -429,7 +472,7 @@ class _Simulation:
                 return [edge]
             stack = [edge]
         else:
-            stack = order[first:last]
+            stack = list(order[first:last])
             stack.reverse()
         while stack:
             edge = stack.pop()
@@ -546,9 +589,9 @@ class _Simulation:
         self.change_space(edge, 0)
         heapq.heappush(self.events, (end, processor, edge))
         if self.record:
-            index = self.index
-            self.intervals[processor].append(
-                (processor, time, end, index.source_of[edge], index.target[edge]))
+            self.starts[processor].append(time)
+            self.ends[processor].append(end)
+            self.task_edges[processor].append(edge)
 
     # -- steps --------------------------------------------------------------------------------------
     def close_instant(self, time: float, busy: int) -> None:
@@ -556,7 +599,8 @@ class _Simulation:
         with `busy` processors running a task."""
         self.sample_peak()
         if self.step_nodes:
-            if self.record:
+            self.step_count += 1
+            if self.keep_steps:
                 self.steps.append(Step(time, time - self.stepped_at, tuple(self.step_nodes),
                                        self.space_cpu, self.space_gpu, busy))
             self.stepped_at = time
@@ -569,4 +613,4 @@ class _Simulation:
         if (self.space_cpu, self.space_gpu) == self.traced:
             return
         self.traced = (self.space_cpu, self.space_gpu)
-        self.space_trace.append((max(0, len(self.steps) - 1), time, *self.traced))
+        self.space_trace.append((max(0, self.step_count - 1), time, *self.traced))

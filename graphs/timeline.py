@@ -30,6 +30,7 @@ MAX_SPACE_SAMPLES = 600
 MAX_GROUP_TRACKS = 32  # work groups of a kernel with a track of their own; the rest share one
 
 Timeline = dict[str, Any]
+_DEVICE_BOX = EdgeKind.DEVICE_BOX  # a global: Python 3.11 looks up an Enum member slowly
 
 
 def build_timeline(graph: CostGraph, result: ScheduleResult,
@@ -43,39 +44,44 @@ def build_timeline(graph: CostGraph, result: ScheduleResult,
     phases' work groups; `space`: [step, time, cpu words, gpu words] samples (eq. 8);
     `coarsened`: whether processor intervals were gathered into windows.
     """
-    g = graph.graph
-    succ = dict(g.adjacency())
-    # (name, kind) by the ids of span and kind: enums hash slowly
-    labels: dict[tuple[int, int], tuple[str, str]] = {}
+    edge_kind, edge_span = graph.edge_kind, graph.edge_span
+    # (name, kind, location) by the ids of span and kind: enums hash slowly, and the evaluator
+    # shares one span object per expression
+    labels: dict[tuple[int, int], tuple[str, str, str]] = {}
     processors: list[list[list[Any]]] = [[] for _ in range(result.procs)]
     device: list[dict[str, Any]] = []
-    box_numbers = {id(data["box"]): i + 1 for i, data in enumerate(
-        d for children in succ.values() for d in children.values()
-        if d["kind"] is EdgeKind.DEVICE_BOX)}
-    for processor, start, end, u, v in result.intervals:
-        data = succ[u][v]
-        kind: EdgeKind = data["kind"]
-        span = data.get("span")
-        if kind is EdgeKind.DEVICE_BOX:
-            location = _location(span)
-            info: DeviceBoxInfo = data["box"]
-            number = box_numbers[id(info)]
-            name = f"on #{number} (device box)"
-            processors[processor].append([start, end, name, kind.value, location, 1])
-            device.append(_device_run(info, number, start, location))
-            continue
-        key = (id(span), id(kind))  # the evaluator shares one span object per expression
-        label = labels.get(key)
-        if label is None:
-            text = describe(span) if describe is not None and span is not None else ""
-            label = labels[key] = (f"{kind.value}: {text}" if text else kind.value, kind.value)
-        name, kind_name = label
+    box_numbers = {id(box): i + 1 for i, box in enumerate(graph.device_boxes())}
+    tasks = result.tasks
+    for processor in range(len(tasks.edges) if tasks is not None else 0):
+        assert tasks is not None
         track = processors[processor]
-        if track and track[-1][1] == start and track[-1][2] == name:
-            track[-1][1] = end
-            track[-1][5] += 1
-        else:
-            track.append([start, end, name, kind_name, _location(span), 1])
+        last: list[Any] | None = None  # track[-1]
+        for start, end, e in zip(tasks.starts[processor], tasks.ends[processor],
+                                 tasks.edges[processor], strict=True):
+            kind: EdgeKind = edge_kind[e]
+            span = edge_span[e]
+            if kind is _DEVICE_BOX:
+                location = _location(span)
+                info: DeviceBoxInfo = graph.edge_extra[e]["box"]
+                number = box_numbers[id(info)]
+                name = f"on #{number} (device box)"
+                last = [start, end, name, kind.value, location, 1]
+                track.append(last)
+                device.append(_device_run(info, number, start, location))
+                continue
+            key = (id(span), id(kind))
+            label = labels.get(key)
+            if label is None:
+                text = describe(span) if describe is not None and span is not None else ""
+                label = labels[key] = (f"{kind.value}: {text}" if text else kind.value,
+                                       kind.value, _location(span))
+            name = label[0]
+            if last is not None and last[1] == start and last[2] == name:
+                last[1] = end
+                last[5] += 1
+            else:
+                last = [start, end, name, label[1], label[2], 1]
+                track.append(last)
     coarsened = sum(len(t) for t in processors) > MAX_INTERVALS
     if coarsened:
         window = max(result.time, 1e-12) / max(1, MAX_INTERVALS // max(1, result.procs))
@@ -102,7 +108,7 @@ def space_samples(result: ScheduleResult, limit: int = MAX_SPACE_SAMPLES) -> lis
     `limit` of them. Past it, each window keeps its instant of largest total space, so that the
     maxima plotted are eq. 9's peaks."""
     trace = [(0, 0.0, 0, 0), *result.space_trace]
-    end = (max(0, len(result.steps) - 1), result.time, *trace[-1][2:])
+    end = (max(0, result.step_count - 1), result.time, *trace[-1][2:])
     if trace[-1][:2] != end[:2]:
         trace.append(end)
     chosen: range | list[int]
@@ -125,9 +131,10 @@ def _coarsen(track: list[list[Any]], window: float, across_gaps: bool) -> list[l
     out: list[list[Any]] = []
     current: list[Any] | None = None
     weights: dict[str, float] = {}
+    device_box = _DEVICE_BOX.value
     for interval in track:
-        start, end, name, kind = interval[:4]
-        if kind == EdgeKind.DEVICE_BOX.value:
+        start, end, name, kind, _, _ = interval
+        if kind == device_box:
             if current is not None:
                 out.append(_close(current, weights))
                 current = None

@@ -10,6 +10,7 @@ from __future__ import annotations
 import pytest
 from conftest import edge_kinds, node_kinds, run
 
+from graphs.costgraph import CostGraph, EdgeKind, NodeKind, Sub
 from profiler.errors import EvaluationError
 
 LETREGION = 3  # Δa(BSIZE) + the two ⊕ edges around the body
@@ -257,3 +258,32 @@ def test_paper_rules_fold_the_merge_into_delta_dagger():
     (on,) = paper("letregion r in on (1 at r) at r").ons
     assert on.info.merge == 0 and on.info.transfer_out == 10000 + 2 / 4
     assert on.info.kernel == 32  # Fig. 9: one global write, l
+
+
+def binary_par_tree(graph: CostGraph, branches: list, weight: float) -> Sub | None:
+    """⊗_i c_i made one binary ⊗ at a time, as `CostGraph.par_all` has to number it."""
+    if len(branches) == 1:
+        return branches[0]
+    middle = len(branches) // 2
+    return graph.par(binary_par_tree(graph, branches[:middle], weight),
+                     binary_par_tree(graph, branches[middle:], weight), weight)
+
+
+def graph_lists(graph: CostGraph) -> tuple:
+    return (graph.node_kind, graph.node_space, list(graph.edge_source), list(graph.edge_target),
+            graph.edge_weight, graph.edge_kind)
+
+
+@pytest.mark.parametrize("count, empty", [(2, ()), (7, ()), (64, ()), (5, (0, 3)), (3, (2,))])
+def test_a_tree_of_forks_in_bulk_is_the_tree_of_binary_forks(count, empty):
+    made = []
+    for bulk in (True, False):
+        graph = CostGraph()
+        branches = [None if i in empty else graph.step(None, i + 1, EdgeKind.WRITE, NodeKind.WRITE)
+                    for i in range(count)]
+        whole = graph.par_all(branches, 2) if bulk else binary_par_tree(graph, branches, 2)
+        graph.finish(whole)
+        graph.self_check()
+        made.append((whole, graph_lists(graph)))
+    assert made[0] == made[1]
+    assert made[0][1][5].count(EdgeKind.FORK) == 2 * (count - 1)

@@ -8,6 +8,7 @@ import subprocess
 import sys
 import xml.etree.ElementTree as ElementTree
 
+import networkx as nx
 import pytest
 from conftest import EXAMPLES, ROOT, run
 
@@ -77,6 +78,42 @@ def test_critical_path_weighs_the_span():
     assert graph.source in nodes and graph.sink in nodes
     assert sum(graph.graph.edges[e]["weight"] for e in edges) == graph.span()
     assert len(edges) == len(nodes) - 1
+
+
+def networkx_critical_path(graph: CostGraph) -> tuple[set[int], set[tuple[int, int]]]:
+    """The critical path as networkx finds it: the longest path, then the shortest way on to the
+    sink where it stops short of it."""
+    path = nx.dag_longest_path(graph.graph, weight="weight", default_weight=0)
+    if path[-1] != graph.sink:
+        path += nx.shortest_path(graph.graph, path[-1], graph.sink)[1:]
+    return set(path), set(zip(path, path[1:], strict=False))
+
+
+def tied_graph(last_weight: float) -> CostGraph:
+    """Two equally long branches (one of them a ⊗ of two equal threads), then a ⊗ of two
+    branches of weight `last_weight` before the sink."""
+    graph = CostGraph()
+    left = graph.step(graph.node(), 1, EdgeKind.WRITE, NodeKind.WRITE)
+    inner = graph.par(graph.step(None, 1, EdgeKind.READ, NodeKind.READ),
+                      graph.step(None, 1, EdgeKind.READ, NodeKind.READ), weight=0)
+    middle = graph.par(left, graph.seq(inner, graph.node(), 0))
+    last = graph.par(graph.step(None, last_weight, EdgeKind.OP, NodeKind.POINT),
+                     graph.step(None, last_weight, EdgeKind.OP, NodeKind.POINT), last_weight)
+    graph.finish(graph.seq(middle, last, last_weight))
+    graph.self_check()
+    return graph
+
+
+@pytest.mark.parametrize("last_weight", [0, 1, 2.5])
+def test_critical_path_is_the_one_networkx_finds(last_weight):
+    graph = tied_graph(last_weight)
+    assert critical_path(graph) == networkx_critical_path(graph)
+
+
+@pytest.mark.parametrize("name", ["dc_sum", "dot", "nbody", "strided"])
+def test_critical_path_of_an_example_is_the_one_networkx_finds(name):
+    graph = example(name)[2].graph
+    assert critical_path(graph) == networkx_critical_path(graph)
 
 
 def test_identical_threads_become_one_node_with_their_multiplicity():

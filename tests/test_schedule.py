@@ -4,7 +4,7 @@ Every expected time and peak below was worked out by hand on the tiny graph it n
 """
 
 import pytest
-from conftest import ROOT
+from conftest import ROOT, run
 
 from graphs.costgraph import CostGraph, DeviceBoxInfo, EdgeKind, NodeKind, Sub
 from graphs.schedule import (
@@ -379,9 +379,20 @@ def test_a_single_node_graph_takes_no_time():
     graph = CostGraph()
     graph.finish(None)
     result = schedule(graph, 4, Policy.BREADTH_FIRST)
-    assert result == ScheduleResult(
-        Policy.BREADTH_FIRST, 4, 0, (Step(0, 0, (0,), 0, 0, 0),), 0, 0, 0, ()
-    )
+    assert (result.policy, result.procs, result.time) == (Policy.BREADTH_FIRST, 4, 0)
+    assert result.steps == (Step(0, 0, (0,), 0, 0, 0),) and result.step_count == 1
+    assert (result.peak_space_cpu, result.peak_space_gpu, result.peak_space) == (0, 0, 0)
+    assert result.intervals == () and result.space_trace == ()
+
+
+def test_without_its_steps_a_schedule_keeps_their_count_and_everything_else():
+    graph = run(ROOT.joinpath("examples", "dc_sum.lg").read_text(), {"n": 16}).graph
+    full = schedule(graph, 2, Policy.DEPTH_FIRST)
+    lean = schedule(graph, 2, Policy.DEPTH_FIRST, keep_steps=False)
+    assert lean.steps == () and lean.step_count == full.step_count == len(full.steps) > 1
+    assert lean.intervals == full.intervals and len(lean.intervals) > 1
+    assert lean.space_trace == full.space_trace
+    assert (lean.time, lean.peak_space) == (full.time, full.peak_space)
 
 
 # -- more processors than the graph's width ------------------------------------------------------
