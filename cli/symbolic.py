@@ -6,6 +6,9 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
 from cli.common import (
     EXIT_OK,
     SourceHolder,
@@ -19,7 +22,7 @@ from cli.common import (
 from graphs.analysis import analyse
 from graphs.crossings import crossings, resolved_upper
 from graphs.numbers import json_text
-from graphs.render_symbolic import render_place, render_symbolic
+from graphs.render_symbolic import PLACE_HEADINGS, place_cells, render_place, render_symbolic
 from graphs.semantics.explicit import evaluate
 from graphs.semantics.options import EvaluationOptions
 from graphs.semantics.symbolic import NotRegular, OutsideAssumptions
@@ -87,14 +90,28 @@ def command_place(args: argparse.Namespace, holder: SourceHolder) -> int:
     subject = Subject(checked)
     sites = []
     curves: dict = {}  # each program's time curve, priced once: the written program is in every row
-    for rewrite in offered(subject):
-        if rewrite.site.rule not in ("insert-on", "remove-on"):
-            continue
-        written_on = rewrite.site.rule == "remove-on"
-        gpu, cpu = ((rewrite.before, rewrite.after) if written_on
-                    else (rewrite.after, rewrite.before))
-        sites.append(_place_site(rewrite.site.where, written_on, cpu, gpu, values, parameter,
-                                 options, args, curves))
+    placements = [r for r in offered(subject) if r.site.rule in ("insert-on", "remove-on")]
+    # Each site's verdict is shown as soon as it is decided, under a progress bar (on a terminal
+    # only, as `hetprof rewrite` does); the table follows on stdout.
+    errors = Console(stderr=True, highlight=False)
+    with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
+                  TimeElapsedColumn(), console=errors, transient=True,
+                  disable=not errors.is_terminal or args.format == "json") as progress:
+        task = progress.add_task("placing parallel forms", total=len(placements))
+        for rewrite in placements:
+            progress.update(task, description=f"placing {rewrite.site.where}")
+            written_on = rewrite.site.rule == "remove-on"
+            gpu, cpu = ((rewrite.before, rewrite.after) if written_on
+                        else (rewrite.after, rewrite.before))
+            site = _place_site(rewrite.site.where, written_on, cpu, gpu, values, parameter,
+                               options, args, curves)
+            sites.append(site)
+            if not progress.disable:
+                cells = dict(zip(PLACE_HEADINGS, place_cells(site), strict=True))
+                progress.console.print(
+                    f"{cells['site']}: use {cells['use']} (CPU {cells['CPU time']}, GPU "
+                    f"{cells['GPU time']}); {cells['cheaper as n grows']}", markup=False)
+            progress.advance(task)
     result = {"file": args.file, "parameter": parameter, "params": values, "procs": args.procs,
               "time": PLACEMENT_TIME,
               "sites": sites}
