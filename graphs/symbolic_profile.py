@@ -92,6 +92,17 @@ class SymbolicProfile:
         self.model = gpu_model(options.profile, options.gpu_mode)
         self._priced: dict[tuple, Any] = {}
         self.gpu = options.profile.gpu
+        # Kernel prices shared with other profiles (`share_prices`), and each template's key
+        # there, by id (the templates live as long as the profile).
+        self._shared: dict[tuple, PhaseCost] | None = None
+        self._shapes: dict[int, tuple | None] = {}
+
+    def share_prices(self, prices: dict[tuple, PhaseCost]) -> None:
+        """Price kernels through `prices`, a dict shared with other profiles under the same
+        device profile and GPU model (the programs a rewrite or a placement compares share most
+        of their kernels): a kernel is priced once for all of them at the same values of its
+        own sizes (`_shared_key`)."""
+        self._shared = prices
 
     @property
     def symbols(self) -> dict[str, sp.Symbol]:
@@ -179,11 +190,47 @@ class SymbolicProfile:
         """A kernel (or serial stretch) priced at concrete sizes; kept, since the formulas and
         the values at the same sizes price the same kernels."""
         template, local_subs = phase
+        # Kept by the template itself, and (`share_prices`) by its content among the profiles
+        # that share prices. This assumes a kernel's price depends on its template, the values
+        # of its symbols, the device profile and the GPU model only, as `_price` does.
         key = (id(template), tuple(sorted((str(k), v) for k, v in {**subs, **local_subs}.items()
                                           if not isinstance(v, sp.Basic) or v.is_Number)))
         if key not in self._priced:
-            self._priced[key] = self._price(template, {**subs, **local_subs})
+            values = {**subs, **local_subs}
+            shared = self._shared_key(template, values) if self._shared is not None else None
+            if shared is not None and self._shared is not None and shared in self._shared:
+                self._priced[key] = self._shared[shared]
+            else:
+                self._priced[key] = self._price(template, values)
+                if shared is not None and self._shared is not None:
+                    self._shared[shared] = self._priced[key]
         return self._priced[key]
+
+    def _shared_key(self, template: SPhase, values: dict) -> tuple | None:
+        """A kernel's key among profiles that share prices: its template's content up to the
+        names of its symbols (two programs build the same kernel with fresh thread and loop
+        symbols of their own: `_canonical`), the device profile and GPU model, and the values of
+        the template's symbols, the only values `_price` reads. None where the template or the
+        profile cannot be hashed."""
+        if id(template) not in self._shapes:
+            shape = (template.parallel, tuple(template.path), template.count, template.var,
+                     template.fresh_base, template.writes, template.reduce, template.staged,
+                     template.writeback)
+            try:
+                symbols = _symbols_in(shape)
+                canonical = _canonical(shape, symbols)
+                hash((canonical, self.options.profile))
+                self._shapes[id(template)] = (canonical, tuple(symbols))
+            except TypeError:
+                self._shapes[id(template)] = None
+        known = self._shapes[id(template)]
+        if known is None:
+            return None
+        canonical, symbols = known
+        given = tuple((i, type(values[symbol]).__name__, values[symbol])
+                      for i, symbol in enumerate(symbols) if symbol in values)
+        return (type(self.model).__name__, self.options.profile, self.options.gpu_mode,
+                canonical, given)
 
     def _price(self, template: SPhase, values: dict) -> PhaseCost:
         p = self.gpu
@@ -540,6 +587,44 @@ def _threads(template: SPhase, values: dict):
     operands = _Operands(template.reduce, values)
     level = values[template.reduce.level]
     return lambda t: build({template.var: t, **operands.operands(level, t, values)})
+
+
+def _symbols_in(item, found: dict | None = None) -> list[sp.Symbol]:
+    """Every symbol in a kernel template's parts (dataclasses, tuples and sympy expressions),
+    bound ones (a sum's index) included, in the order they are first met."""
+    found = {} if found is None else found
+    if isinstance(item, sp.Basic):
+        for part in sp.preorder_traversal(item):
+            if isinstance(part, sp.Symbol):
+                found.setdefault(part, None)
+    elif isinstance(item, tuple | list):
+        for part in item:
+            _symbols_in(part, found)
+    elif hasattr(item, "__dataclass_fields__"):
+        for name in item.__dataclass_fields__:
+            _symbols_in(getattr(item, name), found)
+    return list(found)
+
+
+def _canonical(shape: tuple, symbols: list[sp.Symbol]) -> tuple:
+    """A kernel template's parts with its symbols renamed by the order they are first met (the
+    name's letters kept: a loop over a reduction's levels is told by its `k`), so that two
+    templates that differ only in their symbols' names are equal."""
+    names = {symbol: sp.Symbol(f"{symbol.name.rstrip('0123456789')}_{i}",
+                               **symbol.assumptions0)
+             for i, symbol in enumerate(symbols)}
+
+    def renamed(item):
+        if isinstance(item, sp.Basic):
+            return item.xreplace(names)
+        if isinstance(item, tuple | list):
+            return tuple(renamed(part) for part in item)
+        if hasattr(item, "__dataclass_fields__"):
+            return type(item)(**{name: renamed(getattr(item, name))
+                                 for name in item.__dataclass_fields__})
+        return item
+
+    return renamed(shape)
 
 
 def _done(expr: sp.Expr) -> sp.Expr:
@@ -1083,8 +1168,11 @@ class TimeCurve:
     `hetprof rewrite` share one curve between every row that compares against the program)."""
 
     def __init__(self, checked: CheckedProgram, options: EvaluationOptions,
-                 params: dict[str, int], parameter: str, procs: int):
+                 params: dict[str, int], parameter: str, procs: int,
+                 prices: dict | None = None):
         self.profile = symbolic_profile(checked, options, params, [parameter])
+        if prices is not None:  # kernel prices shared with the other curves compared with it
+            self.profile.share_prices(prices)
         self.params, self.parameter, self.procs = params, parameter, procs
         self._formula: sp.Expr | None = None
         self._times: dict[int, float] = {}

@@ -24,7 +24,13 @@ from graphs.schedule import schedule
 from graphs.semantics.explicit import evaluate
 from graphs.semantics.options import EvaluationOptions
 from graphs.semantics.symbolic import NotRegular
-from graphs.symbolic_profile import formula_text, parse_formula, report, symbolic_profile
+from graphs.symbolic_profile import (
+    TimeCurve,
+    formula_text,
+    parse_formula,
+    report,
+    symbolic_profile,
+)
 from models.device_profile import PAPER_PROFILE
 from profiler.checker import check_program
 from profiler.errors import EvaluationError
@@ -645,3 +651,23 @@ def test_gemm_priced_symbolically_equals_explicit():
     profile = symbolic_profile(checked, options)
     values = {"n": 24}
     assert_same(symbolic(profile, values), explicit(checked, values, options), values)
+
+
+def test_time_curves_that_share_prices_price_a_common_kernel_once_and_agree():
+    """Two programs that a placement compares (dot with and without an `on` around its first
+    parmap) share their reduction's kernels: with one dict of prices the second curve prices
+    only its own kernel, and both curves give the times they give alone."""
+    checked = check_program(parse_file(EXAMPLES / "dot.lg"))
+    written = Subject(checked)
+    moved = find(written, "insert-on@8:10").after
+    options, params = EvaluationOptions(), {"n": 1024}
+    alone = [TimeCurve(s.checked, options, params, "n", 2) for s in (written, moved)]
+    prices: dict = {}
+    shared = [TimeCurve(s.checked, options, params, "n", 2, prices) for s in (written, moved)]
+    for n in (1, 33, 1000, 4096):
+        assert [c(n) for c in shared] == [c(n) for c in alone]
+    first = len(prices)
+    shared[0](5000)
+    kernels = len(prices) - first
+    shared[1](5000)
+    assert 0 < len(prices) - first - kernels < kernels  # the on's kernels were priced once
