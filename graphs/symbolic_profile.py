@@ -905,6 +905,15 @@ def _shift_invariant(template: SPhase, values: dict, p) -> bool:
     the thread index with a coefficient that moves a whole group by a multiple of the banks."""
     var = template.var
     for access in _accesses(template.path):
+        coefficient = _thread_coefficient(access.address, var)
+        if coefficient is not None and var not in values and all(
+                isinstance(values.get(s), int | sp.Integer)
+                for s in sp.sympify(access.address).free_symbols - {var}):
+            # Already linear in the thread index with an integer coefficient, and every other
+            # symbol given an integer: the substitution below would find the same coefficient.
+            if coefficient and (coefficient * p.work_group_size) % p.banks:
+                return False
+            continue
         address = sp.expand(sp.sympify(access.address).subs(values))
         if var not in address.free_symbols:
             continue
@@ -918,6 +927,23 @@ def _shift_invariant(template: SPhase, values: dict, p) -> bool:
         if not coefficient.is_Integer or (int(coefficient) * p.work_group_size) % p.banks:
             return False
     return True
+
+
+@functools.cache
+def _thread_coefficient(address, var) -> int | None:
+    """c where the address, expanded, is c·var plus terms free of var (c may be 0); None where
+    var appears otherwise (inside a ceiling, times another symbol). Kept per address: a kernel
+    template's addresses are met again at every size."""
+    expanded = sp.expand(sp.sympify(address))
+    coefficient = 0
+    for term in sp.Add.make_args(expanded):
+        if var not in term.free_symbols:
+            continue
+        factor = term / var
+        if not factor.is_Integer:
+            return None
+        coefficient += int(factor)
+    return coefficient
 
 
 LOCKSTEP_CHECK_THREADS = 2**23

@@ -671,3 +671,14 @@ def test_time_curves_that_share_prices_price_a_common_kernel_once_and_agree():
     kernels = len(prices) - first
     shared[1](5000)
     assert 0 < len(prices) - first - kernels < kernels  # the on's kernels were priced once
+
+
+def test_a_thread_coefficient_is_read_once_from_an_address_linear_in_the_thread_index():
+    """_shift_invariant's shortcut: c where the address is c·t plus terms free of t, None where t
+    enters otherwise (the substitution of the sizes then decides, as before)."""
+    t, n, k = sp.symbols("t n k", integer=True)
+    coefficient = graphs.symbolic_profile._thread_coefficient
+    assert coefficient(3 * t + 17 * n + sp.ceiling(n / 2**k), t) == 3
+    assert coefficient(n + 4, t) == 0
+    assert coefficient(sp.ceiling(t / 2) + n, t) is None
+    assert coefficient(n * t, t) is None
