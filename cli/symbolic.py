@@ -6,6 +6,9 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
 from cli.common import (
     EXIT_OK,
     SourceHolder,
@@ -19,7 +22,7 @@ from cli.common import (
 from graphs.analysis import analyse
 from graphs.crossings import crossings, resolved_upper
 from graphs.numbers import json_text
-from graphs.render_symbolic import render_place, render_symbolic
+from graphs.render_symbolic import PLACE_HEADINGS, place_cells, render_place, render_symbolic
 from graphs.semantics.explicit import evaluate
 from graphs.semantics.options import EvaluationOptions
 from graphs.semantics.symbolic import NotRegular, OutsideAssumptions
@@ -86,15 +89,29 @@ def command_place(args: argparse.Namespace, holder: SourceHolder) -> int:
     options = evaluation_options(args)
     subject = Subject(checked)
     sites = []
-    curves: dict = {}  # each program's time curve, priced once: the written program is in every row
-    for rewrite in offered(subject):
-        if rewrite.site.rule not in ("insert-on", "remove-on"):
-            continue
-        written_on = rewrite.site.rule == "remove-on"
-        gpu, cpu = ((rewrite.before, rewrite.after) if written_on
-                    else (rewrite.after, rewrite.before))
-        sites.append(_place_site(rewrite.site.where, written_on, cpu, gpu, values, parameter,
-                                 options, args, curves))
+    curves = _Curves(values, parameter, options, args.procs)
+    placements = [r for r in offered(subject) if r.site.rule in ("insert-on", "remove-on")]
+    # Each site's verdict is shown as soon as it is decided, under a progress bar (on a terminal
+    # only, as `hetprof rewrite` does); the table follows on stdout.
+    errors = Console(stderr=True, highlight=False)
+    with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
+                  TimeElapsedColumn(), console=errors, transient=True,
+                  disable=not errors.is_terminal or args.format == "json") as progress:
+        task = progress.add_task("placing parallel forms", total=len(placements))
+        for rewrite in placements:
+            progress.update(task, description=f"placing {rewrite.site.where}")
+            written_on = rewrite.site.rule == "remove-on"
+            gpu, cpu = ((rewrite.before, rewrite.after) if written_on
+                        else (rewrite.after, rewrite.before))
+            site = _place_site(rewrite.site.where, written_on, cpu, gpu, values, parameter,
+                               options, args, curves)
+            sites.append(site)
+            if not progress.disable:
+                cells = dict(zip(PLACE_HEADINGS, place_cells(site), strict=True))
+                progress.console.print(
+                    f"{cells['site']}: use {cells['use']} (CPU {cells['CPU time']}, GPU "
+                    f"{cells['GPU time']}); {cells['cheaper as n grows']}", markup=False)
+            progress.advance(task)
     result = {"file": args.file, "parameter": parameter, "params": values, "procs": args.procs,
               "time": PLACEMENT_TIME,
               "sites": sites}
@@ -107,11 +124,10 @@ def command_place(args: argparse.Namespace, holder: SourceHolder) -> int:
 
 def _place_site(where: str, written_on: bool, cpu: Subject, gpu: Subject,
                 values: dict[str, int], parameter: str, options: EvaluationOptions,
-                args: argparse.Namespace, curves: dict) -> dict[str, Any]:
+                args: argparse.Namespace, curves: _Curves) -> dict[str, Any]:
     site: dict[str, Any] = {"site": where, "written": "gpu" if written_on else "cpu"}
     try:
-        worlds = {"cpu": _curve(cpu, values, parameter, options, args, curves),
-                  "gpu": _curve(gpu, values, parameter, options, args, curves)}
+        worlds = {"cpu": curves(cpu), "gpu": curves(gpu)}
         return _place_symbolic(site, worlds, values, parameter, args)
     except NotRegular as irregular:  # or sizes outside the formulas' assumptions
         why = ("outside the formulas' assumptions" if isinstance(irregular, OutsideAssumptions)
@@ -120,19 +136,28 @@ def _place_site(where: str, written_on: bool, cpu: Subject, gpu: Subject,
         return _place_explicit(site, cpu.checked, gpu.checked, values, parameter, options, args)
 
 
-def _curve(subject: Subject, values: dict[str, int], parameter: str, options: EvaluationOptions,
-           args: argparse.Namespace, curves: dict) -> TimeCurve:
-    """The subject's time curve, made once per program (a NotRegular is kept and raised again)."""
-    key = subject.key()
-    if key not in curves:
-        try:
-            curves[key] = TimeCurve(subject.checked, options, values, parameter, args.procs)
-        except NotRegular as irregular:
-            curves[key] = irregular
-    found = curves[key]
-    if isinstance(found, NotRegular):
-        raise found
-    return found
+class _Curves:
+    """Each program's time curve, made once (the written program is in every row; a NotRegular
+    is kept and raised again), its kernels priced through one dict that every curve shares."""
+
+    def __init__(self, values: dict[str, int], parameter: str, options: EvaluationOptions,
+                 procs: int):
+        self.values, self.parameter, self.options, self.procs = values, parameter, options, procs
+        self.made: dict[Any, TimeCurve | NotRegular] = {}
+        self.prices: dict = {}
+
+    def __call__(self, subject: Subject) -> TimeCurve:
+        key = subject.key()
+        if key not in self.made:
+            try:
+                self.made[key] = TimeCurve(subject.checked, self.options, self.values,
+                                           self.parameter, self.procs, self.prices)
+            except NotRegular as irregular:
+                self.made[key] = irregular
+        found = self.made[key]
+        if isinstance(found, NotRegular):
+            raise found
+        return found
 
 
 def _place_symbolic(site: dict[str, Any], worlds: dict[str, TimeCurve],

@@ -84,6 +84,26 @@ def render_symbolic(result: dict) -> str:
     return "\n".join(lines) + "\n"
 
 
+PLACE_HEADINGS = ("site", "written", "CPU time", "GPU time", "GPU speedup", "use",
+                  "cheaper as n grows")
+
+
+def place_cells(site: dict) -> tuple[str, ...]:
+    """One site's verdict row of `hetprof place` (PLACE_HEADINGS): the world it is written for,
+    both times at the sizes given, the GPU's speedup, the world to use there, and the sizes from
+    which each world is cheaper."""
+    here = site["at_params"]
+    cpu, gpu = here["cpu"], here["gpu"]
+    speedup = f"{cpu / gpu:.2f}x" if gpu else "-"
+    pieces = [f"{site['cheaper_from_1'].upper()} from 1"]
+    pieces += [f"{c['cheaper'].upper()} from {number(c['n'])}" for c in site["crossings"]]
+    if not site["crossings"]:
+        upper = site.get("searched_up_to")
+        pieces.append(f"(no change up to {number(upper)})" if upper else "(no change)")
+    return (site["site"], "GPU (`on`)" if site["written"] == "gpu" else "CPU", number(cpu),
+            number(gpu), speedup, "GPU" if gpu < cpu else "CPU", "; ".join(pieces))
+
+
 def render_place(result: dict) -> str:
     """The report of `hetprof place` as text. First a verdict per site (as Intel Advisor's
     offload report leads with one): CPU and GPU time at the sizes given, the speedup of the GPU,
@@ -94,21 +114,10 @@ def render_place(result: dict) -> str:
     columns = _columns()
     table = Table(title=f"{result['file']}: where each parallel form is cheaper, at {at} "
                   f"(P = {result['procs']})", title_justify="left", header_style="bold")
-    for heading in ("site", "written", "CPU time", "GPU time", "GPU speedup", "use",
-                    f"cheaper as {n} grows"):
+    for heading in PLACE_HEADINGS[:-1] + (f"cheaper as {n} grows",):
         table.add_column(heading, overflow="fold")
     for site in result["sites"]:
-        here = site["at_params"]
-        cpu, gpu = here["cpu"], here["gpu"]
-        speedup = f"{cpu / gpu:.2f}x" if gpu else "-"
-        pieces = [f"{site['cheaper_from_1'].upper()} from 1"]
-        pieces += [f"{c['cheaper'].upper()} from {number(c['n'])}" for c in site["crossings"]]
-        if not site["crossings"]:
-            upper = site.get("searched_up_to")
-            pieces.append(f"(no change up to {number(upper)})" if upper else "(no change)")
-        table.add_row(site["site"], "GPU (`on`)" if site["written"] == "gpu" else "CPU",
-                      number(cpu), number(gpu), speedup, "GPU" if gpu < cpu else "CPU",
-                      "; ".join(pieces))
+        table.add_row(*place_cells(site))
     buffer = StringIO()
     console = Console(file=buffer, width=columns, color_system=None, highlight=False)
     if result["sites"]:

@@ -237,13 +237,14 @@ def symbolic_solver(scorer: Scorer, upper: int = 10**12) -> Solver:
     to `upper` in O(log upper) evaluations (`crossings`). None where a program is not regular
     (the ladder of explicit evaluations answers then)."""
     curves: dict = {}  # a subject's TimeCurve (None: not regular), shared by every rewrite
+    prices: dict = {}  # kernel prices, shared by every curve (most kernels are in all of them)
 
     def curve_of(subject, parameter: str) -> TimeCurve | None:
         key = (subject.key(), parameter)
         if key not in curves:
             try:
                 curves[key] = TimeCurve(subject.checked, scorer.options_for(subject),
-                                        scorer.params, parameter, scorer.procs)
+                                        scorer.params, parameter, scorer.procs, prices)
             except NotRegular:
                 curves[key] = None
         return curves[key]

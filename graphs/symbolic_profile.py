@@ -94,6 +94,17 @@ class SymbolicProfile:
         self.model = gpu_model(options.profile, options.gpu_mode)
         self._priced: dict[tuple, Any] = {}
         self.gpu = options.profile.gpu
+        # Kernel prices shared with other profiles (`share_prices`), and each template's key
+        # there, by id (the templates live as long as the profile).
+        self._shared: dict[tuple, PhaseCost] | None = None
+        self._shapes: dict[int, tuple | None] = {}
+
+    def share_prices(self, prices: dict[tuple, PhaseCost]) -> None:
+        """Price kernels through `prices`, a dict shared with other profiles under the same
+        device profile and GPU model (the programs a rewrite or a placement compares share most
+        of their kernels): a kernel is priced once for all of them at the same values of its
+        own sizes (`_shared_key`)."""
+        self._shared = prices
 
     @property
     def symbols(self) -> dict[str, sp.Symbol]:
@@ -217,12 +228,52 @@ class SymbolicProfile:
         kernels."""
         template, local_subs = phase
         model = model or self.model
-        key = (id(template), getattr(model, "heap_bytes", 0),
+        heap = getattr(model, "heap_bytes", 0)  # the cache mode's box heap (L2 or DRAM)
+        # Kept by the template itself, and (`share_prices`) by its content among the profiles
+        # that share prices. This assumes a kernel's price depends on its template, the values
+        # of its symbols, the device profile, the GPU model and (cache mode) its box's heap only,
+        # as `_price` does.
+        key = (id(template), heap,
                tuple(sorted((str(k), v) for k, v in {**subs, **local_subs}.items()
                             if not isinstance(v, sp.Basic) or v.is_Number)))
         if key not in self._priced:
-            self._priced[key] = self._price(template, {**subs, **local_subs}, model)
+            values = {**subs, **local_subs}
+            shared = self._shared_key(template, values) if self._shared is not None else None
+            if shared is not None:
+                shared = (*shared, heap)
+            if shared is not None and self._shared is not None and shared in self._shared:
+                self._priced[key] = self._shared[shared]
+            else:
+                self._priced[key] = self._price(template, values, model)
+                if shared is not None and self._shared is not None:
+                    self._shared[shared] = self._priced[key]
         return self._priced[key]
+
+    def _shared_key(self, template: SPhase, values: dict) -> tuple | None:
+        """A kernel's key among profiles that share prices: its template's content up to the
+        names of its symbols (two programs build the same kernel with fresh thread and loop
+        symbols of their own: `_canonical`), the device profile and GPU model, and the values of
+        the template's symbols, the only values `_price` reads. None where the template or the
+        profile cannot be hashed."""
+        if id(template) not in self._shapes:
+            shape = (template.parallel, tuple(template.path), template.count, template.var,
+                     template.fresh_base, template.writes, template.reduce, template.staged,
+                     template.writeback)
+            try:
+                symbols = _symbols_in(shape)
+                canonical = _canonical(shape, symbols)
+                hash((canonical, self.options.profile))
+                self._shapes[id(template)] = (canonical, tuple(symbols))
+            except TypeError:
+                self._shapes[id(template)] = None
+        known = self._shapes[id(template)]
+        if known is None:
+            return None
+        canonical, symbols = known
+        given = tuple((i, type(values[symbol]).__name__, values[symbol])
+                      for i, symbol in enumerate(symbols) if symbol in values)
+        return (type(self.model).__name__, self.options.profile, self.options.gpu_mode,
+                canonical, given)
 
     def _price(self, template: SPhase, values: dict, model=None) -> PhaseCost:
         p = self.gpu
@@ -655,6 +706,44 @@ def _threads(template: SPhase, values: dict):
     return lambda t: build({template.var: t, **operands.operands(level, t, values)})
 
 
+def _symbols_in(item, found: dict | None = None) -> list[sp.Symbol]:
+    """Every symbol in a kernel template's parts (dataclasses, tuples and sympy expressions),
+    bound ones (a sum's index) included, in the order they are first met."""
+    found = {} if found is None else found
+    if isinstance(item, sp.Basic):
+        for part in sp.preorder_traversal(item):
+            if isinstance(part, sp.Symbol):
+                found.setdefault(part, None)
+    elif isinstance(item, tuple | list):
+        for part in item:
+            _symbols_in(part, found)
+    elif hasattr(item, "__dataclass_fields__"):
+        for name in item.__dataclass_fields__:
+            _symbols_in(getattr(item, name), found)
+    return list(found)
+
+
+def _canonical(shape: tuple, symbols: list[sp.Symbol]) -> tuple:
+    """A kernel template's parts with its symbols renamed by the order they are first met (the
+    name's letters kept: a loop over a reduction's levels is told by its `k`), so that two
+    templates that differ only in their symbols' names are equal."""
+    names = {symbol: sp.Symbol(f"{symbol.name.rstrip('0123456789')}_{i}",
+                               **symbol.assumptions0)
+             for i, symbol in enumerate(symbols)}
+
+    def renamed(item):
+        if isinstance(item, sp.Basic):
+            return item.xreplace(names)
+        if isinstance(item, tuple | list):
+            return tuple(renamed(part) for part in item)
+        if hasattr(item, "__dataclass_fields__"):
+            return type(item)(**{name: renamed(getattr(item, name))
+                                 for name in item.__dataclass_fields__})
+        return item
+
+    return renamed(shape)
+
+
 def _done(expr: sp.Expr) -> sp.Expr:
     """expr with every sum whose bounds are known added up (a lock-step base after a reduction
     is a sum over its levels)."""
@@ -933,6 +1022,15 @@ def _shift_invariant(template: SPhase, values: dict, p) -> bool:
     the thread index with a coefficient that moves a whole group by a multiple of the banks."""
     var = template.var
     for access in _accesses(template.path):
+        coefficient = _thread_coefficient(access.address, var)
+        if coefficient is not None and var not in values and all(
+                isinstance(values.get(s), int | sp.Integer)
+                for s in sp.sympify(access.address).free_symbols - {var}):
+            # Already linear in the thread index with an integer coefficient, and every other
+            # symbol given an integer: the substitution below would find the same coefficient.
+            if coefficient and (coefficient * p.work_group_size) % p.banks:
+                return False
+            continue
         address = sp.expand(sp.sympify(access.address).subs(values))
         if var not in address.free_symbols:
             continue
@@ -946,6 +1044,23 @@ def _shift_invariant(template: SPhase, values: dict, p) -> bool:
         if not coefficient.is_Integer or (int(coefficient) * p.work_group_size) % p.banks:
             return False
     return True
+
+
+@functools.cache
+def _thread_coefficient(address, var) -> int | None:
+    """c where the address, expanded, is c·var plus terms free of var (c may be 0); None where
+    var appears otherwise (inside a ceiling, times another symbol). Kept per address: a kernel
+    template's addresses are met again at every size."""
+    expanded = sp.expand(sp.sympify(address))
+    coefficient = 0
+    for term in sp.Add.make_args(expanded):
+        if var not in term.free_symbols:
+            continue
+        factor = term / var
+        if not factor.is_Integer:
+            return None
+        coefficient += int(factor)
+    return coefficient
 
 
 LOCKSTEP_CHECK_THREADS = 2**23
@@ -1196,8 +1311,11 @@ class TimeCurve:
     `hetprof rewrite` share one curve between every row that compares against the program)."""
 
     def __init__(self, checked: CheckedProgram, options: EvaluationOptions,
-                 params: dict[str, int], parameter: str, procs: int):
+                 params: dict[str, int], parameter: str, procs: int,
+                 prices: dict | None = None):
         self.profile = symbolic_profile(checked, options, params, [parameter])
+        if prices is not None:  # kernel prices shared with the other curves compared with it
+            self.profile.share_prices(prices)
         self.params, self.parameter, self.procs = params, parameter, procs
         self._formula: sp.Expr | None = None
         self._times: dict[int, float] = {}

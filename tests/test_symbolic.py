@@ -24,7 +24,13 @@ from graphs.schedule import schedule
 from graphs.semantics.explicit import evaluate
 from graphs.semantics.options import EvaluationOptions
 from graphs.semantics.symbolic import NotRegular
-from graphs.symbolic_profile import formula_text, parse_formula, report, symbolic_profile
+from graphs.symbolic_profile import (
+    TimeCurve,
+    formula_text,
+    parse_formula,
+    report,
+    symbolic_profile,
+)
 from models.device_profile import PAPER_PROFILE
 from profiler.checker import check_program
 from profiler.errors import EvaluationError
@@ -664,3 +670,34 @@ def test_long_thread_loops_in_cache_mode_are_priced_close_to_explicit(name, monk
         got = [o["kernel"] for o in symbolic(profile, values)["on"]]
         want = [o["kernel"] for o in explicit(checked, values, options)["on"]]
         assert got == pytest.approx(want, rel=0.2), f"n={n}"
+
+
+def test_time_curves_that_share_prices_price_a_common_kernel_once_and_agree():
+    """Two programs that a placement compares (dot with and without an `on` around its first
+    parmap) share their reduction's kernels: with one dict of prices the second curve prices
+    only its own kernel, and both curves give the times they give alone."""
+    checked = check_program(parse_file(EXAMPLES / "dot.lg"))
+    written = Subject(checked)
+    moved = find(written, "insert-on@8:10").after
+    options, params = EvaluationOptions(), {"n": 1024}
+    alone = [TimeCurve(s.checked, options, params, "n", 2) for s in (written, moved)]
+    prices: dict = {}
+    shared = [TimeCurve(s.checked, options, params, "n", 2, prices) for s in (written, moved)]
+    for n in (1, 33, 1000, 4096):
+        assert [c(n) for c in shared] == [c(n) for c in alone]
+    first = len(prices)
+    shared[0](5000)
+    kernels = len(prices) - first
+    shared[1](5000)
+    assert 0 < len(prices) - first - kernels < kernels  # the on's kernels were priced once
+
+
+def test_a_thread_coefficient_is_read_once_from_an_address_linear_in_the_thread_index():
+    """_shift_invariant's shortcut: c where the address is c·t plus terms free of t, None where t
+    enters otherwise (the substitution of the sizes then decides, as before)."""
+    t, n, k = sp.symbols("t n k", integer=True)
+    coefficient = graphs.symbolic_profile._thread_coefficient
+    assert coefficient(3 * t + 17 * n + sp.ceiling(n / 2**k), t) == 3
+    assert coefficient(n + 4, t) == 0
+    assert coefficient(sp.ceiling(t / 2) + n, t) is None
+    assert coefficient(n * t, t) is None

@@ -104,3 +104,22 @@ def test_place_leads_with_a_verdict_per_site_and_writes_formulas_as_the_paper_do
     assert "⌈log₂(n)⌉" in text and "ceiling(" not in text
     data = json.loads(hetprof("place", "examples/dot.lg", "--format", "json").stdout)
     assert "ceiling(log(n)/log(2))" in data["sites"][2]["time"]["cpu"]  # JSON: sympy's own form
+
+
+def test_place_streams_each_site_under_progress_on_a_terminal():
+    """Issue 19: on a terminal, each site's verdict is printed (to stderr) as soon as it is
+    decided, the same as its row of the table; a pipe gets the table alone."""
+    env = {**os.environ, "FORCE_COLOR": "1", "COLUMNS": "160"}
+    result = subprocess.run([sys.executable, "-m", "cli", "place", "examples/zipmul.lg"],
+                            cwd=ROOT, capture_output=True, text=True, timeout=300, env=env)
+    assert result.returncode == 0, result.stderr
+    data = json.loads(hetprof("place", "examples/zipmul.lg", "--format", "json").stdout)
+    streamed = [line for line in result.stderr.splitlines() if ": use " in line]
+    assert len(streamed) == len(data["sites"]) == 2
+    for line, site in zip(streamed, data["sites"], strict=True):
+        crossing = site["crossings"][0]
+        assert line.endswith(f"{site['cheaper_from_1'].upper()} from 1; "
+                             f"{crossing['cheaper'].upper()} from {crossing['n']:,}")
+        assert site["site"] + ": use " in line
+    plain = hetprof("place", "examples/zipmul.lg")
+    assert ": use " not in plain.stderr
