@@ -32,7 +32,7 @@ from dataclasses import dataclass, replace
 import numpy as np
 
 from models.device_profile import CpuParameters
-from models.opencl.calibrate import Fit
+from models.opencl.calibrate import ARITHMETIC, COPY, Fit  # the same kernels as the GPU's
 
 EMPTY = "__kernel void empty(__global long* out) { }\n"
 
@@ -68,21 +68,6 @@ __kernel void bump(__global int* counters, const int reps, const int shared) {
        pointer while it alone allocates), or one counter for every compute unit */
     __global int* counter = counters + (shared ? 0 : get_group_id(0) * 16);
     for (int r = 0; r < reps; r++) { atomic_add(counter, 1); }
-}
-"""
-
-ARITHMETIC = """\
-__kernel void arithmetic(__global long* out, const int reps) {
-    long x = get_global_id(0) + 1;
-    for (int r = 0; r < reps; r++) { x = x * 3 + 1; }
-    out[get_global_id(0)] = x;
-}
-"""
-
-COPY = """\
-__kernel void copy(__global const long* restrict a, __global long* restrict out) {
-    long i = get_global_id(0);
-    out[i] = a[i];
 }
 """
 
