@@ -14,7 +14,6 @@ import sys
 from io import StringIO
 
 from rich.console import Console
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
 from cli.common import (
@@ -24,6 +23,7 @@ from cli.common import (
     evaluation_options,
     load_checked,
     parse_params,
+    verdict_progress,
     write_output,
 )
 from graphs.numbers import json_text, number, signed
@@ -97,10 +97,7 @@ def _list(args: argparse.Namespace, scorer: Scorer, subject: Subject,
     assessments: list[Assessment] = []
     size = scorer.params.get(parameter) if parameter is not None else None
     # Each row is shown as soon as it is scored, under a progress bar (on a terminal only).
-    errors = Console(stderr=True, highlight=False)
-    with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
-                  TimeElapsedColumn(), console=errors, transient=True,
-                  disable=not errors.is_terminal or args.format == "json") as progress:
+    with verdict_progress(args) as progress:
         task = progress.add_task("scoring rewrites", total=len(rewrites))
         for rewrite in rewrites:
             progress.update(task, description=f"scoring {rewrite.key}")

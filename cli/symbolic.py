@@ -6,9 +6,6 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from rich.console import Console
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
-
 from cli.common import (
     EXIT_OK,
     SourceHolder,
@@ -17,6 +14,7 @@ from cli.common import (
     evaluation_options,
     load_checked,
     parse_params,
+    verdict_progress,
     write_output,
 )
 from graphs.analysis import analyse
@@ -93,10 +91,7 @@ def command_place(args: argparse.Namespace, holder: SourceHolder) -> int:
     placements = [r for r in offered(subject) if r.site.rule in ("insert-on", "remove-on")]
     # Each site's verdict is shown as soon as it is decided, under a progress bar (on a terminal
     # only, as `hetprof rewrite` does); the table follows on stdout.
-    errors = Console(stderr=True, highlight=False)
-    with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
-                  TimeElapsedColumn(), console=errors, transient=True,
-                  disable=not errors.is_terminal or args.format == "json") as progress:
+    with verdict_progress(args) as progress:
         task = progress.add_task("placing parallel forms", total=len(placements))
         for rewrite in placements:
             progress.update(task, description=f"placing {rewrite.site.where}")
