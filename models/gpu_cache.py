@@ -78,11 +78,6 @@ class Traffic:
         self.atomics += other.atomics * times
         self.footprint += other.footprint * times
 
-    def to_json(self) -> dict[str, int]:
-        return {"l1_hits": self.l1_hits, "l1_misses": self.l1_misses,
-                "forwarded": self.forwarded, "stores": self.stores, "atomics": self.atomics,
-                "footprint_sectors": self.footprint}
-
 
 @dataclass(slots=True)
 class GroupState:
