@@ -9,7 +9,8 @@
 # PROFILE.json: skip calibration (its PROFILE.paper.json / .dmm.json / .cache.json, if there, are
 # the other modes' fits). PROGRAM: suite program names (default: all). Two calls split the suite:
 # the first calibrates and validates some programs, the second takes results/nvidia.json and the
-# rest. REWRITE_PROFILE (environment): the profile the rewrites are predicted with (default:
+# rest. TOGETHER (environment): programs whose sizes run in one process (default: the cheap
+# CPU-winning ones). REWRITE_PROFILE (environment): the profile the rewrites are predicted with (default:
 # PROFILE). Sizes: benchmarks/suite/sizes.json ({"program": [n, ...]}) if it exists, else validate's.
 set -u
 . benchmarks/gpu_setup.sh || exit 1
@@ -61,8 +62,19 @@ done
 if [ $# -ge 1 ]; then programs=("$@"); else
   programs=(); for p in benchmarks/suite/*.lg; do programs+=("$(basename "$p" .lg)"); done
 fi
-for name in "${programs[@]}"; do  # one call per size: a time-out loses that size only
+# programs whose sizes are cheap run them all in one process (saves the imports and pricing set-up
+# per size); the others one call per size, so that a time-out loses that size only
+TOGETHER=" ${TOGETHER-sample lookup trace vecsum serial_loop recurrence} "
+for name in "${programs[@]}"; do
   sizes=$(sizes_of "$name")
+  if [ -n "$sizes" ] && [[ "$TOGETHER" == *" $name "* ]]; then
+    t=$(limit 240)
+    if [ "$t" -lt 10 ]; then echo "$name: out of time" >> "$R/failures.txt"; continue; fi
+    timeout "$t" python3 -m cli validate "${common[@]}" --quick --parts programs --sizes "$sizes" \
+      "benchmarks/suite/$name.lg" -o "$R/val_${name}_all.json" 2> "$R/val_${name}_all.log" \
+      || echo "$name (all sizes): exit $?" >> "$R/failures.txt"
+    save; report; continue
+  fi
   for n in ${sizes//,/ }; do
     t=$(limit 75)
     if [ "$t" -lt 10 ]; then echo "$name n=$n: out of time" >> "$R/failures.txt"; continue; fi

@@ -281,6 +281,16 @@ def lookup(p: Params) -> Any:
     return (table[(np.arange(16) * 7919 + 13) % n] * 2).tolist()
 
 
+def trace(p: Params) -> Any:
+    n = p["n"]
+    a = _square(scaled(n * n, 7, 3), n)
+    return float(tree_sum(np.diagonal(a)))
+
+
+def vecsum(p: Params) -> Any:
+    return float(tree_sum(scaled(p["n"], 3, 2)))
+
+
 SUITE: dict[str, tuple[Callable[[Params], Any], list[Params]]] = {
     "gemm.lg": (gemm, [{"n": 5}]),
     "2mm.lg": (two_mm, [{"n": 4}]),
@@ -305,4 +315,6 @@ SUITE: dict[str, tuple[Callable[[Params], Any], list[Params]]] = {
     "sample.lg": (sample, [{"n": 8}, {"n": 100}]),
     "recurrence.lg": (recurrence, [{"n": 0}, {"n": 37}]),
     "lookup.lg": (lookup, [{"n": 16}, {"n": 1000}]),
+    "trace.lg": (trace, [{"n": 1}, {"n": 9}]),
+    "vecsum.lg": (vecsum, [{"n": 1}, {"n": 37}]),
 }
