@@ -9,7 +9,8 @@
 # PROFILE.json: skip calibration (its PROFILE.paper.json / .dmm.json / .cache.json, if there, are
 # the other modes' fits). PROGRAM: suite program names (default: all). Two calls split the suite:
 # the first calibrates and validates some programs, the second takes results/nvidia.json and the
-# rest. TOGETHER (environment): programs whose sizes run in one process (default: the cheap
+# rest. REWRITES (environment): the programs whose rewrites are validated (default: those of
+# jacobi1d, gesummv and atax that are among PROGRAM). TOGETHER (environment): programs whose sizes run in one process (default: the cheap
 # CPU-winning ones). REWRITE_PROFILE (environment): the profile the rewrites are predicted with (default:
 # PROFILE). Sizes: benchmarks/suite/sizes.json ({"program": [n, ...]}) if it exists, else validate's.
 set -u
@@ -86,8 +87,8 @@ for name in "${programs[@]}"; do
   report
 done
 # the rewrite validation of a few suite programs, at their first size
-for name in jacobi1d gesummv atax; do
-  case " ${programs[*]} " in *" $name "*) ;; *) continue ;; esac
+for name in ${REWRITES-jacobi1d gesummv atax}; do
+  [ -n "${REWRITES+set}" ] || case " ${programs[*]} " in *" $name "*) ;; *) continue ;; esac
   t=$(limit 120)
   if [ "$t" -lt 20 ]; then echo "rewrites $name: out of time" >> "$R/failures.txt"; continue; fi
   size=$(sizes_of "$name"); size=${size%%,*}
