@@ -16,8 +16,11 @@ CPU edge weighs in the cost graph, whose time on P processors is about its work 
 - write_s: items storing `reps` words in a row;
 - alloc_s: items bumping their work group's counter with `atomic_add` (the backend's `ALLOC`,
   one core alone on a pointer it keeps in its cache);
-- contended_alloc_s: every item bumping one counter: the wall time per bump, the rate at which
-  the compute units take the counter's cache line in turn (a floor, not a per-processor cost);
+- contended_alloc_s: every item allocating from one counter as the generated code does (the bump,
+  then a store of the value into the cell it got): the wall time per allocation, the rate at
+  which the compute units take the counter's cache line in turn and, since consecutive cells go
+  to different units, the cells' lines as well (a floor, not a per-processor cost); the bump
+  alone, without the store, is measured beside it for the report;
 - op_s: a chain of dependent 64-bit multiply-adds (the backend's values are 64-bit);
 - bytes_per_s: a stride-1 copy over all compute units, bytes read plus written over its time;
 - and, for profiles priced by the PRAM (`--units` of old), seconds per PRAM step: a map kernel as
@@ -68,6 +71,15 @@ __kernel void bump(__global int* counters, const int reps, const int shared) {
        pointer while it alone allocates), or one counter for every compute unit */
     __global int* counter = counters + (shared ? 0 : get_group_id(0) * 16);
     for (int r = 0; r < reps; r++) { atomic_add(counter, 1); }
+}
+"""
+
+ALLOCATE = """\
+__kernel void allocate(__global int* counter, __global long* cells, const int reps,
+                       const long mask) {
+    long i = get_global_id(0);
+    /* hetprof's ALLOC and the store of the new value, every compute unit on one region */
+    for (int r = 0; r < reps; r++) { int at = atomic_add(counter, 1); cells[at & mask] = i + r; }
 }
 """
 
@@ -180,9 +192,26 @@ def calibrate_cpu(session, quick: bool = False, repeats: int = 7,
     if int(counted[0]) != bump_items * REPS * (repeats + 1):
         raise RuntimeError("the CPU allocation microbenchmark lost atomic increments")
     bumps = bump_items * REPS
+    bump_only = max(1e-12, (full.median - zero.median) / bumps)
+    fits.append(Fit(f"CPU allocation bump alone, one counter, {processors} compute units (wall "
+                    "time; report only)", {"seconds": bump_only, "bumps": bumps},
+                    [(0, zero.median, zero.median),
+                     (bumps, full.median, zero.median + bump_only * bumps)]))
+    cell_mask = (1 << 22) - 1  # 32 MB of cells: fresh lines, as a growing region's are
+
+    def allocation_buffers():
+        return [np.zeros(1, np.int32), np.zeros(cell_mask + 1, np.int64)]
+
+    zero, _ = time_kernel(session, ALLOCATE, "allocate", bump_items, None, allocation_buffers(),
+                          [np.int32(0), np.int64(cell_mask)], repeats)
+    full, (counted, _) = time_kernel(session, ALLOCATE, "allocate", bump_items, None,
+                                     allocation_buffers(), [np.int32(REPS), np.int64(cell_mask)],
+                                     repeats)
+    if int(counted[0]) != bumps * (repeats + 1):
+        raise RuntimeError("the CPU allocation microbenchmark lost atomic increments")
     contended = max(1e-12, (full.median - zero.median) / bumps)
-    fits.append(Fit(f"CPU allocation bump, one counter, {processors} compute units (wall time)",
-                    {"seconds": contended, "bumps": bumps},
+    fits.append(Fit(f"CPU allocation (bump and store), one counter, {processors} compute units "
+                    "(wall time)", {"seconds": contended, "bumps": bumps},
                     [(0, zero.median, zero.median),
                      (bumps, full.median, zero.median + contended * bumps)]))
     progress("CPU arithmetic", 0.94)

@@ -14,7 +14,9 @@ growing costs what a write costs (which thread grows decides its path's weight).
 calibrated profile it does not, so these profiles price growth as a write (`growth_as_write`).
 That leaves the kernels unchanged (a kernel never grows a region: Fig. 9, NoExpandWE) and drops
 the CPU part's Δa charges, which the measured run does not pay either: the OpenCL backend sizes
-every region before the kernel starts (models/opencl/runner.py). The explicit path keeps them.
+every region before the kernel starts (models/opencl/runner.py). `validate`'s explicit path
+prices growth the same way (before issue 15's suite run it kept the Δa charges, and a serial loop
+that grows its region at every step came out up to 8 times its measured CPU time).
 
 The CPU part is a cost centre's time under the 1DF schedule on the OpenCL CPU device's compute
 units: "the CPU" is that device running hetprof's own generated code, the same kernels the GPU

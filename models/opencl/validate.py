@@ -45,7 +45,7 @@ from graphs.semantics.inputs import NotVectorised, estimate_room, offload_inputs
 from graphs.semantics.options import EvaluationOptions
 from models.cpu import by_class, cpu_floor
 from models.device_profile import GPU_MODES, DeviceProfile
-from models.opencl.predict import OnPrediction, SymbolicPredictions
+from models.opencl.predict import OnPrediction, SymbolicPredictions, growth_as_write
 from models.providers import providers_for
 from profiler.checker import CheckedProgram, bind_parameters, check_program
 from profiler.parser import parse
@@ -192,8 +192,11 @@ def validate(session, cpu_session, profile: DeviceProfile, programs: list[str] |
             if predicted is None or not isinstance(fast, tuple):
                 gpu_collector, cpu_collector = OffloadCollector(), OffloadCollector()
                 evaluate(gpu_checked, params, replace(options, observer=gpu_collector))
-                cpu_evaluation = evaluate(cpu_checked, params,
-                                          replace(options, observer=cpu_collector))
+                # Growth priced as a write, as the symbolic predictions price it
+                # (predict.growth_as_write): the backend sizes every region before a kernel,
+                # so the measured CPU run grows none.
+                cpu_evaluation = evaluate(cpu_checked, params, replace(
+                    options, profile=growth_as_write(profile), observer=cpu_collector))
                 gpu_offloads, cpu_offloads = gpu_collector.offloads, cpu_collector.offloads
                 if predicted is None:
                     centre_time = centre_times(cpu_evaluation, schedule(
