@@ -26,8 +26,10 @@ code does for it:
 
 Two shared resources bound a parallel stretch however many processors run it (`cpu_floor`): the
 socket's memory bandwidth, `bytes_per_s` (a stride-1 copy over all compute units), for the words
-it moves; and the allocation pointer, whose cache line the cores take in turn, `contended_alloc_s`
-per allocation when every compute unit bumps it at once.
+it moves; and, where more than one compute unit runs it, the allocation pointer, whose cache line
+the cores take in turn, `contended_alloc_s` per allocation when every compute unit allocates at
+once (measured as the generated code allocates: the bump, then a store into the new cell, whose
+line the next unit's cell shares).
 """
 
 from __future__ import annotations
@@ -82,27 +84,18 @@ def cpu_model(profile: DeviceProfile) -> CpuModel:
                         merge=cpu.merge * scale))
 
 
-@dataclass(frozen=True, slots=True)
-class CpuFloor:
-    """What a parallel stretch moves through the CPU's shared resources: `words` to and from
-    memory and `allocations` of its regions' pointers."""
-
-    words: float
-    allocations: float
-
-    def seconds(self, profile: DeviceProfile) -> float:
-        """The least time any number of processors take for such a stretch (`cpu_floor`)."""
-        return cpu_floor(profile, self.words, self.allocations)
-
-
-def cpu_floor(profile: DeviceProfile, words: float, allocations: float) -> float:
+def cpu_floor(profile: DeviceProfile, words: float, allocations: float,
+              processors: int = 2) -> float:
     """The least time a parallel stretch that moves `words` words of memory and bumps a region's
-    allocation pointer `allocations` times takes on the CPU, however many processors run it: the
-    larger of its traffic over the socket's bandwidth and its bumps one after another on the
-    pointer's cache line. 0 where the profile has neither rate calibrated."""
+    allocation pointer `allocations` times takes on the CPU, run on `processors` compute units:
+    the larger of its traffic over the socket's bandwidth and, where more than one unit bumps
+    the pointer, its bumps one after another on the pointer's cache line (a single unit pays its
+    own bumps, `alloc_s` each, on its path, and nobody takes the line from it). 0 where the
+    profile has neither rate calibrated."""
     cpu = profile.cpu
     if not by_class(profile):
         return 0.0
     bandwidth = (words * profile.region.word_bytes / cpu.bytes_per_s if cpu.bytes_per_s
                  else 0.0)
-    return max(bandwidth, allocations * cpu.contended_alloc_s)
+    contended = allocations * cpu.contended_alloc_s if processors > 1 else 0.0
+    return max(bandwidth, contended)

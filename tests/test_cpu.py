@@ -18,6 +18,7 @@ from models.device_profile import (
     GpuParameters,
     RegionParameters,
 )
+from models.opencl.predict import cpu_units
 from models.pram import Pram
 from profiler.checker import check_program
 from profiler.parser import parse
@@ -79,6 +80,13 @@ def test_the_floor_is_the_socket_bandwidth_or_the_contended_pointer():
     assert cpu_floor(BY_CLASS, 10, 4) == pytest.approx(5.0)
     assert cpu_floor(BY_CLASS, 2, 40) == pytest.approx(20.0)  # 40 bumps of 0.5 s one by one
     assert cpu_floor(BY_CLASS, 0, 0) == 0.0
+    # one compute unit alone keeps the pointer's line: only the bandwidth bounds it
+    assert cpu_floor(BY_CLASS, 2, 40, processors=1) == pytest.approx(1.0)
+
+
+def test_an_on_body_runs_on_as_many_units_as_its_widest_kernel_has_work_groups():
+    assert [cpu_units(16, threads) for threads in (1, 8, 256, 257, 4096, 10**6)] == [
+        1, 1, 1, 2, 16, 16]
 
 
 def test_a_top_level_form_merges_with_a_launch_and_a_nested_one_with_a_step():

@@ -13,10 +13,16 @@ from conftest import ROOT
 from graphs.semantics.explicit import OFFLOAD_CENTRE, evaluate
 from graphs.semantics.inputs import NotVectorised
 from graphs.semantics.options import EvaluationOptions
-from models.device_profile import CpuParameters, DeviceProfile, GpuParameters, save_profile
+from models.device_profile import (
+    CpuParameters,
+    DeviceProfile,
+    GpuParameters,
+    load_profile,
+    save_profile,
+)
 from models.opencl.predict import SymbolicPredictions, growth_as_write
 from models.opencl.runner import DeviceSession, select_device
-from models.opencl.validate import _explicit_floor, _variants, validate
+from models.opencl.validate import _explicit_floor, _variants, explicit_predictions, validate
 from profiler.checker import bind_parameters, check_program
 from profiler.parser import parse
 
@@ -77,19 +83,43 @@ def test_the_cli_takes_inputs_and_reports_them(tmp_path):
 def test_the_cpu_floor_counts_the_same_edges_symbolically_and_explicitly():
     """models/opencl/predict.py counts a CPU part's reads and writes with a counting profile;
     validate's explicit path counts them in the graph: the floors agree, and a slow enough
-    contended pointer makes the floor the allocations' time."""
+    contended pointer makes the floor the allocations' time where two units allocate."""
     cpu = CpuParameters(seconds_per_unit=1e-9, read_s=1e-9, write_s=1e-9, op_s=1e-9,
                         contended_alloc_s=1.0, bytes_per_s=8e9, processors=2)
     profile = DeviceProfile(units="seconds", cpu=cpu, gpu=GpuParameters(seconds_per_unit=1e-9))
     checked = check_program(parse((ROOT / "examples" / "zipmul.lg").read_text(), ZIPMUL))
     gpu, cpu_variant = _variants(checked)
     predictions = SymbolicPredictions(gpu, cpu_variant, profile, "dmm", {}, 2)
-    params = bind_parameters(checked, {"n": 64})
+    params = bind_parameters(checked, {"n": 512})  # two work groups: both units allocate
     (guess,) = predictions.at(params)
     evaluation = evaluate(cpu_variant, params, EvaluationOptions(profile=growth_as_write(profile)))
     centre = f"{OFFLOAD_CENTRE}0"
-    explicit = _explicit_floor(evaluation, centre, 0, profile)
-    symbolic = predictions.floor(centre, params, 0)
-    # zipmul's `on` body allocates 64 products and the result vector: 65 bumps of a second
-    assert symbolic == explicit == pytest.approx(64 + 1)
-    assert guess.cpu_low == guess.cpu_high == pytest.approx(65.0)
+    explicit = _explicit_floor(evaluation, centre, 0, profile, 2)
+    symbolic = predictions.floor(centre, params, 0, 2)
+    # zipmul's `on` body allocates 512 products and the result vector: 513 bumps of a second
+    assert symbolic == explicit == pytest.approx(512 + 1)
+    assert guess.cpu_low == guess.cpu_high == pytest.approx(513.0)
+    # one work group runs on one unit, which keeps the pointer's line to itself: only the
+    # socket's bandwidth bounds it, for the 513 words it writes
+    assert predictions.floor(centre, params, 0, 1) == _explicit_floor(
+        evaluation, centre, 0, profile, 1) == pytest.approx(513 * profile.region.word_bytes / 8e9)
+    (small,) = predictions.at(bind_parameters(checked, {"n": 64}))
+    assert small.cpu is not None and small.cpu < 1e-3
+
+
+@pytest.mark.parametrize("program, n", [("examples/zipmul.lg", 1000),
+                                        ("benchmarks/suite/vecsum.lg", 600)])
+def test_explicit_and_symbolic_cpu_predictions_agree(program, n):
+    """validate's two paths price the CPU part alike: region growth as a write on both (the
+    backend sizes regions before a kernel), the same compute units, the same floor."""
+    profile = load_profile(ROOT / "profiles" / "nvidia-h200-cpu-alloc.json")
+    checked = check_program(parse((ROOT / program).read_text(), program))
+    gpu, cpu_variant = _variants(checked)
+    params = bind_parameters(checked, {"n": n})
+    symbolic = SymbolicPredictions(gpu, cpu_variant, profile, "cache", {}, 16).at(params)
+    _, _, explicit = explicit_predictions(gpu, cpu_variant, params,
+                                          EvaluationOptions(profile=profile, gpu_mode="cache"),
+                                          {}, 16)
+    assert symbolic is not None and len(symbolic) == len(explicit) == 1
+    assert explicit[0].cpu == pytest.approx(symbolic[0].cpu, rel=1e-3)
+    assert explicit[0].kernel == pytest.approx(symbolic[0].kernel, rel=1e-9)

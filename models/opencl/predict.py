@@ -31,12 +31,13 @@ the `on`'s widest kernel has fewer work groups (models.opencl.runner.WORK_GROUP 
 device runs each work group on one compute unit.
 
 Under a profile that prices the CPU by operation class (models/cpu.py), neither bound is below
-the centre's floor (`cpu_floor`): the words it moves over the socket's bandwidth, or its
-allocations one after another on the allocation pointer. Its reads and allocations are counted
-by evaluating the CPU placement once more under a counting profile (`counting_profile`: a read,
-or a write, weighs 1 and every other edge 0; the work is then their number, since work is the
-sum of the edge weights); the words it reads from memory are at most the words its `on` pushes
-(what the centre starts from): re-reads beyond them hit the caches.
+the centre's floor (`cpu_floor`): the words it moves over the socket's bandwidth, or, where
+more than one compute unit runs it, its allocations one after another on the allocation
+pointer. Its reads and allocations are counted by evaluating the CPU placement once more
+under a counting profile (`counting_profile`: a read, or a write, weighs 1 and every other edge
+0; the work is then their number, since work is the sum of the edge weights); the words it reads
+from memory are at most the words its `on` pushes (what the centre starts from): re-reads beyond
+them hit the caches.
 """
 
 from __future__ import annotations
@@ -152,25 +153,30 @@ class SymbolicPredictions:
             counts = self.gpu.box_counts(box, subs)
             roofline = None if counts is None else roofline_of_kernels(counts, self.profile)
             name = f"{OFFLOAD_CENTRE}{k}"
-            # The CPU device runs a work group on one compute unit: a kernel of n work items
-            # keeps at most ⌈n / WORK_GROUP⌉ of them busy (the widest kernel of this `on`).
-            groups = -(-self.gpu.kernel_threads(box, subs) // WORK_GROUP)
-            bounds = self.cpu.centre_time_at(name, cpu_subs, max(1, min(self.processors,
-                                                                         groups)))
+            units = cpu_units(self.processors, self.gpu.kernel_threads(box, subs))
+            bounds = self.cpu.centre_time_at(name, cpu_subs, units)
             low = high = None
             if bounds is not None:
                 low, high = bounds
                 if self.counts:
-                    floor = self.floor(name, params, self.gpu.pushed_words(box, subs))
+                    floor = self.floor(name, params, self.gpu.pushed_words(box, subs), units)
                     low, high = max(low, floor), max(high, floor)
             out.append(OnPrediction(kernel, models, roofline, low, high))
         return out
 
-    def floor(self, name: str, params: dict[str, int], pushed_words: float) -> float:
+    def floor(self, name: str, params: dict[str, int], pushed_words: float,
+              units: int) -> float:
         """The CPU part's floor (`cpu_floor`): its allocations, and the words it moves, its
         writes and its reads up to the words its `on` pushes."""
         reads, writes = (self.counts[kind].centre_at(name, self.counts[kind].substitution(params))
                          for kind in ("read", "write"))
         assert reads is not None and writes is not None  # the same program's centres
         words = writes[0] + min(reads[0], pushed_words)
-        return cpu_floor(self.profile, words, writes[0])
+        return cpu_floor(self.profile, words, writes[0], units)
+
+
+def cpu_units(processors: int, threads: int) -> int:
+    """The compute units of the CPU device that run an `on` body whose widest kernel has
+    `threads` work items: the device runs a work group (models.opencl.runner.WORK_GROUP items)
+    on one unit, so at most ⌈threads / WORK_GROUP⌉ of its `processors` are busy."""
+    return max(1, min(processors, -(-threads // WORK_GROUP)))

@@ -45,7 +45,12 @@ from graphs.semantics.inputs import NotVectorised, estimate_room, offload_inputs
 from graphs.semantics.options import EvaluationOptions
 from models.cpu import by_class, cpu_floor
 from models.device_profile import GPU_MODES, DeviceProfile
-from models.opencl.predict import OnPrediction, SymbolicPredictions, growth_as_write
+from models.opencl.predict import (
+    OnPrediction,
+    SymbolicPredictions,
+    cpu_units,
+    growth_as_write,
+)
 from models.providers import providers_for
 from profiler.checker import CheckedProgram, bind_parameters, check_program
 from profiler.parser import parse
@@ -190,20 +195,10 @@ def validate(session, cpu_session, profile: DeviceProfile, programs: list[str] |
             gpu_offloads: list[Offload] = []
             cpu_offloads: list[Offload] = []
             if predicted is None or not isinstance(fast, tuple):
-                gpu_collector, cpu_collector = OffloadCollector(), OffloadCollector()
-                evaluate(gpu_checked, params, replace(options, observer=gpu_collector))
-                # Growth priced as a write, as the symbolic predictions price it
-                # (predict.growth_as_write): the backend sizes every region before a kernel,
-                # so the measured CPU run grows none.
-                cpu_evaluation = evaluate(cpu_checked, params, replace(
-                    options, profile=growth_as_write(profile), observer=cpu_collector))
-                gpu_offloads, cpu_offloads = gpu_collector.offloads, cpu_collector.offloads
-                if predicted is None:
-                    centre_time = centre_times(cpu_evaluation, schedule(
-                        cpu_evaluation.graph, processors, "1df"))
-                    predicted = [_explicit_prediction(o, k, profile, mode, baselines,
-                                                      centre_time, cpu_evaluation)
-                                 for k, o in enumerate(gpu_offloads)]
+                gpu_offloads, cpu_offloads, explicit = explicit_predictions(
+                    gpu_checked, cpu_checked, params, options, baselines,
+                    processors if predicted is None else 0)
+                predicted = predicted if predicted is not None else explicit
             if isinstance(fast, tuple):
                 if gpu_offloads and len(fast[0]) != len(gpu_offloads):
                     raise RuntimeError(f"{path.name} n={size}: the CPU part gave another "
@@ -316,32 +311,68 @@ def _fast_offloads(inputs: str, checked: CheckedProgram, gpu_checked: CheckedPro
     return gpu, room, cpu
 
 
+def explicit_predictions(gpu_checked: CheckedProgram, cpu_checked: CheckedProgram,
+                         params: dict[str, int], options: EvaluationOptions,
+                         baselines: dict[str, DeviceProfile], processors: int,
+                         ) -> tuple[list[Offload], list[Offload], list[OnPrediction]]:
+    """The GPU and CPU placements (`_variants`) evaluated explicitly at `params`: their offloads
+    (the `on`s, and the CPU's cost centres of the `on` bodies), and each `on`'s predictions on
+    `processors` compute units of the CPU device (none where `processors` is 0: only the
+    offloads are wanted).
+
+    The CPU placement prices region growth as a write, as the symbolic predictions do
+    (predict.growth_as_write): the backend sizes every region before a kernel, so the measured
+    CPU run grows none."""
+    profile = options.profile
+    mode = options.gpu_mode or profile.gpu.mode
+    gpu_collector, cpu_collector = OffloadCollector(), OffloadCollector()
+    evaluate(gpu_checked, params, replace(options, observer=gpu_collector))
+    cpu_evaluation = evaluate(cpu_checked, params, replace(
+        options, profile=growth_as_write(profile), observer=cpu_collector))
+    if not processors:
+        return gpu_collector.offloads, cpu_collector.offloads, []
+    times: dict[int, dict[str, float]] = {}  # the CPU placement's centres on so many units
+    predictions = []
+    for k, offload in enumerate(gpu_collector.offloads):
+        assert offload.on is not None  # all of the GPU placement's parallel work is in `on`s
+        units = cpu_units(processors, max((p.threads for p in offload.on.box.phases),
+                                          default=1))
+        if units not in times:
+            times[units] = centre_times(cpu_evaluation, schedule(cpu_evaluation.graph, units,
+                                                                 "1df"))
+        predictions.append(_explicit_prediction(offload, k, profile, mode, baselines,
+                                                times[units], cpu_evaluation, units))
+    return gpu_collector.offloads, cpu_collector.offloads, predictions
+
+
 def _explicit_prediction(offload: Offload, k: int, profile: DeviceProfile, mode: str,
                          baselines: dict[str, DeviceProfile], centre_time: dict[str, float],
-                         cpu_evaluation: Evaluation) -> OnPrediction:
+                         cpu_evaluation: Evaluation, units: int) -> OnPrediction:
     """An `on`'s predictions from the explicit evaluation: its device box under each GPU mode
     and the roofline from its cost paths; the CPU part from the 1DF schedule of the CPU
-    placement (both bounds the simulated time), at least its floor (models/opencl/predict.py)."""
+    placement on `units` compute units (both bounds the simulated time), at least its floor
+    (models/opencl/predict.py)."""
     assert offload.on is not None  # all of the GPU placement's parallel work is in `on`s
     models = {m: _kernel_seconds(offload, p) for m, p in baselines.items()}
     models[mode] = offload.on.info.kernel
     name = f"{OFFLOAD_CENTRE}{k}"
     cpu = centre_time.get(name)
     if cpu is not None:
-        cpu = max(cpu, _explicit_floor(cpu_evaluation, name, offload.on.pushed_words, profile))
+        cpu = max(cpu, _explicit_floor(cpu_evaluation, name, offload.on.pushed_words, profile,
+                                       units))
     return OnPrediction(offload.on.info.kernel, models,
                         roofline_of_paths(offload.on.paths, profile), cpu, cpu)
 
 
 def _explicit_floor(evaluation: Evaluation, centre: str, pushed_words: int,
-                    profile: DeviceProfile) -> float:
+                    profile: DeviceProfile, units: int) -> float:
     """A cost centre's CPU floor (models.cpu.cpu_floor) from its read and write edges in the
     explicit graph, as SymbolicPredictions.floor counts them."""
     graph = evaluation.graph
     counts = Counter(kind for kind, names in zip(graph.edge_kind, graph.edge_centres,
                                                   strict=True) if centre in names)
     writes = counts[EdgeKind.WRITE] + counts[EdgeKind.EXPAND]
-    return cpu_floor(profile, writes + min(counts[EdgeKind.READ], pushed_words), writes)
+    return cpu_floor(profile, writes + min(counts[EdgeKind.READ], pushed_words), writes, units)
 
 
 def _accuracy(placements: list[dict]) -> float:

@@ -1,0 +1,105 @@
+"""Re-predict the CPU parts (and so the placements) of saved `hetprof validate` reports under the
+current code and another profile, against their measurements (which no model enters): for a
+change to the CPU world's model or its calibration after the GPU runs. The kernels, transfers
+and whole `on`s keep their predictions (the GPU side is not re-priced).
+
+    python benchmarks/repredict_cpu.py PROFILE.json OUT_DIR VALIDATION.json ...
+
+Each report is rewritten into OUT_DIR under its own name, its `cpu` cases and `placements`
+re-predicted exactly as `validate` predicts them (symbolic profiles where the program is
+regular, else the explicit evaluation; models/opencl/validate.py), its summary recomputed, and a
+`repredicted` note added (the profile, and when). Programs are looked up by name in
+benchmarks/suite/ and examples/.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from datetime import UTC, datetime
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from cli.main import _with_deep_stack  # noqa: E402  (deep recursions, as the CLI evaluates them)
+from graphs.semantics.options import EvaluationOptions  # noqa: E402
+from models.device_profile import GPU_MODES, load_profile  # noqa: E402
+from models.opencl.predict import SymbolicPredictions  # noqa: E402
+from models.opencl.validate import (  # noqa: E402
+    _variants,
+    cpu_model_name,
+    explicit_predictions,
+    size_params,
+    summarise,
+)
+from profiler.checker import bind_parameters, check_program  # noqa: E402
+from profiler.parser import parse  # noqa: E402
+
+
+def program_path(name: str) -> Path:
+    for folder in (ROOT / "benchmarks" / "suite", ROOT / "examples"):
+        if (folder / f"{name}.lg").exists():
+            return folder / f"{name}.lg"
+    raise SystemExit(f"no program {name}.lg in benchmarks/suite or examples")
+
+
+def cpu_predictions(name: str, n: int, profile, mode: str, processors: int) -> list[float | None]:
+    """Each `on`'s CPU prediction for program `name` at size n, as `validate` makes it."""
+    path = program_path(name)
+    checked = check_program(parse(path.read_text(), str(path.relative_to(ROOT))))
+    gpu, cpu = _variants(checked)
+    params = bind_parameters(checked, size_params(checked, n, name))
+    baselines = {m: profile.with_gpu(mode=m) for m in GPU_MODES if m != mode}
+    predicted = SymbolicPredictions(gpu, cpu, profile, mode, baselines, processors).at(params)
+    if predicted is None:
+        _, _, predicted = explicit_predictions(
+            gpu, cpu, params, EvaluationOptions(profile=profile, gpu_mode=mode), baselines,
+            processors)
+    return [p.cpu for p in predicted]
+
+
+def repredict(report: dict, profile, profile_path: Path) -> dict:
+    mode = report["gpu_mode"]
+    profile = profile.with_gpu(mode=mode)
+    processors = int(report.get("cpu_processors") or profile.cpu.processors or 1)
+    keys = sorted({(c["program"], c["n"]) for c in report["cases"] if c["part"] == "cpu"})
+    for name, n in keys:
+        fresh = iter(cpu_predictions(name, n, profile, mode, processors))
+        on_cases = iter(c for c in report["cases"] if (c["program"], c["n"]) == (name, n)
+                        and c["part"] == "on")
+        placements = iter(p for p in report["placements"] if (p["program"], p["n"]) == (name, n))
+        for case in report["cases"]:
+            if (case["program"], case["n"], case["part"]) != (name, n, "cpu"):
+                continue
+            seconds = next(fresh)
+            assert seconds is not None, (name, n)
+            case["predicted_s"] = seconds
+            case["error_pct"] = 100 * (seconds - case["measured_s"]) / case["measured_s"]
+            gpu = next(on_cases)["predicted_s"]
+            next(placements)["predicted"] = "gpu" if gpu < seconds else "cpu"
+    report["cpu_model"] = cpu_model_name(profile)
+    report["repredicted"] = {
+        "what": "the CPU parts and placements, by benchmarks/repredict_cpu.py",
+        "profile": profile.name, "profile_file": profile_path.name,
+        "profile_notes": list(profile.notes[-1:]),
+        "when": datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC"),
+    }
+    return summarise(report)
+
+
+def main(profile_path: Path, out_dir: Path, reports: list[Path]) -> None:
+    profile = load_profile(profile_path)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    for path in reports:
+        report = repredict(json.loads(path.read_text()), profile, profile_path)
+        (out_dir / path.name).write_text(json.dumps(report, indent=1) + "\n")
+        print(f"{path.name}: CPU part median {report['cpu_median_abs_pct_error']:.1f}%, "
+              f"placement {100 * report['placement_accuracy']:.0f}%", flush=True)
+
+
+if __name__ == "__main__":
+    if len(sys.argv) < 4:
+        raise SystemExit(__doc__)
+    _with_deep_stack(lambda: main(Path(sys.argv[1]), Path(sys.argv[2]),
+                                  [Path(p) for p in sys.argv[3:]]))
