@@ -27,13 +27,16 @@ code does for it:
 Two shared resources bound a parallel stretch however many processors run it (`cpu_floor`): the
 socket's memory bandwidth, `bytes_per_s` (a stride-1 copy over all compute units), for the words
 it moves; and, where more than one compute unit runs it, the allocation pointer, whose cache line
-the cores take in turn, `contended_alloc_s` per allocation when every compute unit allocates at
-once (measured as the generated code allocates: the bump, then a store into the new cell, whose
-line the next unit's cell shares).
+the cores take in turn, `contended_allocation` per allocation when that many compute units
+allocate at once (measured as the generated code allocates: the bump, then a store into the new
+cell, whose line the next unit's cell shares; at 2, 4, 8 and all units, since the handoff costs
+more the more units wait for the line).
 """
 
 from __future__ import annotations
 
+import itertools
+import math
 from dataclasses import dataclass, replace
 
 from models.base import CpuModel
@@ -97,5 +100,27 @@ def cpu_floor(profile: DeviceProfile, words: float, allocations: float,
         return 0.0
     bandwidth = (words * profile.region.word_bytes / cpu.bytes_per_s if cpu.bytes_per_s
                  else 0.0)
-    contended = allocations * cpu.contended_alloc_s if processors > 1 else 0.0
+    contended = allocations * contended_allocation(cpu, processors) if processors > 1 else 0.0
     return max(bandwidth, contended)
+
+
+def contended_allocation(cpu: CpuParameters, units: int) -> float:
+    """The wall time per allocation while `units` compute units allocate from one pointer: the
+    measurement at that many units (`contended_alloc_2_s`, `_4_s`, `_8_s`, and
+    `contended_alloc_s` at all of them), interpolated in log2 of the units between the measured
+    points and held at the ends; the all-units value where no other was measured."""
+    points = sorted({(k, t) for k, t in ((2, cpu.contended_alloc_2_s),
+                                         (4, cpu.contended_alloc_4_s),
+                                         (8, cpu.contended_alloc_8_s)) if t > 0 and
+                     (not cpu.processors or k < cpu.processors)}
+                    | ({(cpu.processors or units, cpu.contended_alloc_s)}
+                       if cpu.contended_alloc_s > 0 else set()))
+    if not points:
+        return 0.0
+    if units <= points[0][0]:
+        return points[0][1]
+    for (k0, t0), (k1, t1) in itertools.pairwise(points):
+        if units <= k1:
+            share = math.log2(units / k0) / math.log2(k1 / k0)
+            return t0 + share * (t1 - t0)
+    return points[-1][1]

@@ -12,8 +12,9 @@ Schema (all numbers finite, non-negative and at most 10^15; see docs/device-prof
       "cpu": {"read": δr, "write": δw, "op": 1, "merge": δ of ▶, "seconds_per_unit": null|float,
               by operation class, in seconds (models/cpu.py; 0 = not calibrated, the PRAM):
               "read_s", "write_s", "alloc_s" (a region's atomic bump), "op_s", "task_s" (a
-              parmap's per-task overhead), "launch_s" (a CPU kernel), "contended_alloc_s" (a
-              bump while every compute unit bumps), "bytes_per_s" (the socket's bandwidth),
+              parmap's per-task overhead), "launch_s" (a CPU kernel), "contended_alloc_s" (an
+              allocation while every compute unit allocates; "contended_alloc_2_s", "_4_s",
+              "_8_s": while 2, 4 or 8 do), "bytes_per_s" (the socket's bandwidth),
               "processors" (the compute units measured)},
       "gpu": {"warp_width": w, "work_group_size": threads per work group, "global_latency": l,
               "local_latency": 1, "conflict_cost": 2 (paper mode), "banks": 32,
@@ -79,7 +80,11 @@ class CpuParameters:
     op_s: float = 0.0  # an integer operation, a ⊕ step
     task_s: float = 0.0  # a parmap's per-task overhead (one work item)
     launch_s: float = 0.0  # a CPU kernel's launch and join
-    contended_alloc_s: float = 0.0  # a bump while every compute unit bumps the same pointer
+    contended_alloc_s: float = 0.0  # an allocation while every compute unit allocates at once
+    # the same with only 2, 4 or 8 compute units allocating (0: not measured; models/cpu.py)
+    contended_alloc_2_s: float = 0.0
+    contended_alloc_4_s: float = 0.0
+    contended_alloc_8_s: float = 0.0
     bytes_per_s: float = 0.0  # the socket's memory bandwidth, all compute units copying
     processors: int = 0  # the compute units these were measured with
 

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import math
 from collections import Counter
+from dataclasses import replace
 
 import pytest
 from conftest import ROOT, run
@@ -10,7 +12,7 @@ from conftest import ROOT, run
 from graphs.costgraph import EdgeKind
 from graphs.semantics.options import EvaluationOptions
 from graphs.symbolic_profile import symbolic_profile
-from models.cpu import CalibratedCpu, by_class, cpu_floor, cpu_model
+from models.cpu import CalibratedCpu, by_class, contended_allocation, cpu_floor, cpu_model
 from models.device_profile import (
     AllocationParameters,
     CpuParameters,
@@ -82,6 +84,21 @@ def test_the_floor_is_the_socket_bandwidth_or_the_contended_pointer():
     assert cpu_floor(BY_CLASS, 0, 0) == 0.0
     # one compute unit alone keeps the pointer's line: only the bandwidth bounds it
     assert cpu_floor(BY_CLASS, 2, 40, processors=1) == pytest.approx(1.0)
+
+
+def test_the_contended_allocation_follows_the_units_that_allocate():
+    cpu = CpuParameters(contended_alloc_s=64.0, contended_alloc_2_s=8.0, contended_alloc_4_s=16.0,
+                        contended_alloc_8_s=32.0, processors=16)
+    # measured at 2, 4, 8 and 16 units; between them log-linear in the units; held at the ends
+    assert [contended_allocation(cpu, k) for k in (2, 4, 8, 16, 64)] == [8, 16, 32, 64, 64]
+    assert contended_allocation(cpu, 6) == pytest.approx(16 + 16 * math.log2(1.5))
+    # a profile measured at all units only (before the 2-, 4- and 8-unit microbenchmarks)
+    assert contended_allocation(CpuParameters(contended_alloc_s=5.0, processors=16), 2) == 5.0
+    assert contended_allocation(CpuParameters(), 4) == 0.0
+    # the floor takes the value for the units of its stretch
+    profile = replace(BY_CLASS, cpu=replace(CLASSES, contended_alloc_2_s=0.25, processors=4))
+    assert cpu_floor(profile, 0, 40, processors=2) == pytest.approx(10.0)
+    assert cpu_floor(profile, 0, 40, processors=4) == pytest.approx(20.0)
 
 
 def test_an_on_body_runs_on_as_many_units_as_its_widest_kernel_has_work_groups():

@@ -19,8 +19,10 @@ CPU edge weighs in the cost graph, whose time on P processors is about its work 
 - contended_alloc_s: every item allocating from one counter as the generated code does (the bump,
   then a store of the value into the cell it got): the wall time per allocation, the rate at
   which the compute units take the counter's cache line in turn and, since consecutive cells go
-  to different units, the cells' lines as well (a floor, not a per-processor cost); the bump
-  alone, without the store, is measured beside it for the report;
+  to different units, the cells' lines as well (a floor, not a per-processor cost); also with
+  only 2, 4 and 8 units allocating (work groups of the backend's WORK_GROUP items, one a unit),
+  since the more units wait for the line the longer each handoff; the bump alone, without the
+  store, is measured beside it for the report;
 - op_s: a chain of dependent 64-bit multiply-adds (the backend's values are 64-bit);
 - bytes_per_s: a stride-1 copy over all compute units, bytes read plus written over its time;
 - and, for profiles priced by the PRAM (`--units` of old), seconds per PRAM step: a map kernel as
@@ -36,6 +38,7 @@ import numpy as np
 
 from models.device_profile import CpuParameters
 from models.opencl.calibrate import ARITHMETIC, COPY, Fit  # the same kernels as the GPU's
+from models.opencl.runner import WORK_GROUP
 
 EMPTY = "__kernel void empty(__global long* out) { }\n"
 
@@ -214,6 +217,21 @@ def calibrate_cpu(session, quick: bool = False, repeats: int = 7,
                     "(wall time)", {"seconds": contended, "bumps": bumps},
                     [(0, zero.median, zero.median),
                      (bumps, full.median, zero.median + contended * bumps)]))
+    # the same with fewer units allocating: k work groups of WORK_GROUP items, one per unit
+    fewer: dict[int, float] = {}
+    for units in (2, 4, 8):
+        if units >= processors:
+            continue
+        count, reps = units * WORK_GROUP, 4 * REPS
+        times = [time_kernel(session, ALLOCATE, "allocate", count, WORK_GROUP,
+                             allocation_buffers(), [np.int32(r), np.int64(cell_mask)], repeats)[0]
+                 for r in (0, reps)]
+        fewer[units] = max(1e-12, (times[1].median - times[0].median) / (count * reps))
+        fits.append(Fit(f"CPU allocation (bump and store), one counter, {units} compute units "
+                        "(wall time)", {"seconds": fewer[units], "bumps": count * reps},
+                        [(0, times[0].median, times[0].median),
+                         (count * reps, times[1].median,
+                          times[0].median + fewer[units] * count * reps)]))
     progress("CPU arithmetic", 0.94)
     op = per_processor("multiply-add", ARITHMETIC, "arithmetic",
                        lambda: [np.zeros(items, np.int64)], lambda reps: [np.int32(reps)])
@@ -247,5 +265,7 @@ def calibrate_cpu(session, quick: bool = False, repeats: int = 7,
     cpu = replace(CpuParameters(), seconds_per_unit=seconds_per_unit,
                   merge=launch / seconds_per_unit, read_s=read, write_s=write, alloc_s=alloc,
                   op_s=op, task_s=task, launch_s=launch, contended_alloc_s=contended,
+                  contended_alloc_2_s=fewer.get(2, 0.0), contended_alloc_4_s=fewer.get(4, 0.0),
+                  contended_alloc_8_s=fewer.get(8, 0.0),
                   bytes_per_s=bandwidth, processors=processors)
     return CpuCalibration(cpu, fits, processors)
