@@ -123,3 +123,21 @@ def test_explicit_and_symbolic_cpu_predictions_agree(program, n):
     assert symbolic is not None and len(symbolic) == len(explicit) == 1
     assert explicit[0].cpu == pytest.approx(symbolic[0].cpu, rel=1e-3)
     assert explicit[0].kernel == pytest.approx(symbolic[0].kernel, rel=1e-9)
+
+
+def test_a_serial_on_body_costs_the_cpu_one_kernel_launch():
+    """An `on` body without a parallel phase runs on the CPU device as one kernel of one work
+    item: its CPU part pays one launch beyond its edges (a δm charges one only where a parallel
+    form merges)."""
+    profile = load_profile(ROOT / "profiles" / "nvidia-h200-cpu-alloc.json")
+    slower = profile.with_cpu(launch_s=profile.cpu.launch_s + 1.0)
+    program = "benchmarks/suite/serial_loop.lg"
+    checked = check_program(parse((ROOT / program).read_text(), program))
+    gpu, cpu_variant = _variants(checked)
+    params = bind_parameters(checked, {"n": 20})
+    (before,), (after,) = (explicit_predictions(
+        gpu, cpu_variant, params, EvaluationOptions(profile=p, gpu_mode="cache"), {}, 16)[2]
+        for p in (profile, slower))
+    assert before.cpu is not None and after.cpu is not None
+    assert after.cpu - before.cpu == pytest.approx(1.0)
+    assert before.cpu > profile.cpu.launch_s

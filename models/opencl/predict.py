@@ -30,7 +30,12 @@ bounds are within a few percent of each other. P is the device's compute units, 
 the `on`'s widest kernel has fewer work groups (models.opencl.runner.WORK_GROUP items each): the
 device runs each work group on one compute unit.
 
-Under a profile that prices the CPU by operation class (models/cpu.py), neither bound is below
+Under a profile that prices the CPU by operation class (models/cpu.py), an `on` body that is
+serial code throughout (no parallel phase: serial_loop, recurrence) adds a kernel launch
+(`launch_s`): the backend runs it as one kernel of one work item on the CPU device, and the cost
+graph's δm charges a launch only where a parallel form merges. (A body with parallel forms also
+runs its top-level serial expressions, such as `iota 8`'s count, as one-item kernels; those
+launches are not counted yet.) And neither bound is below
 the centre's floor (`cpu_floor`): the words it moves over the socket's bandwidth, or, where
 more than one compute unit runs it, its allocations one after another on the allocation
 pointer. Its reads and allocations are counted by evaluating the CPU placement once more
@@ -161,6 +166,9 @@ class SymbolicPredictions:
                 if self.counts:
                     floor = self.floor(name, params, self.gpu.pushed_words(box, subs), units)
                     low, high = max(low, floor), max(high, floor)
+                    if self.gpu.serial_only(box, subs):  # one kernel of one work item
+                        low, high = (low + self.profile.cpu.launch_s,
+                                     high + self.profile.cpu.launch_s)
             out.append(OnPrediction(kernel, models, roofline, low, high))
         return out
 

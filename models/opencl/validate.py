@@ -360,6 +360,8 @@ def _explicit_prediction(offload: Offload, k: int, profile: DeviceProfile, mode:
     if cpu is not None:
         cpu = max(cpu, _explicit_floor(cpu_evaluation, name, offload.on.pushed_words, profile,
                                        units))
+        if by_class(profile) and not any(p.parallel for p in offload.on.box.phases):
+            cpu += profile.cpu.launch_s  # serial code: one kernel of one work item (predict.py)
     return OnPrediction(offload.on.info.kernel, models,
                         roofline_of_paths(offload.on.paths, profile), cpu, cpu)
 
