@@ -577,8 +577,8 @@ def calibrate(session, cpu_session=None, quick: bool = False,
     fits += hierarchy_fits
     per_mode["cache"] = replace(profile, gpu=cache_gpu)
     # The default: the mode that predicted the benchmark suite's kernels best on real hardware
-    # (docs/validation/suite-nvidia-h200-2026-11-26.md: cache 28% median |error| against DMM's
-    # 109% and the paper's 686%), not the mode that fits the microbenchmarks best.
+    # (docs/validation/suite-nvidia-h200-2026-11-26.md: cache 31% median |error| against DMM's
+    # 51% and the paper's 287%, 123 kernel cases), not the mode that fits the microbenchmarks best.
     return Calibration(per_mode[DEFAULT_CALIBRATED_MODE], fits, mode_errors, per_mode)
 
 
