@@ -552,11 +552,6 @@ class SymbolicProfile:
                     most = max(most, int(_value(phase.count, here)))
         return most
 
-    def serial_only(self, box, subs: dict) -> bool:
-        """Whether a device box at concrete sizes (`substitution`) has no parallel phase: its
-        `on` body is serial code, which the backend runs as one kernel of one work item."""
-        return not any(template.parallel for template, _ in _phases(box.paths or [], subs))
-
     def centre_time_at(self, name: str, subs: dict, procs: int) -> tuple[float, float] | None:
         """A cost centre's time on `procs` processors at concrete sizes (`substitution`), as
         `time_at` bounds the whole program's: its serial edges plus each of its parallel

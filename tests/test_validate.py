@@ -10,7 +10,7 @@ import sys
 import pytest
 from conftest import ROOT
 
-from graphs.semantics.explicit import OFFLOAD_CENTRE, evaluate
+from graphs.semantics.explicit import OFFLOAD_CENTRE, OffloadCollector, evaluate
 from graphs.semantics.inputs import NotVectorised
 from graphs.semantics.options import EvaluationOptions
 from models.device_profile import (
@@ -20,8 +20,8 @@ from models.device_profile import (
     load_profile,
     save_profile,
 )
-from models.opencl.predict import SymbolicPredictions, growth_as_write
-from models.opencl.runner import DeviceSession, select_device
+from models.opencl.predict import SymbolicPredictions, growth_as_write, serial_kernels
+from models.opencl.runner import DeviceSession, run_offload, select_device
 from models.opencl.validate import _explicit_floor, _variants, explicit_predictions, validate
 from profiler.checker import bind_parameters, check_program
 from profiler.parser import parse
@@ -141,3 +141,22 @@ def test_a_serial_on_body_costs_the_cpu_one_kernel_launch():
     assert before.cpu is not None and after.cpu is not None
     assert after.cpu - before.cpu == pytest.approx(1.0)
     assert before.cpu > profile.cpu.launch_s
+
+
+@pytest.mark.parametrize("program, expected", [("examples/zipmul.lg", 0),
+                                               ("benchmarks/suite/sample.lg", 1),
+                                               ("benchmarks/suite/serial_loop.lg", 1)])
+def test_serial_kernels_are_the_plans_one_item_steps(program, expected, pocl):
+    """predict.serial_kernels counts the backend's one-work-item kernels of each `on`: none where
+    the body is a parmap over a variable (zipmul), one for `iota 8`'s count (sample) and one for
+    a body of serial code (serial_loop); the run's plan on PoCL has exactly those."""
+    checked = check_program(parse((ROOT / program).read_text(), program))
+    gpu, _ = _variants(checked)
+    (count,) = serial_kernels(gpu).values()
+    assert count == expected
+    params = bind_parameters(checked, {"n": 16})
+    collector = OffloadCollector()
+    evaluate(gpu, params, EvaluationOptions(observer=collector))
+    (offload,) = collector.offloads
+    run = run_offload(pocl, offload, gpu.types, params, repeats=1)
+    assert sum(1 for step in run.plan.steps if step.kind == "serial") == expected

@@ -30,12 +30,10 @@ bounds are within a few percent of each other. P is the device's compute units, 
 the `on`'s widest kernel has fewer work groups (models.opencl.runner.WORK_GROUP items each): the
 device runs each work group on one compute unit.
 
-Under a profile that prices the CPU by operation class (models/cpu.py), an `on` body that is
-serial code throughout (no parallel phase: serial_loop, recurrence) adds a kernel launch
-(`launch_s`): the backend runs it as one kernel of one work item on the CPU device, and the cost
-graph's δm charges a launch only where a parallel form merges. (A body with parallel forms also
-runs its top-level serial expressions, such as `iota 8`'s count, as one-item kernels; those
-launches are not counted yet.) And neither bound is below
+Under a profile that prices the CPU by operation class (models/cpu.py), each kernel of one work
+item that the backend runs an `on` body's top-level serial code as (`serial_kernels`: the whole
+body of serial_loop, `iota 8`'s count in sample) adds a launch (`launch_s`); the cost graph's δm
+charges one only where a parallel form merges. And neither bound is below
 the centre's floor (`cpu_floor`): the words it moves over the socket's bandwidth, or, where
 more than one compute unit runs it, its allocations one after another on the allocation
 pointer. Its reads and allocations are counted by evaluating the CPU placement once more
@@ -55,10 +53,13 @@ from graphs.semantics.symbolic import NotRegular
 from graphs.symbolic_profile import SymbolicProfile, symbolic_profile
 from models.cpu import by_class, cpu_floor, cpu_model
 from models.device_profile import AllocationParameters, CpuParameters, DeviceProfile
+from models.opencl.codegen import compile_offload
 from models.opencl.runner import WORK_GROUP
 from models.roofline import roofline_of_kernels
-from profiler.checker import CheckedProgram
-from profiler.errors import EvaluationError
+from profiler.checker import CheckedProgram, bind_parameters
+from profiler.errors import DeviceError, EvaluationError
+from profiler.syntax import On, Span, children
+from profiler.transform import free_variables
 
 
 def growth_as_write(profile: DeviceProfile) -> DeviceProfile:
@@ -112,6 +113,7 @@ class SymbolicPredictions:
         self.cpu: SymbolicProfile | None = None
         self.others: dict[str, SymbolicProfile] = {}
         self.counts: dict[str, SymbolicProfile] = {}  # the CPU part's reads and writes
+        self.serial = serial_kernels(gpu) if by_class(profile) else {}
         try:
             self.gpu = symbolic_profile(gpu, EvaluationOptions(profile=profile, gpu_mode=mode))
             self.cpu = symbolic_profile(cpu, EvaluationOptions(profile=profile, gpu_mode=mode))
@@ -166,9 +168,8 @@ class SymbolicPredictions:
                 if self.counts:
                     floor = self.floor(name, params, self.gpu.pushed_words(box, subs), units)
                     low, high = max(low, floor), max(high, floor)
-                    if self.gpu.serial_only(box, subs):  # one kernel of one work item
-                        low, high = (low + self.profile.cpu.launch_s,
-                                     high + self.profile.cpu.launch_s)
+                    launches = self.serial.get(box.span, 0) * self.profile.cpu.launch_s
+                    low, high = low + launches, high + launches
             out.append(OnPrediction(kernel, models, roofline, low, high))
         return out
 
@@ -181,6 +182,29 @@ class SymbolicPredictions:
         assert reads is not None and writes is not None  # the same program's centres
         words = writes[0] + min(reads[0], pushed_words)
         return cpu_floor(self.profile, words, writes[0], units)
+
+
+def serial_kernels(checked: CheckedProgram) -> dict[Span, int]:
+    """For each `on` of a program (by its span), the kernels of one work item the OpenCL backend
+    runs its body's top-level serial code as (models/opencl/codegen.py's "serial" steps: every
+    top-level expression that is not a parmap, iota, reduce, let or variable). The plan does not
+    depend on the sizes; an `on` the backend cannot compile is left out."""
+    out: dict[Span, int] = {}
+    defaults = bind_parameters(checked, {})  # constants in the code; the steps are the same
+    todo = [checked.body]
+    while todo:
+        node = todo.pop()
+        todo.extend(children(node))
+        if not isinstance(node, On) or node.region is None:
+            continue
+        names = sorted(set(node.uses) | {node.region})
+        free = {name: None for name in free_variables(node.body)}
+        try:
+            plan = compile_offload(node.body, checked.types, defaults, names, free, node.local)
+        except DeviceError:
+            continue
+        out[node.span] = sum(1 for step in plan.steps if step.kind == "serial")
+    return out
 
 
 def cpu_units(processors: int, threads: int) -> int:

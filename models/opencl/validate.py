@@ -50,6 +50,7 @@ from models.opencl.predict import (
     SymbolicPredictions,
     cpu_units,
     growth_as_write,
+    serial_kernels,
 )
 from models.providers import providers_for
 from profiler.checker import CheckedProgram, bind_parameters, check_program
@@ -332,6 +333,7 @@ def explicit_predictions(gpu_checked: CheckedProgram, cpu_checked: CheckedProgra
     if not processors:
         return gpu_collector.offloads, cpu_collector.offloads, []
     times: dict[int, dict[str, float]] = {}  # the CPU placement's centres on so many units
+    serial = serial_kernels(gpu_checked) if by_class(profile) else {}
     predictions = []
     for k, offload in enumerate(gpu_collector.offloads):
         assert offload.on is not None  # all of the GPU placement's parallel work is in `on`s
@@ -340,18 +342,20 @@ def explicit_predictions(gpu_checked: CheckedProgram, cpu_checked: CheckedProgra
         if units not in times:
             times[units] = centre_times(cpu_evaluation, schedule(cpu_evaluation.graph, units,
                                                                  "1df"))
+        launches = serial.get(offload.node.span, 0) * profile.cpu.launch_s
         predictions.append(_explicit_prediction(offload, k, profile, mode, baselines,
-                                                times[units], cpu_evaluation, units))
+                                                times[units], cpu_evaluation, units, launches))
     return gpu_collector.offloads, cpu_collector.offloads, predictions
 
 
 def _explicit_prediction(offload: Offload, k: int, profile: DeviceProfile, mode: str,
                          baselines: dict[str, DeviceProfile], centre_time: dict[str, float],
-                         cpu_evaluation: Evaluation, units: int) -> OnPrediction:
+                         cpu_evaluation: Evaluation, units: int,
+                         launches: float = 0.0) -> OnPrediction:
     """An `on`'s predictions from the explicit evaluation: its device box under each GPU mode
     and the roofline from its cost paths; the CPU part from the 1DF schedule of the CPU
-    placement on `units` compute units (both bounds the simulated time), at least its floor
-    (models/opencl/predict.py)."""
+    placement on `units` compute units (both bounds the simulated time), at least its floor,
+    plus `launches` (models/opencl/predict.py)."""
     assert offload.on is not None  # all of the GPU placement's parallel work is in `on`s
     models = {m: _kernel_seconds(offload, p) for m, p in baselines.items()}
     models[mode] = offload.on.info.kernel
@@ -360,8 +364,7 @@ def _explicit_prediction(offload: Offload, k: int, profile: DeviceProfile, mode:
     if cpu is not None:
         cpu = max(cpu, _explicit_floor(cpu_evaluation, name, offload.on.pushed_words, profile,
                                        units))
-        if by_class(profile) and not any(p.parallel for p in offload.on.box.phases):
-            cpu += profile.cpu.launch_s  # serial code: one kernel of one work item (predict.py)
+        cpu += launches  # its serial code's one-item kernels (predict.serial_kernels)
     return OnPrediction(offload.on.info.kernel, models,
                         roofline_of_paths(offload.on.paths, profile), cpu, cpu)
 
