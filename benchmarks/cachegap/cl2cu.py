@@ -4,6 +4,8 @@ OpenCL compiler (same NVVM back end), not the driver's own output."""
 import re
 import sys
 
+if len(sys.argv) != 3:
+    raise SystemExit(__doc__)
 src = open(sys.argv[1]).read()
 src = re.sub(r"#pragma OPENCL.*\n", "", src)
 pre = r'''

@@ -131,6 +131,8 @@ def main(name, n, show=False):
     return results, col
 
 if __name__ == "__main__":
+    if len(sys.argv) != 3 or not sys.argv[2].isdigit():
+        raise SystemExit(__doc__)
     name, n = sys.argv[1], int(sys.argv[2])
     results, col = main(name, n)
     for k, plan, out, base, off in results:

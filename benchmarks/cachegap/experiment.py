@@ -124,6 +124,8 @@ def predict(name, n, flags):
     return [o.on.box.time for o in col.offloads]
 
 if __name__ == "__main__":
+    if len(sys.argv) != 3 or not sys.argv[2].isdigit():
+        raise SystemExit(__doc__)
     name, n = sys.argv[1], int(sys.argv[2])
     variants = [(), ("CELL",), ("CELLR",), ("LEVEL",), ("NOCLOS",), ("NOBOOK",), ("CELL", "LEVEL", "NOCLOS", "NOBOOK"), ("CELLR", "LEVEL", "NOCLOS", "NOBOOK")]
     base = None
