@@ -100,7 +100,9 @@ class CLProxy:
             return Buffer
         return getattr(self._cl, k)
 
-def main(name, n, show=False):
+def suite_offloads(name, n):
+    """A suite program's GPU placement evaluated explicitly under the suite's cache profile:
+    the checked program, its parameters, and the collector of its offloads."""
     path = Path(f"benchmarks/suite/{name}.lg")
     checked = check_program(parse(path.read_text(), str(path)))
     gpu_checked, _ = _variants(checked)
@@ -108,6 +110,11 @@ def main(name, n, show=False):
     profile = load_profile("profiles/nvidia-h200-suite.cache.json")
     col = OffloadCollector()
     evaluate(gpu_checked, params, EvaluationOptions(profile=profile, gpu_mode="cache", observer=col))
+    return gpu_checked, params, col
+
+
+def main(name, n, show=False):
+    gpu_checked, params, col = suite_offloads(name, n)
     session = runner.DeviceSession(runner.select_device("0"))
     session.cl = CLProxy(session.cl)
     orig_plan = runner._plan

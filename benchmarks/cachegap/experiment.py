@@ -8,17 +8,12 @@ read on a GPU application (the backend inlines known functions); NOBOOK: no devi
 top-level parallel form's bookkeeping (the host reserves the result vector).
 Explicit evaluator only, by monkeypatching; scratch."""
 import sys
-from pathlib import Path
 
 import graphs.devicebox as db
 import graphs.semantics.explicit as ex
+from benchmarks.cachegap.count import suite_offloads
 from graphs.costgraph import EdgeKind
-from graphs.semantics.explicit import _GPU, _READ, OffloadCollector, evaluate
-from graphs.semantics.options import EvaluationOptions
-from models.device_profile import load_profile
-from models.opencl.validate import _variants, size_params
-from profiler.checker import bind_parameters, check_program
-from profiler.parser import parse
+from graphs.semantics.explicit import _GPU, _READ
 from profiler.regions import PairV, VecV
 from profiler.syntax import App, Index
 
@@ -114,13 +109,7 @@ db.phase_cost = new_phase_cost
 def predict(name, n, flags):
     FLAGS.clear()
     FLAGS.update(flags)
-    path = Path(f"benchmarks/suite/{name}.lg")
-    checked = check_program(parse(path.read_text(), str(path)))
-    gpu_checked, _ = _variants(checked)
-    params = bind_parameters(checked, size_params(checked, n, name))
-    profile = load_profile("profiles/nvidia-h200-suite.cache.json")
-    col = OffloadCollector()
-    evaluate(gpu_checked, params, EvaluationOptions(profile=profile, gpu_mode="cache", observer=col))
+    _, _, col = suite_offloads(name, n)  # under the patches above
     return [o.on.box.time for o in col.offloads]
 
 if __name__ == "__main__":
