@@ -764,11 +764,31 @@ def _value(expr, subs: dict) -> float:
     return int(value) if value.is_Integer else float(value)
 
 
+def _by_identity(function):
+    """functools.cache keyed by the identity of its sympy arguments (other arguments by value).
+    sympy compares two equal expressions by walking them, and an equal expression of another
+    profile (a rewrite's candidate programs are built with fresh symbols of the same names)
+    would be handed the other profile's symbols, which every later lookup in this profile's
+    dicts then compares by value. The arguments are kept with the result, so that an id is not
+    reused while it is a key."""
+    kept: dict[tuple, tuple] = {}
+
+    @functools.wraps(function)
+    def cached(*args: Any) -> Any:
+        key = tuple(id(a) if isinstance(a, sp.Basic) else a for a in args)
+        found = kept.get(key)
+        if found is None:
+            found = kept[key] = (function(*args), args)
+        return found[0]
+
+    return cached
+
+
 class _Inexact(Exception):
     """An expression, or a value given to it, that `_exact` does not evaluate exactly."""
 
 
-@functools.cache
+@_by_identity
 def _exact(expr: sp.Basic):
     """expr as a Python function of its symbols' values (a dict) that computes what sympy's
     substitution computes, in exact arithmetic (ints and Fractions): sums, products, integer
@@ -1030,12 +1050,12 @@ class _Affine:
         return int(round(compiled(*(values[v] for v in self.variables))))
 
 
-@functools.cache
+@_by_identity
 def _free_symbols(expr) -> frozenset:
     return frozenset(sp.sympify(expr).free_symbols)
 
 
-@functools.cache
+@_by_identity
 def _split_linear(expr, variables: frozenset):
     """expr as Σ coefficient·variable + constant over `variables` (sorted by name, as `_Affine`
     orders them), each coefficient and the constant an expression free of them; None where
@@ -1070,7 +1090,7 @@ def _exact_integer(expr: sp.Expr, values: dict) -> int:
     return found
 
 
-@functools.cache
+@_by_identity
 def _linear_form(expr) -> tuple[tuple[tuple[sp.Symbol, int], ...], int] | None:
     """expr as Σ coefficient·symbol + constant with integer coefficients, over every free symbol
     (sorted by name, as `_Affine` orders its variables); None where it is not (kept per
@@ -1107,28 +1127,37 @@ def _compile(path: list, fixed: dict) -> _CompiledPath:
 class _CompiledPath:
     """A thread template with the sizes given: called with a thread's own values (its index, its
     loop indices, a reduction's operands) it builds that thread's concrete path; `lockstep`
-    walks the same path for every thread of a work group at once (`_Lanes`)."""
+    walks the same path for every thread of a work group at once (`_Lanes`). Each expression is
+    compiled (`_Affine`) when it is first needed: the lock-step walk needs no words, and only a
+    staged region's accesses need their offsets."""
 
     def __init__(self, path: list, fixed: dict):
-        # (loop, its count, its body), or (edge, None or its access's address, offset and
-        # limit, its words)
+        self.fixed = fixed
+        # (loop, its count, its body), or (edge, None or its access's address, None)
         self.parts: list[tuple[TLoop | TEdge, Any, Any]] = []
         for edge in path:
             if isinstance(edge, TLoop):
                 self.parts.append((edge, _Affine(edge.count, fixed), _LoopBody(edge, fixed)))
-                continue
-            access = edge.access
-            if access is None:
-                self.parts.append((edge, None, _Affine(edge.words, fixed)))
+            elif edge.access is None:
+                self.parts.append((edge, None, None))
             else:
-                self.parts.append((edge, (_Affine(access.address, fixed),
-                                          _Affine(access.offset, fixed),
-                                          _Affine(access.limit, fixed)),
-                                   _Affine(edge.words, fixed)))
+                self.parts.append((edge, _Affine(edge.access.address, fixed), None))
+        self._compiled: dict[tuple[int, str], _Affine] = {}
+
+    def _part(self, index: int, what: str) -> _Affine:
+        """Edge `index`'s words, or its access's offset or limit, compiled once."""
+        key = (index, what)
+        found = self._compiled.get(key)
+        if found is None:
+            edge = self.parts[index][0]
+            assert isinstance(edge, TEdge)
+            expr = edge.words if what == "words" else getattr(edge.access, what)
+            found = self._compiled[key] = _Affine(expr, self.fixed)
+        return found
 
     def __call__(self, values: dict) -> list[PathEdge]:
         out: list[PathEdge] = []
-        for edge, first, second in self.parts:
+        for index, (edge, first, second) in enumerate(self.parts):
             if isinstance(edge, TLoop):
                 for j in range(first(values)):
                     out.extend(second(j, values))
@@ -1137,12 +1166,11 @@ class _CompiledPath:
             if first is not None:
                 a = edge.access
                 assert a is not None  # `first` is set for the edges with an access
-                address, offset, limit = first
-                space = (Space.LOCAL if a.local and offset(values) < limit(values)
-                         else Space.GLOBAL)
-                access = MemoryAccess(a.kind, address(values), space)
-            out.append(PathEdge(edge.kind, edge.weight, access, None, (), second(values),
-                                edge.bookkeeping))
+                space = (Space.LOCAL if a.local and self._part(index, "offset")(values)
+                         < self._part(index, "limit")(values) else Space.GLOBAL)
+                access = MemoryAccess(a.kind, first(values), space)
+            out.append(PathEdge(edge.kind, edge.weight, access, None, (),
+                                self._part(index, "words")(values), edge.bookkeeping))
         return out
 
     def lockstep(self, values: dict):
@@ -1151,7 +1179,7 @@ class _CompiledPath:
         an access, or (kind, address lanes, local lanes) for a memory edge: its kind, each
         thread's address, and which threads' accesses go to local memory (None: none do). Raises _NotLockstep
         where the threads' paths differ in length (a loop count that differs between them)."""
-        for edge, first, second in self.parts:
+        for index, (edge, first, second) in enumerate(self.parts):
             if isinstance(edge, TLoop):
                 count = first(values)
                 if isinstance(count, _Lanes):
@@ -1164,11 +1192,11 @@ class _CompiledPath:
                 continue
             a = edge.access
             assert a is not None  # `first` is set for the edges with an access
-            address, offset, limit = first
             local = None
             if a.local:
-                local = _below(offset(values), limit(values))
-            yield a.kind, address(values), local
+                local = _below(self._part(index, "offset")(values),
+                               self._part(index, "limit")(values))
+            yield a.kind, first(values), local
 
 
 class _NotLockstep(Exception):
@@ -1407,10 +1435,14 @@ def _shift_invariant(template: SPhase, values: dict, p) -> bool:
     the thread index with a coefficient that moves a whole group by a multiple of the banks."""
     var = template.var
     for access in _accesses(template.path):
+        symbols = _free_symbols(access.address)
+        if var not in symbols and var not in values and not any(
+                isinstance(values.get(s), sp.Basic) and var in values[s].free_symbols
+                for s in symbols):
+            continue  # the substitution below leaves the thread index out: the same address
         coefficient = _thread_coefficient(access.address, var)
         if coefficient is not None and var not in values and all(
-                isinstance(values.get(s), int | sp.Integer)
-                for s in sp.sympify(access.address).free_symbols - {var}):
+                isinstance(values.get(s), int | sp.Integer) for s in symbols - {var}):
             # Already linear in the thread index with an integer coefficient, and every other
             # symbol given an integer: the substitution below would find the same coefficient.
             if coefficient and (coefficient * p.work_group_size) % p.banks:
@@ -1431,7 +1463,7 @@ def _shift_invariant(template: SPhase, values: dict, p) -> bool:
     return True
 
 
-@functools.cache
+@_by_identity
 def _thread_coefficient(address, var) -> int | None:
     """c where the address, expanded, is c·var plus terms free of var (c may be 0); None where
     var appears otherwise (inside a ceiling, times another symbol). Kept per address: a kernel
