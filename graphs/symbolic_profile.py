@@ -26,10 +26,8 @@ Their exact values come from the explicit schedule (`--symbolic` prints it where
 
 from __future__ import annotations
 
-import functools
 import math
 from dataclasses import dataclass
-from fractions import Fraction
 from typing import Any
 
 import sympy as sp
@@ -46,6 +44,14 @@ from graphs.devicebox import (
     writeback_time,
 )
 from graphs.kernel_counts import phase_counts
+from graphs.semantics.exact import (
+    Inexact,
+    Number,
+    by_identity,
+    exact_function,
+    exact_integer,
+    exact_value,
+)
 from graphs.semantics.options import EvaluationOptions
 from graphs.semantics.symbolic import (
     CostSummary,
@@ -239,7 +245,7 @@ class SymbolicProfile:
         # of its symbols, the device profile, the GPU model and (cache mode) its box's heap only,
         # as `_price` does.
         key = (id(template), heap,
-               tuple(sorted((str(k), v) for k, v in {**subs, **local_subs}.items()
+               tuple(sorted((_name(k), v) for k, v in {**subs, **local_subs}.items()
                             if not isinstance(v, sp.Basic) or v.is_Number)))
         if key not in self._priced:
             values = {**subs, **local_subs}
@@ -531,11 +537,11 @@ class SymbolicProfile:
         differ in length (the caller builds them)."""
         count = len(ids)
         own: dict[Any, Any] = {template.var: _Lanes(ids.start, 1, count)}
+        build = build or _compile(template.path, values)
         if template.reduce is not None:
-            operands = _Operands(template.reduce, values)
+            operands = build.operands(template.reduce)
             own.update(operands.operands(values[template.reduce.level], own[template.var],
                                          values))
-        build = build or _compile(template.path, values)
         time = 0.0
         steps = conflicts = broadcasts = multicasts = 0
         degree = local.conflict_degree_max
@@ -604,7 +610,7 @@ class SymbolicProfile:
     @staticmethod
     def _full_key(template: SPhase, values: dict) -> tuple:
         return ("full", id(template), tuple(sorted(
-            (str(k), v) for k, v in values.items() if not isinstance(v, sp.Basic) or v.is_Number)))
+            (_name(k), v) for k, v in values.items() if not isinstance(v, sp.Basic) or v.is_Number)))
 
     def _full_group_time(self, template: SPhase, local_subs: dict, subs: dict,
                          model=None) -> float:
@@ -742,11 +748,11 @@ def _given(expr, values: dict) -> sp.Expr:
 
 
 def _value(expr, subs: dict) -> float:
-    exact = _exact(expr) if isinstance(expr, sp.Basic) else None
+    exact = exact_function(expr) if isinstance(expr, sp.Basic) else None
     if exact is not None:
         try:
             found = exact(subs)
-        except (_Inexact, KeyError, ZeroDivisionError):
+        except (Inexact, KeyError, ZeroDivisionError):
             pass  # sympy says what is wrong, or evaluates what is not exact arithmetic
         else:
             return found if isinstance(found, int) else (
@@ -764,93 +770,9 @@ def _value(expr, subs: dict) -> float:
     return int(value) if value.is_Integer else float(value)
 
 
-def _by_identity(function):
-    """functools.cache keyed by the identity of its sympy arguments (other arguments by value).
-    sympy compares two equal expressions by walking them, and an equal expression of another
-    profile (a rewrite's candidate programs are built with fresh symbols of the same names)
-    would be handed the other profile's symbols, which every later lookup in this profile's
-    dicts then compares by value. The arguments are kept with the result, so that an id is not
-    reused while it is a key."""
-    kept: dict[tuple, tuple] = {}
-
-    @functools.wraps(function)
-    def cached(*args: Any) -> Any:
-        key = tuple(id(a) if isinstance(a, sp.Basic) else a for a in args)
-        found = kept.get(key)
-        if found is None:
-            found = kept[key] = (function(*args), args)
-        return found[0]
-
-    return cached
-
-
-class _Inexact(Exception):
-    """An expression, or a value given to it, that `_exact` does not evaluate exactly."""
-
-
-@_by_identity
-def _exact(expr: sp.Basic):
-    """expr as a Python function of its symbols' values (a dict) that computes what sympy's
-    substitution computes, in exact arithmetic (ints and Fractions): sums, products, integer
-    powers, ceilings, floors, Max and Min of integers and rationals. None for anything else (a
-    float, a logarithm, a sum: sympy evaluates those); the function raises _Inexact where a
-    value is not an integer or a rational, KeyError where one is missing. Kept per expression:
-    a profile's expressions are met again at every size."""
-    try:
-        return _exact_node(expr)
-    except _Inexact:
-        return None
-
-
-def _exact_node(expr: sp.Basic):
-    if expr.is_Integer:
-        whole = int(expr)
-        return lambda values: whole
-    if expr.is_Rational:
-        ratio = Fraction(int(expr.p), int(expr.q))
-        return lambda values: ratio
-    if expr.is_Symbol:
-        return lambda values: _exact_number(values[expr])
-    parts = [_exact_node(arg) for arg in expr.args]
-    if isinstance(expr, sp.Add):
-        return lambda values: sum(part(values) for part in parts)
-    if isinstance(expr, sp.Mul):
-        return lambda values: math.prod(part(values) for part in parts)
-    if isinstance(expr, sp.Pow):
-        base, exponent = parts
-        return lambda values: _power(base(values), exponent(values))
-    if isinstance(expr, sp.ceiling):
-        inner = parts[0]
-        return lambda values: math.ceil(inner(values))
-    if isinstance(expr, sp.floor):
-        inner = parts[0]
-        return lambda values: math.floor(inner(values))
-    if isinstance(expr, sp.Max):
-        return lambda values: max(part(values) for part in parts)
-    if isinstance(expr, sp.Min):
-        return lambda values: min(part(values) for part in parts)
-    raise _Inexact
-
-
-def _exact_number(value) -> int | Fraction:
-    if isinstance(value, int | Fraction) and not isinstance(value, bool):
-        return value
-    if isinstance(value, sp.Integer):
-        return int(value)
-    if isinstance(value, sp.Rational):
-        return Fraction(int(value.p), int(value.q))
-    raise _Inexact
-
-
-def _power(base: int | Fraction, exponent: int | Fraction) -> int | Fraction:
-    if not isinstance(exponent, int) and exponent.denominator != 1:
-        raise _Inexact  # a root
-    exponent = int(exponent)
-    if abs(exponent) > 4096:
-        raise _Inexact  # what sympy makes of it, not a number of a million digits here
-    if exponent >= 0:
-        return base ** exponent
-    return Fraction(1) / Fraction(base) ** -exponent
+def _name(symbol: Any) -> str:
+    """str(symbol), without sympy's printer for a plain symbol (kernel keys are made often)."""
+    return symbol.name if type(symbol) is sp.Symbol else str(symbol)
 
 
 def _tidy_number(x: float) -> sp.Expr:
@@ -993,7 +915,7 @@ class _Affine:
     def _given_exactly(self, expr: sp.Expr, fixed: dict) -> bool:
         """The integer coefficients and constant that sympy's Poly finds below, where expr is
         linear in its symbols that `fixed` does not give, with coefficients in those it gives
-        (`_split_linear`): each coefficient evaluated exactly (`_exact`), not by substituting
+        (`_split_linear`): each coefficient evaluated exactly (graphs.semantics.exact), not by substituting
         and expanding with sympy at every size. False where that does not apply (the caller
         asks sympy)."""
         split = _split_linear(expr, frozenset(s for s in _free_symbols(expr) if s not in fixed))
@@ -1001,10 +923,10 @@ class _Affine:
             return False
         terms, constant = split
         try:
-            values = [(variable, _exact_integer(coefficient, fixed))
+            values = [(variable, exact_integer(coefficient, fixed))
                       for variable, coefficient in terms]
-            whole = _exact_integer(constant, fixed)
-        except (_Inexact, KeyError, ZeroDivisionError):
+            whole = exact_integer(constant, fixed)
+        except (Inexact, KeyError, ZeroDivisionError):
             return False
         self.expr = expr
         self.coefficients = [(v, c) for v, c in values if c != 0]
@@ -1050,17 +972,17 @@ class _Affine:
         return int(round(compiled(*(values[v] for v in self.variables))))
 
 
-@_by_identity
+@by_identity
 def _free_symbols(expr) -> frozenset:
     return frozenset(sp.sympify(expr).free_symbols)
 
 
-@_by_identity
+@by_identity
 def _split_linear(expr, variables: frozenset):
     """expr as Σ coefficient·variable + constant over `variables` (sorted by name, as `_Affine`
     orders them), each coefficient and the constant an expression free of them; None where
     expr is not linear in them (a product of two, one inside a ceiling) or exact arithmetic
-    cannot evaluate its parts (`_exact`). Kept per expression and set of variables."""
+    cannot evaluate its parts (graphs.semantics.exact). Kept per expression and set of variables."""
     expr = sp.sympify(expr)
     if expr.has(sp.Sum):
         return None
@@ -1075,22 +997,12 @@ def _split_linear(expr, variables: frozenset):
         else:
             return None
     terms = tuple((v, coefficients[v]) for v in sorted(coefficients, key=str))
-    if any(_exact(part) is None for part in (constant, *(c for _, c in terms))):
+    if any(exact_function(part) is None for part in (constant, *(c for _, c in terms))):
         return None
     return terms, constant
 
 
-def _exact_integer(expr: sp.Expr, values: dict) -> int:
-    """expr at `values`, exactly (`_exact`); _Inexact where that is not an integer."""
-    found = _exact(expr)(values)
-    if not isinstance(found, int):
-        if found.denominator != 1:
-            raise _Inexact
-        found = int(found)
-    return found
-
-
-@_by_identity
+@by_identity
 def _linear_form(expr) -> tuple[tuple[tuple[sp.Symbol, int], ...], int] | None:
     """expr as Σ coefficient·symbol + constant with integer coefficients, over every free symbol
     (sorted by name, as `_Affine` orders its variables); None where it is not (kept per
@@ -1143,6 +1055,13 @@ class _CompiledPath:
             else:
                 self.parts.append((edge, _Affine(edge.access.address, fixed), None))
         self._compiled: dict[tuple[int, str], _Affine] = {}
+        self._operands: _Operands | None = None
+
+    def operands(self, spec: ReduceOperands) -> _Operands:
+        """A reduction level's operands (`_Operands`) at these sizes, made once."""
+        if self._operands is None:
+            self._operands = _Operands(spec, self.fixed)
+        return self._operands
 
     def _part(self, index: int, what: str) -> _Affine:
         """Edge `index`'s words, or its access's offset or limit, compiled once."""
@@ -1285,6 +1204,16 @@ def _below(offset: _Lanes | int, limit: _Lanes | int) -> tuple[bool, ...] | bool
     memory: graphs.devicebox's rule)."""
     if not isinstance(offset, _Lanes) and not isinstance(limit, _Lanes):
         return offset < limit
+    if isinstance(offset, _Lanes) and offset.listed is None and not isinstance(limit, _Lanes):
+        # start + step·lane < limit holds on a run of lanes at one end
+        count, start, step = offset.count, offset.start, offset.step
+        if step == 0:
+            return (start < limit,) * count
+        if step > 0:
+            below = min(count, max(0, -(-(limit - start) // step)))
+            return (True,) * below + (False,) * (count - below)
+        above = min(count, max(0, (start - limit) // -step + 1))
+        return (False,) * above + (True,) * (count - above)
     count = offset.count if isinstance(offset, _Lanes) else limit.count  # type: ignore[union-attr]
     return tuple(o < m for o, m in zip(_lanes(offset, count).values(),
                                        _lanes(limit, count).values(), strict=True))
@@ -1393,8 +1322,8 @@ def _path_length(path: list, values: dict) -> int:
     total = 0
     for edge in path:
         if isinstance(edge, TLoop):
-            count = sp.sympify(edge.count).subs(values)
-            if count.free_symbols:  # a bound set by an outer loop's index: count it as long
+            count = _loop_count(edge.count, values)
+            if count is None:  # a bound set by an outer loop's index: count it as long
                 return MAX_INSTANTIATED_EDGES
             if edge.var.name.startswith("k"):
                 total += sum(_path_length(list(edge.body), {**values, edge.var: j})
@@ -1404,6 +1333,23 @@ def _path_length(path: list, values: dict) -> int:
         else:
             total += 1
     return total
+
+
+def _loop_count(count: sp.Expr, values: dict) -> sp.Expr | int | None:
+    """A thread loop's count at `values` (what `int` of it gives is the count); None where it
+    still depends on a symbol `values` does not give. In exact arithmetic where it applies
+    (graphs.semantics.exact), else by sympy's substitution."""
+    exact = exact_function(count) if isinstance(count, sp.Basic) else None
+    if exact is not None:
+        try:
+            return exact(values)
+        except (Inexact, ZeroDivisionError):
+            pass
+        except KeyError:
+            if all(isinstance(v, int | sp.Integer) for v in values.values()):
+                return None  # a symbol not given, which sympy would leave free
+    found = sp.sympify(count).subs(values)
+    return None if found.free_symbols else found
 
 
 def _writes(path: list, values: dict) -> int:
@@ -1448,6 +1394,13 @@ def _shift_invariant(template: SPhase, values: dict, p) -> bool:
             if coefficient and (coefficient * p.work_group_size) % p.banks:
                 return False
             continue
+        coefficient = _given_coefficient(access.address, var, symbols, values)
+        if coefficient is not None:
+            # The same coefficient, from the address split once into its terms in the symbols
+            # `values` does not give (`_split_linear`), each coefficient evaluated exactly.
+            if not isinstance(coefficient, int) or (coefficient * p.work_group_size) % p.banks:
+                return False
+            continue
         address = sp.expand(sp.sympify(access.address).subs(values))
         if var not in address.free_symbols:
             continue
@@ -1463,7 +1416,27 @@ def _shift_invariant(template: SPhase, values: dict, p) -> bool:
     return True
 
 
-@_by_identity
+def _given_coefficient(address: sp.Expr, var: sp.Symbol, symbols: frozenset,
+                       values: dict) -> Number | None:
+    """The coefficient of `var` in the address with `values` put in, where the address is
+    linear in the symbols `values` does not give (var among them) with coefficients in those it
+    gives, each an integer or a rational there (`_split_linear`); None where that does not
+    apply (the caller asks sympy)."""
+    if var in values:
+        return None
+    split = _split_linear(address, frozenset(s for s in symbols if s not in values))
+    if split is None:
+        return None
+    for variable, coefficient in split[0]:
+        if variable == var:
+            try:
+                return exact_value(coefficient, values)
+            except (Inexact, KeyError, ZeroDivisionError):
+                return None
+    return 0
+
+
+@by_identity
 def _thread_coefficient(address, var) -> int | None:
     """c where the address, expanded, is c·var plus terms free of var (c may be 0); None where
     var appears otherwise (inside a ceiling, times another symbol). Kept per address: a kernel
@@ -1808,7 +1781,7 @@ def _structured_group(path: list, values: dict, threads: _Threads, model, p,
         compiled = None
         addresses = spaces = None
         if item.access is not None:
-            key = (id(item), tuple(sorted((str(k), v) for k, v in values.items()
+            key = (id(item), tuple(sorted((_name(k), v) for k, v in values.items()
                                           if isinstance(k, sp.Symbol)
                                           and k.name.startswith("k"))))
             compiled = cache.get(key)

@@ -43,6 +43,7 @@ import sympy as sp
 
 from graphs.costgraph import EdgeKind
 from graphs.devicebox import concat_phases
+from graphs.semantics.exact import Inexact, exact_function
 from models.base import AccessKind
 from models.cpu import cpu_model
 from models.device_profile import AllocationParameters, DeviceProfile, TransferParameters
@@ -660,8 +661,16 @@ class RegionSizes:
 
 
 def _int(expr, params: dict) -> int:
-    # xreplace, not subs: the same number for symbols given numbers, without subs' rewriting.
+    # In exact arithmetic where it applies (graphs.semantics.exact: a region's sizes are replayed
+    # at every size a break-even search asks); else xreplace, not subs: the same number for
+    # symbols given numbers, without subs' rewriting.
     expr = sp.sympify(expr)
+    exact = exact_function(expr)
+    if exact is not None:
+        try:
+            return int(exact(params))
+        except (Inexact, KeyError, ZeroDivisionError):
+            pass
     value = expr.xreplace({s: params[s] for s in expr.free_symbols if s in params})
     return int(value)
 
