@@ -748,6 +748,8 @@ def _given(expr, values: dict) -> sp.Expr:
 
 
 def _value(expr, subs: dict) -> float:
+    if type(expr) is int:
+        return expr
     exact = exact_function(expr) if isinstance(expr, sp.Basic) else None
     if exact is not None:
         try:
@@ -984,8 +986,8 @@ def _split_linear(expr, variables: frozenset):
     expr is not linear in them (a product of two, one inside a ceiling) or exact arithmetic
     cannot evaluate its parts (graphs.semantics.exact). Kept per expression and set of variables."""
     expr = sp.sympify(expr)
-    if expr.has(sp.Sum):
-        return None
+    if any(total.free_symbols & variables for total in expr.atoms(sp.Sum)):
+        return None  # a Sum over the thread's own values: sympy's Poly decides
     coefficients: dict[sp.Symbol, sp.Expr] = {}
     constant = sp.Integer(0)
     for term in sp.Add.make_args(sp.expand(expr)):

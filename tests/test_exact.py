@@ -44,15 +44,41 @@ def test_sympy_integers_and_rationals_are_values_too():
     assert exact_value(n / 2 + t, {n: sp.Integer(3), t: sp.Rational(1, 2)}) == 2
 
 
-@pytest.mark.parametrize("expr", [sp.ceiling(sp.log(n) / sp.log(2)), n * sp.Float(0.5),
-                                  sp.Sum(k, (k, 0, n)), sp.Piecewise((n, n > 3), (1, True))],
-                         ids=str)
+@pytest.mark.parametrize("expr", [n * sp.Float(0.5), sp.Piecewise((n, n > 3), (1, True)),
+                                  sp.ceiling(sp.log(n)), sp.log(n) / sp.log(2)], ids=str)
 def test_what_is_not_exact_arithmetic_is_left_to_sympy(expr):
-    """A logarithm (sympy decides ⌈log2 n⌉ numerically: 39 at 2^39 + 1), a float, a sum and a
-    piecewise are not compiled: the callers ask sympy."""
+    """A float, a piecewise, a logarithm other than ⌈log2⌉ and ⌊log2⌋ are not compiled: the
+    callers ask sympy."""
     assert exact_function(expr) is None
     with pytest.raises(Inexact):
         exact_value(expr, {n: 4})
+
+
+@pytest.mark.parametrize("rounding", [sp.ceiling, sp.floor])
+def test_log2_is_sympys_away_from_powers_of_two_and_left_to_it_near_them(rounding):
+    """sympy decides ⌈log2 x⌉ numerically and takes a value very near a whole number for it
+    (⌈log2(2^39 + 1)⌉ = 39): exact arithmetic answers where sympy's floats tell them apart, and
+    at powers of two, and leaves the sizes just above or below one to sympy."""
+    expr = rounding(sp.log(n) / sp.log(2))
+    random.seed(7)
+    sizes = [*range(1, 200), *(2**m for m in range(41)),
+             *(random.randint(1, 10**12) for _ in range(300))]
+    for x in sizes:
+        want = expr.xreplace({n: sp.Integer(x)})
+        assert exact_value(expr, {n: x}) == want, x
+    for x in (2**39 + 1, 2**40 - 1, 2**30 + 5):
+        with pytest.raises(Inexact):
+            exact_value(expr, {n: x})
+
+
+def test_a_sum_over_levels_is_added_term_by_term():
+    """A lock-step base after a reduction: a Sum over its levels, up to ⌈log2 n⌉."""
+    expr = 64 * sp.Sum(sp.ceiling(sp.floor(sp.ceiling(n / 2**k) / 2) / 32),
+                       (k, 0, sp.ceiling(sp.log(n) / sp.log(2)) - 1)) + t
+    for x in (3, 5, 100, 1000, 10**6 + 3, 10**12):
+        values = {n: x, t: 7}
+        want = expr.xreplace({n: sp.Integer(x), t: sp.Integer(7)}).doit()
+        assert exact_value(expr, values) == want, x
 
 
 def test_values_it_cannot_take_raise():

@@ -5,10 +5,10 @@ RegionSizes`) are priced at many sizes: a break-even search asks a program's tim
 them. Substituting the sizes with sympy at each one walks and rebuilds every expression; here an
 expression is compiled once, on first use, into a Python function of its symbols' values, which
 computes what sympy's substitution computes, in ints and Fractions. Only sums, products, integer
-powers, ceilings, floors, Max and Min of integers and rationals are compiled: anything else (a
-float, whose sum sympy rounds in its own order; a logarithm, whose ceiling sympy decides
-numerically, and at 2^39 + 1 gets wrong; a Sum; a Piecewise) is left to sympy, and the callers
-fall back to it where `exact_function` gives None or its function raises.
+powers, ceilings, floors, Max and Min of integers and rationals, finite Sums of them, and the
+ceiling and floor of log2 (away from powers of two) are compiled: anything else (a float, whose
+sum sympy rounds in its own order; a Piecewise; another logarithm) is left to sympy, and the
+callers fall back to it where `exact_function` gives None or its function raises.
 """
 
 from __future__ import annotations
@@ -25,6 +25,7 @@ Number = int | Fraction
 Compiled = Callable[[dict], Number]
 
 MAX_EXPONENT = 4096  # a larger power is left to sympy, not computed here to a million digits
+MAX_TERMS = 4096  # a longer Sum is left to sympy
 
 
 class Inexact(Exception):  # noqa: N818 - a condition the callers handle, not a failure
@@ -98,6 +99,8 @@ def _compile(expr: sp.Basic) -> Compiled:
         return lambda values: _number(values[expr])
     if isinstance(expr, sp.ceiling | sp.floor):
         return _rounded(expr)
+    if isinstance(expr, sp.Sum):
+        return _summed(expr)
     parts = [_compile(arg) for arg in expr.args]
     if isinstance(expr, sp.Add):
         return lambda values: sum(part(values) for part in parts)
@@ -115,9 +118,16 @@ def _compile(expr: sp.Basic) -> Compiled:
 
 def _rounded(expr: sp.ceiling | sp.floor) -> Compiled:
     """⌈x⌉ or ⌊x⌋. The common x = (p/q)·rest, with rest an integer (⌈n/32⌉), in integer
-    division; any other x through a Fraction."""
+    division; x = log(y)/log(2) (`_log2`); any other x through a Fraction."""
     ceiling = isinstance(expr, sp.ceiling)
-    coefficient, rest = expr.args[0].as_coeff_Mul()
+    argument = expr.args[0]
+    if isinstance(argument, sp.Mul) and len(argument.args) == 2 and sp.Pow(
+            sp.log(2), -1) in argument.args:
+        logarithm = next(a for a in argument.args if a != sp.Pow(sp.log(2), -1))
+        if isinstance(logarithm, sp.log) and len(logarithm.args) == 1:
+            inner = _compile(logarithm.args[0])
+            return lambda values: _log2(inner(values), ceiling)
+    coefficient, rest = argument.as_coeff_Mul()
     if coefficient.is_Rational and not coefficient.is_Integer and rest != 1:
         p, q = int(coefficient.p), int(coefficient.q)
         inner = _compile(rest)
@@ -132,6 +142,44 @@ def _rounded(expr: sp.ceiling | sp.floor) -> Compiled:
     whole = _compile(expr.args[0])
     rounding = math.ceil if ceiling else math.floor
     return lambda values: rounding(whole(values))
+
+
+SYMPY_LOG_DIGITS = 24
+"""How close to a power of two (relatively, in binary digits) a size must be for ⌈log2⌉ and ⌊log2⌋
+of it to be left to sympy: sympy decides them numerically, taking a value that close to a whole
+number for it (⌈log2(2^39 + 1)⌉ = 39, where the answer is 40), so exact arithmetic answers only
+where sympy's floats certainly tell the two apart, and at powers of two, which sympy gets
+right."""
+
+
+def _log2(x: Number, ceiling: bool) -> int:
+    """⌈log2 x⌉ or ⌊log2 x⌋ of a positive integer, exactly, as sympy finds it; Inexact for x just
+    above or below a power of two (`SYMPY_LOG_DIGITS`: sympy is asked), and for any other x."""
+    if not isinstance(x, int) or x < 1:
+        raise Inexact
+    power = x.bit_length() - 1
+    if x == 1 << power:
+        return power  # sympy finds a power of two's logarithm whole, as it is
+    if min(x - (1 << power), (2 << power) - x) << SYMPY_LOG_DIGITS < (1 << power):
+        raise Inexact
+    return power + 1 if ceiling else power
+
+
+def _summed(expr: sp.Sum) -> Compiled:
+    """Σ of a term over an index from one bound to the other, bounds and term exact: term by
+    term (a reduction's levels, about log2 n of them)."""
+    if len(expr.limits) != 1:
+        raise Inexact
+    index, low, high = expr.limits[0]
+    term, first, last = _compile(expr.function), _compile(low), _compile(high)
+
+    def total(values: dict) -> Number:
+        start, end = first(values), last(values)
+        if not isinstance(start, int) or not isinstance(end, int) or end - start > MAX_TERMS:
+            raise Inexact
+        return sum(term({**values, index: i}) for i in range(start, end + 1))
+
+    return total
 
 
 def _number(value: Any) -> Number:
