@@ -1396,10 +1396,12 @@ def _shift_invariant(template: SPhase, values: dict, p) -> bool:
             if coefficient and (coefficient * p.work_group_size) % p.banks:
                 return False
             continue
-        coefficient = _given_coefficient(access.address, var, symbols, values)
+        coefficient = _given_coefficient(access.address, var, values)
+        if coefficient is False:
+            return False
         if coefficient is not None:
-            # The same coefficient, from the address split once into its terms in the symbols
-            # `values` does not give (`_split_linear`), each coefficient evaluated exactly.
+            # The same coefficient, read once from the address (`_coefficient_of`) and
+            # evaluated exactly.
             if not isinstance(coefficient, int) or (coefficient * p.work_group_size) % p.banks:
                 return False
             continue
@@ -1418,24 +1420,40 @@ def _shift_invariant(template: SPhase, values: dict, p) -> bool:
     return True
 
 
-def _given_coefficient(address: sp.Expr, var: sp.Symbol, symbols: frozenset,
-                       values: dict) -> Number | None:
-    """The coefficient of `var` in the address with `values` put in, where the address is
-    linear in the symbols `values` does not give (var among them) with coefficients in those it
-    gives, each an integer or a rational there (`_split_linear`); None where that does not
-    apply (the caller asks sympy)."""
+def _given_coefficient(address: sp.Expr, var: sp.Symbol, values: dict) -> Number | bool | None:
+    """The coefficient of `var` in the address with `values` put in, where the address is linear
+    in var (`_coefficient_of`) and the coefficient is exact arithmetic in what `values` gives
+    (an int, or a Fraction: not whole); False where the coefficient still depends on a symbol
+    `values` does not give (sympy's would not be an integer); None where this does not decide
+    (the caller asks sympy)."""
     if var in values:
         return None
-    split = _split_linear(address, frozenset(s for s in symbols if s not in values))
-    if split is None:
+    coefficient = _coefficient_of(address, var)
+    if coefficient is None:
         return None
-    for variable, coefficient in split[0]:
-        if variable == var:
-            try:
-                return exact_value(coefficient, values)
-            except (Inexact, KeyError, ZeroDivisionError):
-                return None
-    return 0
+    try:
+        return exact_value(coefficient, values)
+    except KeyError:
+        if all(isinstance(v, int | sp.Integer) for v in values.values()):
+            return False  # a loop index, which the substitution leaves in the coefficient
+        return None
+    except (Inexact, ZeroDivisionError):
+        return None
+
+
+@by_identity
+def _coefficient_of(address: sp.Expr, var: sp.Symbol) -> sp.Expr | None:
+    """c where the address, expanded, is c·var plus terms free of var, c free of var; None where
+    var appears otherwise (inside a ceiling, squared). Kept per address."""
+    coefficient = sp.Integer(0)
+    for term in sp.Add.make_args(sp.expand(sp.sympify(address))):
+        if var not in term.free_symbols:
+            continue
+        factor = sp.expand(term / var)
+        if var in factor.free_symbols:
+            return None
+        coefficient += factor
+    return coefficient
 
 
 @by_identity
