@@ -509,7 +509,10 @@ class SymbolicProfile:
             if operands is not None:
                 level = values[operands.spec.level]
                 threads.own.update(operands.operands(level, threads.own[template.var], values))
-            summed = _structured_group(template.path, values, threads, model, p, {}, state)
+            # One cache of compiled addresses (and, stateless, warp steps) for the kernel's
+            # groups at these sizes.
+            cache = build.structured if build is not None else {}
+            summed = _structured_group(template.path, values, threads, model, p, cache, state)
             time, local.steps = summed.time, summed.steps
             if state is not None and local.traffic is not None:
                 local.traffic.add(state.traffic)
@@ -1058,6 +1061,7 @@ class _CompiledPath:
                 self.parts.append((edge, _Affine(edge.access.address, fixed), None))
         self._compiled: dict[tuple[int, str], _Affine] = {}
         self._operands: _Operands | None = None
+        self.structured: dict = {}  # `_structured_group`'s cache for the template's groups
 
     def operands(self, spec: ReduceOperands) -> _Operands:
         """A reduction level's operands (`_Operands`) at these sizes, made once."""
