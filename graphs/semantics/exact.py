@@ -41,11 +41,15 @@ def by_identity(function: Callable[..., Any]) -> Callable[..., Any]:
     be handed a result holding the other profile's symbols, which every later lookup in this
     profile's dicts would then compare by value. The arguments are kept with the result, so that
     an id is not reused while it is a key."""
-    kept: dict[tuple, tuple] = {}
+    kept: dict[Any, tuple] = {}
 
     @functools.wraps(function)
     def cached(*args: Any) -> Any:
-        key = tuple(id(a) if isinstance(a, sp.Basic) else a for a in args)
+        first = args[0]
+        if len(args) == 1 and isinstance(first, sp.Basic):
+            key: Any = id(first)  # the common call, without building a tuple
+        else:
+            key = tuple(id(a) if isinstance(a, sp.Basic) else a for a in args)
         found = kept.get(key)
         if found is None:
             found = kept[key] = (function(*args), args)
