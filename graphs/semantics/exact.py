@@ -106,10 +106,8 @@ def _compile(expr: sp.Basic) -> Compiled:
     if isinstance(expr, sp.Sum):
         return _summed(expr)
     parts = [_compile(arg) for arg in expr.args]
-    if isinstance(expr, sp.Add):
-        return lambda values: sum(part(values) for part in parts)
-    if isinstance(expr, sp.Mul):
-        return lambda values: math.prod(part(values) for part in parts)
+    if isinstance(expr, sp.Add | sp.Mul):
+        return _combined(parts, isinstance(expr, sp.Add))
     if isinstance(expr, sp.Pow):
         base, exponent = parts
         return lambda values: _power(base(values), exponent(values))
@@ -118,6 +116,22 @@ def _compile(expr: sp.Basic) -> Compiled:
     if isinstance(expr, sp.Min):
         return lambda values: min(part(values) for part in parts)
     raise Inexact
+
+
+def _combined(parts: list[Compiled], add: bool) -> Compiled:
+    """The sum or product of `parts` (exact, so in any order): two or three parts without a
+    generator, the common case."""
+    if len(parts) == 2:
+        a, b = parts
+        return (lambda values: a(values) + b(values)) if add else (
+            lambda values: a(values) * b(values))
+    if len(parts) == 3:
+        a, b, c = parts
+        return (lambda values: a(values) + b(values) + c(values)) if add else (
+            lambda values: a(values) * b(values) * c(values))
+    if add:
+        return lambda values: sum(part(values) for part in parts)
+    return lambda values: math.prod(part(values) for part in parts)
 
 
 def _rounded(expr: sp.ceiling | sp.floor) -> Compiled:
@@ -187,6 +201,8 @@ def _summed(expr: sp.Sum) -> Compiled:
 
 
 def _number(value: Any) -> Number:
+    if type(value) is int:
+        return value
     if isinstance(value, int | Fraction) and not isinstance(value, bool):
         return value
     if isinstance(value, sp.Integer):
