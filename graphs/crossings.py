@@ -23,6 +23,7 @@ from typing import Protocol
 
 import sympy as sp
 
+from graphs.semantics.exact import by_identity
 from graphs.semantics.symbolic import size_symbol
 
 
@@ -144,13 +145,22 @@ def _compiled(formula_a, formula_b, parameter: str):
     if formula_a is None or formula_b is None:
         return None
     symbol = size_symbol(parameter)
-    try:
-        fa = sp.lambdify(symbol, formula_a, "math")
-        fb = sp.lambdify(symbol, formula_b, "math")
-        fa(1), fb(1)
-    except Exception:  # noqa: BLE001 - sympy cannot compile every formula; then there is none
+    fa, fb = _lambdified(formula_a, symbol), _lambdified(formula_b, symbol)
+    if fa is None or fb is None:
         return None
     return lambda n: (fa(n), fb(n))
+
+
+@by_identity
+def _lambdified(formula, symbol):
+    """A formula compiled to Python floats (sympy's lambdify), tried at 1; None if sympy cannot.
+    Kept per formula: `hetprof rewrite` compares the written program's with every other's."""
+    try:
+        function = sp.lambdify(symbol, formula, "math")
+        function(1)
+    except Exception:  # noqa: BLE001 - sympy cannot compile every formula; then there is none
+        return None
+    return function
 
 
 def _scan(points: list[int], guess, cheaper, roots: list[int]) -> list[Crossing]:

@@ -26,7 +26,6 @@ Their exact values come from the explicit schedule (`--symbolic` prints it where
 
 from __future__ import annotations
 
-import functools
 import math
 from dataclasses import dataclass
 from typing import Any
@@ -45,6 +44,14 @@ from graphs.devicebox import (
     writeback_time,
 )
 from graphs.kernel_counts import phase_counts
+from graphs.semantics.exact import (
+    Inexact,
+    Number,
+    by_identity,
+    exact_function,
+    exact_integer,
+    exact_value,
+)
 from graphs.semantics.options import EvaluationOptions
 from graphs.semantics.symbolic import (
     CostSummary,
@@ -98,6 +105,10 @@ class SymbolicProfile:
         # there, by id (the templates live as long as the profile).
         self._shared: dict[tuple, PhaseCost] | None = None
         self._shapes: dict[int, tuple | None] = {}
+        # Lock-step steps of work groups priced under the (stateless) model: by their pattern
+        # (`_group_step`), and each warp's by its graphs.devicebox.step_key.
+        self._steps: dict[tuple, tuple[float, int, int, int, int]] = {}
+        self._warp_steps: dict[tuple, StepCost] = {}
 
     def share_prices(self, prices: dict[tuple, PhaseCost]) -> None:
         """Price kernels through `prices`, a dict shared with other profiles under the same
@@ -234,7 +245,7 @@ class SymbolicProfile:
         # of its symbols, the device profile, the GPU model and (cache mode) its box's heap only,
         # as `_price` does.
         key = (id(template), heap,
-               tuple(sorted((str(k), v) for k, v in {**subs, **local_subs}.items()
+               tuple(sorted((_name(k), v) for k, v in {**subs, **local_subs}.items()
                             if not isinstance(v, sp.Basic) or v.is_Number)))
         if key not in self._priced:
             values = {**subs, **local_subs}
@@ -291,13 +302,18 @@ class SymbolicProfile:
         regular = (_shift_invariant(template, values, p)
                    or _lockstep_alike(template, values, p, count))
         priced: dict[int, tuple[float, PhaseCost]] = {}
+        build: list[_CompiledPath] = []  # the template compiled at these sizes, once
+
         def own(t: int) -> dict:
             return _own(template, values, t)
 
         def group(g: int) -> tuple[float, PhaseCost]:
             if g not in priced:
                 ids = range(g * size, min(count, (g + 1) * size))
-                priced[g] = self._price_group(template, values, ids, staged, groups, model)
+                if not build:
+                    build.append(_compile(template.path, values))
+                priced[g] = self._price_group(template, values, ids, staged, groups, model,
+                                              build[0])
             return priced[g]
 
         resident = max(1, p.threads_at_once // size)
@@ -474,7 +490,7 @@ class SymbolicProfile:
 
     def _price_group(self, template: SPhase, values: dict, ids: range,
                      staged: int, groups: int = 1, model=None,
-                     ) -> tuple[float, PhaseCost]:
+                     build: _CompiledPath | None = None) -> tuple[float, PhaseCost]:
         """One work group of a kernel (threads `ids`, of `groups` groups): graphs.devicebox.
         group_time on their concrete paths, or, for threads with long loops, period by period.
         Under a stateful model (the cache mode) the group's traffic is in the result's
@@ -489,26 +505,115 @@ class SymbolicProfile:
         if _path_length(template.path, values) > STRUCTURED_STEPS:
             operands = (_Operands(template.reduce, values) if template.reduce is not None
                         else None)
-            owns = [{template.var: t} for t in ids]
+            threads = _Threads({template.var: _Lanes(ids.start, 1, len(ids))}, len(ids))
             if operands is not None:
                 level = values[operands.spec.level]
-                for own in owns:
-                    own.update(operands.operands(level, own[template.var], values))
-            summed = _structured_group(template.path, values, owns, model, p, {}, state)
+                threads.own.update(operands.operands(level, threads.own[template.var], values))
+            # One cache of compiled addresses (and, stateless, warp steps) for the kernel's
+            # groups at these sizes.
+            cache = build.structured if build is not None else {}
+            summed = _structured_group(template.path, values, threads, model, p, cache, state)
             time, local.steps = summed.time, summed.steps
             if state is not None and local.traffic is not None:
                 local.traffic.add(state.traffic)
             local.conflicts, local.conflict_degree_max = summed.conflicts, summed.degree
             return time + staging_time(p.work_group_size, model, p, staged), local
-        thread = _threads(template, values)
-        members = [thread(t) for t in ids]
-        time, local.steps = group_time(members, model, p, local, {}, groups=groups)
+        stepped = None
+        if model is self.model and not model.stateful:
+            stepped = self._lockstep_group(template, values, ids, local, build)
+        if stepped is None:
+            thread = _threads(template, values)
+            members = [thread(t) for t in ids]
+            stepped = group_time(members, model, p, local, {}, groups=groups)
+        time, local.steps = stepped
         return time + staging_time(p.work_group_size, model, p, staged), local
+
+    def _lockstep_group(self, template: SPhase, values: dict, ids: range, local: PhaseCost,
+                        build: _CompiledPath | None = None) -> tuple[float, int] | None:
+        """graphs.devicebox.group_time for the work group of threads `ids` under a stateless
+        model, walked from the template for all its threads at once (`_CompiledPath.lockstep`)
+        instead of building each thread's path: the same warp steps, priced by the model on the
+        same addresses, added up in the same order. A step's cost depends on its addresses
+        relative to the first one's bank row (graphs.devicebox.step_key), so a step whose
+        addresses are affine in the thread index is priced once for every group and size with
+        the same first bank, stride and threads (`_group_step`). None where the threads' paths
+        differ in length (the caller builds them)."""
+        count = len(ids)
+        own: dict[Any, Any] = {template.var: _Lanes(ids.start, 1, count)}
+        build = build or _compile(template.path, values)
+        if template.reduce is not None:
+            operands = build.operands(template.reduce)
+            own.update(operands.operands(values[template.reduce.level], own[template.var],
+                                         values))
+        time = 0.0
+        steps = conflicts = broadcasts = multicasts = 0
+        degree = local.conflict_degree_max
+        try:
+            for step in build.lockstep(own):
+                weight, step_conflicts, step_degree, step_broadcasts, step_multicasts = (
+                    self._group_step(step, count))
+                time += weight
+                steps += 1
+                conflicts += step_conflicts
+                degree = max(degree, step_degree)
+                broadcasts += step_broadcasts
+                multicasts += step_multicasts
+        except _NotLockstep:
+            return None
+        local.conflicts += conflicts
+        local.conflict_degree_max = degree
+        local.broadcasts += broadcasts
+        local.multicasts += multicasts
+        return time, steps
+
+    def _group_step(self, step: tuple, count: int) -> tuple[float, int, int, int, int]:
+        """One lock-step step of a work group of `count` threads (a step of
+        `_CompiledPath.lockstep`) priced as graphs.devicebox.group_time prices it: each warp's
+        step by the model (`warp_step`, looked up by its `step_key`), the group's by
+        `group_step`; (weight, conflicts, largest conflict degree, broadcasts, multicasts)."""
+        p, model = self.gpu, self.model
+        if step[0] == "other":
+            key: tuple = (step, count)
+        else:
+            kind, address, local = step
+            address = _lanes(address, count)
+            if local is not None and not isinstance(local, tuple):
+                local = (local,) * count
+            if local is not None and not any(local):
+                local = None
+            step = (kind, address, local)
+            key = ((kind, address.start % p.banks, address.step, count, local)
+                   if address.listed is None else ())
+        if key and key in self._steps:
+            return self._steps[key]
+        width = p.warp_width
+        warp_steps = []
+        for first in range(0, count, width):
+            lanes = range(first, min(count, first + width))
+            if step[0] == "other":
+                accesses, others = [], [step[1]] * len(lanes)
+            else:
+                spaces = ([Space.GLOBAL] * len(lanes) if local is None
+                          else [Space.LOCAL if local[lane] else Space.GLOBAL for lane in lanes])
+                accesses = [MemoryAccess(kind, address.at(lane), space)
+                            for lane, space in zip(lanes, spaces, strict=True)]
+                others = []
+            warp_key = step_key(accesses, others, p)
+            cost = self._warp_steps.get(warp_key)
+            if cost is None:
+                cost = self._warp_steps[warp_key] = model.warp_step(accesses, others)
+            warp_steps.append(cost)
+        priced = (model.group_step(warp_steps), sum(s.conflicts for s in warp_steps),
+                  max((s.degree for s in warp_steps), default=1),
+                  sum(s.broadcasts for s in warp_steps), sum(s.multicasts for s in warp_steps))
+        if key:
+            self._steps[key] = priced
+        return priced
 
     @staticmethod
     def _full_key(template: SPhase, values: dict) -> tuple:
         return ("full", id(template), tuple(sorted(
-            (str(k), v) for k, v in values.items() if not isinstance(v, sp.Basic) or v.is_Number)))
+            (_name(k), v) for k, v in values.items() if not isinstance(v, sp.Basic) or v.is_Number)))
 
     def _full_group_time(self, template: SPhase, local_subs: dict, subs: dict,
                          model=None) -> float:
@@ -646,6 +751,17 @@ def _given(expr, values: dict) -> sp.Expr:
 
 
 def _value(expr, subs: dict) -> float:
+    if type(expr) is int:
+        return expr
+    exact = exact_function(expr) if isinstance(expr, sp.Basic) else None
+    if exact is not None:
+        try:
+            found = exact(subs)
+        except (Inexact, KeyError, ZeroDivisionError):
+            pass  # sympy says what is wrong, or evaluates what is not exact arithmetic
+        else:
+            return found if isinstance(found, int) else (
+                int(found) if found.denominator == 1 else float(found))
     value = _given(expr, subs)
     if isinstance(value, sp.Sum) or value.has(sp.Sum):
         value = value.doit()
@@ -657,6 +773,11 @@ def _value(expr, subs: dict) -> float:
         raise OutsideAssumptions(f"a quantity is {value} at these sizes: the formulas do not hold "
                                  "there")
     return int(value) if value.is_Integer else float(value)
+
+
+def _name(symbol: Any) -> str:
+    """str(symbol), without sympy's printer for a plain symbol (kernel keys are made often)."""
+    return symbol.name if type(symbol) is sp.Symbol else str(symbol)
 
 
 def _tidy_number(x: float) -> sp.Expr:
@@ -776,6 +897,8 @@ class _Affine:
                     self.coefficients.append((variable, coefficient))
             self.variables = [v for v, _ in self.coefficients]
             return
+        if self._given_exactly(expr, fixed):
+            return
         self.expr = _done(_given(expr, fixed))
         self.variables = sorted(self.expr.free_symbols, key=str)
         try:
@@ -794,8 +917,36 @@ class _Affine:
             self.coefficients = [(v, int(c)) for v, c in coefficients]
             self.constant = int(constant)
 
-    def __call__(self, values: dict) -> int:
+    def _given_exactly(self, expr: sp.Expr, fixed: dict) -> bool:
+        """The integer coefficients and constant that sympy's Poly finds below, where expr is
+        linear in its symbols that `fixed` does not give, with coefficients in those it gives
+        (`_split_linear`): each coefficient evaluated exactly (graphs.semantics.exact), not by substituting
+        and expanding with sympy at every size. False where that does not apply (the caller
+        asks sympy)."""
+        split = _split_linear(expr, frozenset(s for s in _free_symbols(expr) if s not in fixed))
+        if split is None:
+            return False
+        terms, constant = split
+        try:
+            values = [(variable, exact_integer(coefficient, fixed))
+                      for variable, coefficient in terms]
+            whole = exact_integer(constant, fixed)
+        except (Inexact, KeyError, ZeroDivisionError):
+            return False
+        self.expr = expr
+        self.coefficients = [(v, c) for v, c in values if c != 0]
+        self.constant = whole
+        self.variables = [v for v, _ in self.coefficients]
+        return True
+
+    def __call__(self, values: dict) -> Any:
+        """The value at `values` (an int; `_Lanes` where a value given is)."""
         if self.coefficients is None:
+            lanes = [v for v in self.variables if isinstance(values.get(v), _Lanes)]
+            if lanes:  # not affine: thread by thread
+                count = values[lanes[0]].count
+                return _Lanes.of([self._other(_lane_values(values, lane))
+                                  for lane in range(count)])
             return self._other(values)
         total = self.constant
         for variable, coefficient in self.coefficients:
@@ -826,7 +977,37 @@ class _Affine:
         return int(round(compiled(*(values[v] for v in self.variables))))
 
 
-@functools.cache
+@by_identity
+def _free_symbols(expr) -> frozenset:
+    return frozenset(sp.sympify(expr).free_symbols)
+
+
+@by_identity
+def _split_linear(expr, variables: frozenset):
+    """expr as Σ coefficient·variable + constant over `variables` (sorted by name, as `_Affine`
+    orders them), each coefficient and the constant an expression free of them; None where
+    expr is not linear in them (a product of two, one inside a ceiling) or exact arithmetic
+    cannot evaluate its parts (graphs.semantics.exact). Kept per expression and set of variables."""
+    expr = sp.sympify(expr)
+    if any(total.free_symbols & variables for total in expr.atoms(sp.Sum)):
+        return None  # a Sum over the thread's own values: sympy's Poly decides
+    coefficients: dict[sp.Symbol, sp.Expr] = {}
+    constant = sp.Integer(0)
+    for term in sp.Add.make_args(sp.expand(expr)):
+        independent, dependent = term.as_independent(*variables, as_Add=False)
+        if dependent == 1:
+            constant += independent
+        elif dependent in variables:
+            coefficients[dependent] = coefficients.get(dependent, sp.Integer(0)) + independent
+        else:
+            return None
+    terms = tuple((v, coefficients[v]) for v in sorted(coefficients, key=str))
+    if any(exact_function(part) is None for part in (constant, *(c for _, c in terms))):
+        return None
+    return terms, constant
+
+
+@by_identity
 def _linear_form(expr) -> tuple[tuple[tuple[sp.Symbol, int], ...], int] | None:
     """expr as Σ coefficient·symbol + constant with integer coefficients, over every free symbol
     (sorted by name, as `_Affine` orders its variables); None where it is not (kept per
@@ -854,26 +1035,54 @@ def _limit(access: TAccess, values: dict) -> int:
     return int(_value(access.limit, values))
 
 
-def _compile(path: list, fixed: dict):
+def _compile(path: list, fixed: dict) -> _CompiledPath:
     """The thread template `path` with the sizes `fixed`, as a function of the thread and loop
     indices that builds the concrete path quickly (integer arithmetic for affine addresses)."""
-    # (loop, its count, its body), or (edge, None or its access's address, offset and limit,
-    # its words)
-    parts: list[tuple[TLoop | TEdge, Any, Any]] = []
-    for edge in path:
-        if isinstance(edge, TLoop):
-            parts.append((edge, _Affine(edge.count, fixed), _LoopBody(edge, fixed)))
-            continue
-        access = edge.access
-        if access is None:
-            parts.append((edge, None, _Affine(edge.words, fixed)))
-        else:
-            parts.append((edge, (_Affine(access.address, fixed), _Affine(access.offset, fixed),
-                                 _Affine(access.limit, fixed)), _Affine(edge.words, fixed)))
+    return _CompiledPath(path, fixed)
 
-    def build(values: dict) -> list[PathEdge]:
+
+class _CompiledPath:
+    """A thread template with the sizes given: called with a thread's own values (its index, its
+    loop indices, a reduction's operands) it builds that thread's concrete path; `lockstep`
+    walks the same path for every thread of a work group at once (`_Lanes`). Each expression is
+    compiled (`_Affine`) when it is first needed: the lock-step walk needs no words, and only a
+    staged region's accesses need their offsets."""
+
+    def __init__(self, path: list, fixed: dict):
+        self.fixed = fixed
+        # (loop, its count, its body), or (edge, None or its access's address, None)
+        self.parts: list[tuple[TLoop | TEdge, Any, Any]] = []
+        for edge in path:
+            if isinstance(edge, TLoop):
+                self.parts.append((edge, _Affine(edge.count, fixed), _LoopBody(edge, fixed)))
+            elif edge.access is None:
+                self.parts.append((edge, None, None))
+            else:
+                self.parts.append((edge, _Affine(edge.access.address, fixed), None))
+        self._compiled: dict[tuple[int, str], _Affine] = {}
+        self._operands: _Operands | None = None
+        self.structured: dict = {}  # `_structured_group`'s cache for the template's groups
+
+    def operands(self, spec: ReduceOperands) -> _Operands:
+        """A reduction level's operands (`_Operands`) at these sizes, made once."""
+        if self._operands is None:
+            self._operands = _Operands(spec, self.fixed)
+        return self._operands
+
+    def _part(self, index: int, what: str) -> _Affine:
+        """Edge `index`'s words, or its access's offset or limit, compiled once."""
+        key = (index, what)
+        found = self._compiled.get(key)
+        if found is None:
+            edge = self.parts[index][0]
+            assert isinstance(edge, TEdge)
+            expr = edge.words if what == "words" else getattr(edge.access, what)
+            found = self._compiled[key] = _Affine(expr, self.fixed)
+        return found
+
+    def __call__(self, values: dict) -> list[PathEdge]:
         out: list[PathEdge] = []
-        for edge, first, second in parts:
+        for index, (edge, first, second) in enumerate(self.parts):
             if isinstance(edge, TLoop):
                 for j in range(first(values)):
                     out.extend(second(j, values))
@@ -882,15 +1091,138 @@ def _compile(path: list, fixed: dict):
             if first is not None:
                 a = edge.access
                 assert a is not None  # `first` is set for the edges with an access
-                address, offset, limit = first
-                space = (Space.LOCAL if a.local and offset(values) < limit(values)
-                         else Space.GLOBAL)
-                access = MemoryAccess(a.kind, address(values), space)
-            out.append(PathEdge(edge.kind, edge.weight, access, None, (), second(values),
-                                edge.bookkeeping))
+                space = (Space.LOCAL if a.local and self._part(index, "offset")(values)
+                         < self._part(index, "limit")(values) else Space.GLOBAL)
+                access = MemoryAccess(a.kind, first(values), space)
+            out.append(PathEdge(edge.kind, edge.weight, access, None, (),
+                                self._part(index, "words")(values), edge.bookkeeping))
         return out
 
-    return build
+    def lockstep(self, values: dict):
+        """The path of every thread of a work group, step by step, where the threads' own values
+        are `_Lanes` (one value per thread): per step, ("other", weight) for an edge without
+        an access, or (kind, address lanes, local lanes) for a memory edge: its kind, each
+        thread's address, and which threads' accesses go to local memory (None: none do). Raises _NotLockstep
+        where the threads' paths differ in length (a loop count that differs between them)."""
+        for index, (edge, first, second) in enumerate(self.parts):
+            if isinstance(edge, TLoop):
+                count = first(values)
+                if isinstance(count, _Lanes):
+                    count = count.uniform()
+                for j in range(count):
+                    yield from second.lockstep(j, values)
+                continue
+            if first is None:
+                yield "other", edge.weight
+                continue
+            a = edge.access
+            assert a is not None  # `first` is set for the edges with an access
+            local = None
+            if a.local:
+                local = _below(self._part(index, "offset")(values),
+                               self._part(index, "limit")(values))
+            yield a.kind, first(values), local
+
+
+class _NotLockstep(Exception):
+    """The threads of a work group take paths of different lengths: `_CompiledPath.lockstep`
+    cannot walk them together (the caller builds each thread's path instead)."""
+
+
+class _Lanes:
+    """The values one integer takes in the threads of a work group, thread by thread: `start +
+    step·lane` for lanes 0 .. count - 1, or the values listed (`listed`, where they are not
+    affine in the lane: a reduction's carried element). `_Affine` evaluates on it as on an int
+    (sums and integer multiples), so a work group's addresses cost O(1) per edge, not O(threads)."""
+
+    __slots__ = ("start", "step", "count", "listed")
+
+    def __init__(self, start: int, step: int, count: int, listed: tuple[int, ...] | None = None):
+        self.start, self.step, self.count, self.listed = start, step, count, listed
+
+    @staticmethod
+    def of(values: list[int]) -> _Lanes:
+        """Lanes holding `values`, in the affine form where they are affine."""
+        if len(values) > 1:
+            step = values[1] - values[0]
+            if all(b - a == step for a, b in zip(values, values[1:], strict=False)):
+                return _Lanes(values[0], step, len(values))
+        elif values:
+            return _Lanes(values[0], 0, 1)
+        return _Lanes(0, 0, len(values), tuple(values))
+
+    def values(self) -> list[int]:
+        if self.listed is not None:
+            return list(self.listed)
+        return [self.start + self.step * lane for lane in range(self.count)]
+
+    def low(self) -> int:
+        return min(self.listed) if self.listed is not None else min(
+            self.start, self.start + self.step * (self.count - 1))
+
+    def high(self) -> int:
+        return max(self.listed) if self.listed is not None else max(
+            self.start, self.start + self.step * (self.count - 1))
+
+    def at(self, lane: int) -> int:
+        if self.listed is not None:
+            return self.listed[lane]
+        return self.start + self.step * lane
+
+    def uniform(self) -> int:
+        """The one value every lane holds; _NotLockstep where they differ."""
+        values = set(self.values()) if self.listed is not None or self.step else {self.start}
+        if len(values) != 1:
+            raise _NotLockstep
+        return values.pop()
+
+    def __add__(self, other: _Lanes | int) -> _Lanes:
+        if isinstance(other, _Lanes):
+            if self.listed is None and other.listed is None:
+                return _Lanes(self.start + other.start, self.step + other.step, self.count)
+            return _Lanes.of([a + b for a, b in zip(self.values(), other.values(), strict=True)])
+        if self.listed is None:
+            return _Lanes(self.start + other, self.step, self.count)
+        return _Lanes(0, 0, self.count, tuple(a + other for a in self.listed))
+
+    __radd__ = __add__
+
+    def __mul__(self, factor: int) -> _Lanes:
+        if self.listed is None:
+            return _Lanes(self.start * factor, self.step * factor, self.count)
+        return _Lanes(0, 0, self.count, tuple(a * factor for a in self.listed))
+
+    __rmul__ = __mul__
+
+
+def _lanes(value: _Lanes | int, count: int) -> _Lanes:
+    """`value` in every one of `count` lanes (a plain int is the same in all)."""
+    return value if isinstance(value, _Lanes) else _Lanes(value, 0, count)
+
+
+def _lane_values(values: dict, lane: int) -> dict:
+    """One thread's own values out of a work group's (`_Lanes`)."""
+    return {k: v.at(lane) if isinstance(v, _Lanes) else v for k, v in values.items()}
+
+
+def _below(offset: _Lanes | int, limit: _Lanes | int) -> tuple[bool, ...] | bool:
+    """offset < limit, lane by lane where either is `_Lanes` (a staged region's words in local
+    memory: graphs.devicebox's rule)."""
+    if not isinstance(offset, _Lanes) and not isinstance(limit, _Lanes):
+        return offset < limit
+    if isinstance(offset, _Lanes) and offset.listed is None and not isinstance(limit, _Lanes):
+        # start + step·lane < limit holds on a run of lanes at one end
+        count, start, step = offset.count, offset.start, offset.step
+        if step == 0:
+            return (start < limit,) * count
+        if step > 0:
+            below = min(count, max(0, -(-(limit - start) // step)))
+            return (True,) * below + (False,) * (count - below)
+        above = min(count, max(0, (start - limit) // -step + 1))
+        return (False,) * above + (True,) * (count - above)
+    count = offset.count if isinstance(offset, _Lanes) else limit.count  # type: ignore[union-attr]
+    return tuple(o < m for o, m in zip(_lanes(offset, count).values(),
+                                       _lanes(limit, count).values(), strict=True))
 
 
 class _LoopBody:
@@ -901,10 +1233,11 @@ class _LoopBody:
     def __init__(self, loop: TLoop, fixed: dict):
         self.loop, self.fixed = loop, fixed
         self.per_iteration = loop.var.name.startswith("k")
-        self.compiled: dict[int | None, Any] = {}
+        self.compiled: dict[int | None, _CompiledPath] = {}
         self.operands = (_Operands(loop.reduce, fixed) if loop.reduce is not None else None)
 
-    def __call__(self, j: int, values: dict) -> list[PathEdge]:
+    def _body(self, j: int, values: dict) -> tuple[_CompiledPath, dict]:
+        """Iteration j's compiled body and the values it is built with."""
         key = j if self.per_iteration else None
         build = self.compiled.get(key)
         if build is None:
@@ -914,7 +1247,16 @@ class _LoopBody:
         if self.operands is not None:
             level = values[self.operands.spec.level]
             here.update(self.operands.operands(level, j, here))
+        return build, here
+
+    def __call__(self, j: int, values: dict) -> list[PathEdge]:
+        build, here = self._body(j, values)
         return build(here)
+
+    def lockstep(self, j: int, values: dict):
+        """Iteration j for every thread of a work group (`_CompiledPath.lockstep`)."""
+        build, here = self._body(j, values)
+        return build.lockstep(here)
 
 
 class _Operands:
@@ -957,12 +1299,18 @@ class _Operands:
         return self.results[k]
 
     def element_at(self, k: int, j: int, values: dict) -> tuple[int, int]:
-        """(address, offset) of element j of level k."""
+        """(address, offset) of element j of level k; with j `_Lanes` (a work group's threads),
+        each thread's."""
         while True:
             if k == 0:
                 here = {**values, self.spec.index: j}
                 return self.element[0](here), self.element[1](here)
-            if j < self.pairs[k - 1]:
+            if isinstance(j, _Lanes) and j.low() < self.pairs[k - 1] <= j.high():
+                # Some threads read what level k - 1 returned, others the carried element.
+                found = [self.element_at(k, element, _lane_values(values, lane))
+                         for lane, element in enumerate(j.values())]
+                return (_Lanes.of([a for a, _ in found]), _Lanes.of([o for _, o in found]))
+            if (j.high() if isinstance(j, _Lanes) else j) < self.pairs[k - 1]:
                 address, offset = self._result(k - 1)
                 here = {**values, self.spec.local: j}
                 return address(here), offset(here)
@@ -980,8 +1328,8 @@ def _path_length(path: list, values: dict) -> int:
     total = 0
     for edge in path:
         if isinstance(edge, TLoop):
-            count = sp.sympify(edge.count).subs(values)
-            if count.free_symbols:  # a bound set by an outer loop's index: count it as long
+            count = _loop_count(edge.count, values)
+            if count is None:  # a bound set by an outer loop's index: count it as long
                 return MAX_INSTANTIATED_EDGES
             if edge.var.name.startswith("k"):
                 total += sum(_path_length(list(edge.body), {**values, edge.var: j})
@@ -991,6 +1339,23 @@ def _path_length(path: list, values: dict) -> int:
         else:
             total += 1
     return total
+
+
+def _loop_count(count: sp.Expr, values: dict) -> sp.Expr | int | None:
+    """A thread loop's count at `values` (what `int` of it gives is the count); None where it
+    still depends on a symbol `values` does not give. In exact arithmetic where it applies
+    (graphs.semantics.exact), else by sympy's substitution."""
+    exact = exact_function(count) if isinstance(count, sp.Basic) else None
+    if exact is not None:
+        try:
+            return exact(values)
+        except (Inexact, ZeroDivisionError):
+            pass
+        except KeyError:
+            if all(isinstance(v, int | sp.Integer) for v in values.values()):
+                return None  # a symbol not given, which sympy would leave free
+    found = sp.sympify(count).subs(values)
+    return None if found.free_symbols else found
 
 
 def _writes(path: list, values: dict) -> int:
@@ -1022,13 +1387,26 @@ def _shift_invariant(template: SPhase, values: dict, p) -> bool:
     the thread index with a coefficient that moves a whole group by a multiple of the banks."""
     var = template.var
     for access in _accesses(template.path):
+        symbols = _free_symbols(access.address)
+        if var not in symbols and var not in values and not any(
+                isinstance(values.get(s), sp.Basic) and var in values[s].free_symbols
+                for s in symbols):
+            continue  # the substitution below leaves the thread index out: the same address
         coefficient = _thread_coefficient(access.address, var)
         if coefficient is not None and var not in values and all(
-                isinstance(values.get(s), int | sp.Integer)
-                for s in sp.sympify(access.address).free_symbols - {var}):
+                isinstance(values.get(s), int | sp.Integer) for s in symbols - {var}):
             # Already linear in the thread index with an integer coefficient, and every other
             # symbol given an integer: the substitution below would find the same coefficient.
             if coefficient and (coefficient * p.work_group_size) % p.banks:
+                return False
+            continue
+        coefficient = _given_coefficient(access.address, var, values)
+        if coefficient is False:
+            return False
+        if coefficient is not None:
+            # The same coefficient, read once from the address (`_coefficient_of`) and
+            # evaluated exactly.
+            if not isinstance(coefficient, int) or (coefficient * p.work_group_size) % p.banks:
                 return False
             continue
         address = sp.expand(sp.sympify(access.address).subs(values))
@@ -1046,7 +1424,43 @@ def _shift_invariant(template: SPhase, values: dict, p) -> bool:
     return True
 
 
-@functools.cache
+def _given_coefficient(address: sp.Expr, var: sp.Symbol, values: dict) -> Number | bool | None:
+    """The coefficient of `var` in the address with `values` put in, where the address is linear
+    in var (`_coefficient_of`) and the coefficient is exact arithmetic in what `values` gives
+    (an int, or a Fraction: not whole); False where the coefficient still depends on a symbol
+    `values` does not give (sympy's would not be an integer); None where this does not decide
+    (the caller asks sympy)."""
+    if var in values:
+        return None
+    coefficient = _coefficient_of(address, var)
+    if coefficient is None:
+        return None
+    try:
+        return exact_value(coefficient, values)
+    except KeyError:
+        if all(isinstance(v, int | sp.Integer) for v in values.values()):
+            return False  # a loop index, which the substitution leaves in the coefficient
+        return None
+    except (Inexact, ZeroDivisionError):
+        return None
+
+
+@by_identity
+def _coefficient_of(address: sp.Expr, var: sp.Symbol) -> sp.Expr | None:
+    """c where the address, expanded, is c·var plus terms free of var, c free of var; None where
+    var appears otherwise (inside a ceiling, squared). Kept per address."""
+    coefficient = sp.Integer(0)
+    for term in sp.Add.make_args(sp.expand(sp.sympify(address))):
+        if var not in term.free_symbols:
+            continue
+        factor = sp.expand(term / var)
+        if var in factor.free_symbols:
+            return None
+        coefficient += factor
+    return coefficient
+
+
+@by_identity
 def _thread_coefficient(address, var) -> int | None:
     """c where the address, expanded, is c·var plus terms free of var (c may be 0); None where
     var appears otherwise (inside a ceiling, times another symbol). Kept per address: a kernel
@@ -1356,12 +1770,29 @@ class _GroupCost:
         self.degree = max(self.degree, other.degree)
 
 
-def _structured_group(path: list, values: dict, threads: list[dict], model, p,
+@dataclass(frozen=True, slots=True)
+class _Threads:
+    """A work group's threads for `_structured_group`: their own values (the thread index, a
+    reduction's operands, loop indices), each `_Lanes` where it differs between them, and how
+    many there are."""
+
+    own: dict
+    count: int
+
+    def first(self) -> dict:
+        """The first thread's own values."""
+        return _lane_values(self.own, 0)
+
+    def with_values(self, values: dict) -> _Threads:
+        return _Threads({**self.own, **values}, self.count)
+
+
+def _structured_group(path: list, values: dict, threads: _Threads, model, p,
                       cache: dict, state=None) -> _GroupCost:
     """graphs.devicebox.group_time for threads whose paths have one shape, without unrolling
     long loops: a loop's iterations cost the same whenever their addresses differ by a multiple
     of the banks, so a loop of C iterations with period π costs ⌊C/π⌋ periods plus the rest.
-    `threads` gives each thread's own values (its index, a reduction's operands). With `state`
+    `threads` gives the threads' own values (their index, a reduction's operands). With `state`
     (a stateful model's group state, models.gpu_cache) every warp step is priced in order on
     it, and a loop's steady period (`_stateful_loop`) stands for the periods after it."""
     total = _GroupCost()
@@ -1372,8 +1803,9 @@ def _structured_group(path: list, values: dict, threads: list[dict], model, p,
             continue
         warp_steps = []
         compiled = None
+        addresses = spaces = None
         if item.access is not None:
-            key = (id(item), tuple(sorted((str(k), v) for k, v in values.items()
+            key = (id(item), tuple(sorted((_name(k), v) for k, v in values.items()
                                           if isinstance(k, sp.Symbol)
                                           and k.name.startswith("k"))))
             compiled = cache.get(key)
@@ -1382,26 +1814,37 @@ def _structured_group(path: list, values: dict, threads: list[dict], model, p,
                                          _Affine(item.access.offset, values),
                                          _Affine(item.words, values),
                                          _limit(item.access, values))
-        def warp(start: int, item=item, compiled=compiled) -> tuple[tuple, StepCost]:
-            accesses, others = [], []
-            for thread in threads[start:start + width]:
-                if compiled is None:
-                    others.append(item.weight)
-                    continue
-                a = item.access
-                address, offset_of, _, limit = compiled
-                offset = offset_of(thread) if a.local else 0
-                space = Space.LOCAL if a.local and offset < limit else Space.GLOBAL
-                accesses.append(MemoryAccess(a.kind, address(thread), space))
-            if state is not None:
-                return (), model.warp_step_in(state, start // width, accesses, others)
-            key = step_key(accesses, others, p)
-            step = cache.get(key)
-            if step is None:
-                step = cache[key] = model.warp_step(accesses, others)
-            return key, step
+            # Every thread's address and space at once (`_Lanes`), as each thread's own would be.
+            address, offset_of, _, limit = compiled
+            addresses = _lanes(address(threads.own), threads.count)
+            if item.access.local:
+                offsets = _lanes(offset_of(threads.own), threads.count)
+                spaces = tuple(Space.LOCAL if offset < limit else Space.GLOBAL
+                               for offset in offsets.values())
 
-        starts = list(range(0, len(threads), width))
+        def warp(start: int, item=item, addresses=addresses, spaces=spaces,
+                 ) -> tuple[tuple, StepCost]:
+            lanes = range(start, min(threads.count, start + width))
+            if addresses is None:
+                key: tuple = ((), None, (item.weight,) * len(lanes))
+                accesses: list[MemoryAccess] = []
+                others = [item.weight] * len(lanes)
+            else:
+                key = _step_key(addresses, spaces, lanes, p)
+                accesses, others = [], []
+            if state is not None or key not in cache:
+                if addresses is not None:
+                    assert item.access is not None  # `addresses` is set for memory edges
+                    kind = item.access.kind
+                    accesses = [MemoryAccess(kind, addresses.at(lane),
+                                             spaces[lane] if spaces else Space.GLOBAL)
+                                for lane in lanes]
+                if state is not None:
+                    return (), model.warp_step_in(state, start // width, accesses, others)
+                cache[key] = model.warp_step(accesses, others)
+            return key, cache[key]
+
+        starts = list(range(0, threads.count, width))
         priced = None
         if state is None and len(starts) >= 3 and _warps_alike(item, compiled, threads, p):
             # Affine addresses: the middle warps step like the first (their addresses move by
@@ -1421,7 +1864,27 @@ def _structured_group(path: list, values: dict, threads: list[dict], model, p,
     return total
 
 
-def _warps_alike(item, compiled, threads: list[dict], p) -> bool:
+def _step_key(addresses: _Lanes, spaces: tuple[Space, ...] | None, lanes: range, p) -> tuple:
+    """graphs.devicebox.step_key of the accesses of threads `lanes` at `addresses` (in `spaces`,
+    None: all global), without making the accesses."""
+    first = addresses.at(lanes.start)
+    base = first - first % p.banks
+    if addresses.listed is None and addresses.step:
+        step = addresses.step
+        relative = tuple(range(first - base, first - base + step * len(lanes), step))
+    elif addresses.listed is None:
+        relative = (first - base,) * len(lanes)
+    else:
+        relative = tuple(addresses.listed[lane] - base for lane in lanes)
+    local = None
+    if spaces is not None:
+        here = spaces[lanes.start:lanes.stop]
+        if here.count(Space.GLOBAL) != len(here):
+            local = tuple(space is Space.LOCAL for space in here)
+    return (relative, local, ())
+
+
+def _warps_alike(item, compiled, threads: _Threads, p) -> bool:
     """Whether a step's warps differ only by a shift of their addresses (affine in the thread's
     values), with a local region's words on one side of local memory's end for the whole group."""
     if compiled is None:
@@ -1432,14 +1895,15 @@ def _warps_alike(item, compiled, threads: list[dict], p) -> bool:
     if item.access.local:
         if offset.coefficients is None:
             return False
-        ends = (offset(threads[0]) < limit, offset(threads[-1]) < limit)
+        offsets = _lanes(offset(threads.own), threads.count)
+        ends = (offsets.at(0) < limit, offsets.at(threads.count - 1) < limit)
         return ends[0] == ends[1]
     return True
 
 
-def _structured_loop(loop: TLoop, values: dict, threads: list[dict], model, p,
+def _structured_loop(loop: TLoop, values: dict, threads: _Threads, model, p,
                      cache: dict, state=None) -> _GroupCost:
-    count = int(_value(loop.count, {**values, **threads[0]}))
+    count = int(_value(loop.count, {**values, **threads.first()}))
     # The operands' places depend on each thread's own values: they stay free here.
     operands = _Operands(loop.reduce, values) if loop.reduce else None
 
@@ -1447,16 +1911,14 @@ def _structured_loop(loop: TLoop, values: dict, threads: list[dict], model, p,
 
     def iteration(j: int) -> _GroupCost:
         inner = {**values, loop.var: j} if shared else values
-        here = []
-        for thread in threads:
-            own = dict(thread) if shared else {**thread, loop.var: j}
-            if operands is not None:
-                level = {**inner, **own}[operands.spec.level]
-                own.update(operands.operands(level, j, {**inner, **own}))
-            here.append(own)
+        here = threads if shared else threads.with_values({loop.var: j})
+        if operands is not None:
+            everything = {**inner, **here.own}
+            level = everything[operands.spec.level]
+            here = here.with_values(operands.operands(level, j, everything))
         return _structured_group(list(loop.body), inner, here, model, p, cache, state)
 
-    period = _period(loop, values, threads[0], p)
+    period = _period(loop, values, threads.first(), p)
     if state is not None:
         return _stateful_loop(iteration, count, period, state)
     total = _GroupCost()
@@ -1514,10 +1976,10 @@ def _stateful_loop(iteration, count: int, period: int | None, state) -> _GroupCo
     return total
 
 
-def _local_ends(loop: TLoop, values: dict, threads: list[dict], p) -> list[int]:
+def _local_ends(loop: TLoop, values: dict, threads: _Threads, p) -> list[int]:
     """The iterations at which a local access of the loop body leaves local memory (its offset
     reaches the local words), for offsets that move with the loop index alone."""
-    here = {k: v for k, v in {**values, **threads[0]}.items() if k != loop.var}
+    here = {k: v for k, v in {**values, **threads.first()}.items() if k != loop.var}
     ends = []
     for access in _accesses(list(loop.body)):
         if not access.local:

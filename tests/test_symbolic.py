@@ -701,3 +701,63 @@ def test_a_thread_coefficient_is_read_once_from_an_address_linear_in_the_thread_
     assert coefficient(n + 4, t) == 0
     assert coefficient(sp.ceiling(t / 2) + n, t) is None
     assert coefficient(n * t, t) is None
+
+
+def _kernel_groups(profile, values):
+    """Each parallel phase of each device box at `values`, with its first and last work group."""
+    subs = profile.substitution(values)
+    size = profile.gpu.work_group_size
+    for box in profile.evaluation.boxes:
+        for template, local in graphs.symbolic_profile._phases(box.paths or [], subs):
+            here = {**subs, **local}
+            count = int(graphs.symbolic_profile._value(template.count, here))
+            if not template.parallel or count == 0:
+                continue
+            last = (count - 1) // size
+            for g in sorted({0, last}):
+                yield template, here, range(g * size, min(count, (g + 1) * size))
+
+
+@pytest.mark.parametrize("name", [n for n in REGULAR if n != "dc_sum"])  # dc_sum: no kernel
+@pytest.mark.parametrize("mode", ["dmm", "paper"])
+def test_a_work_group_priced_in_lock_step_equals_group_time_on_its_threads_paths(name, mode):
+    """_lockstep_group walks a kernel template once for all the threads of a work group
+    (`_Lanes`); it equals graphs.devicebox.group_time on the group's threads' concrete paths,
+    time, steps and counters, for every kernel of the example and of every regular program a
+    rewrite of it makes (local memory, other work-group sizes), full and partial groups."""
+    from graphs.devicebox import PhaseCost, group_time
+    from profiler.rewrite import offered
+
+    written = Subject(load(name))
+    subjects = [written, *(r.after for r in offered(written))]
+    base = EvaluationOptions(gpu_mode=mode)
+    small = replace(base, profile=base.profile.with_gpu(warp_width=8, work_group_size=32))
+    checked_groups = 0
+    for subject in subjects:
+        for options in (base, small):
+            try:
+                profile = symbolic_profile(subject.checked, options)
+            except NotRegular:
+                continue
+            for n in (1, 5, 33) if name == "nbody" else (1, 5, 33, 100):
+                values = sizes_for(name, n)
+                try:
+                    groups = list(_kernel_groups(profile, values))
+                except (NotRegular, EvaluationError):
+                    continue
+                for template, here, ids in groups:
+                    walked = PhaseCost(0, 0, 0, 0, 0, 0.0, 0.0)
+                    got = profile._lockstep_group(template, here, ids, walked)
+                    if got is None:
+                        continue  # threads whose paths differ in length: built instead
+                    thread = graphs.symbolic_profile._threads(template, here)
+                    built = PhaseCost(0, 0, 0, 0, 0, 0.0, 0.0)
+                    want = group_time([thread(t) for t in ids], profile.model, profile.gpu,
+                                      built, {})
+                    where = f"{subject.key()} n={n} threads {ids}"
+                    assert got == want, where
+                    assert ((walked.conflicts, walked.conflict_degree_max, walked.broadcasts,
+                             walked.multicasts) == (built.conflicts, built.conflict_degree_max,
+                                                    built.broadcasts, built.multicasts)), where
+                    checked_groups += 1
+    assert checked_groups > 0

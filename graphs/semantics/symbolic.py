@@ -43,6 +43,7 @@ import sympy as sp
 
 from graphs.costgraph import EdgeKind
 from graphs.devicebox import concat_phases
+from graphs.semantics.exact import Inexact, exact_function
 from models.base import AccessKind
 from models.cpu import cpu_model
 from models.device_profile import AllocationParameters, DeviceProfile, TransferParameters
@@ -637,6 +638,25 @@ class RegionSizes:
         (Fig. 3: a full region grows by max(BSIZE, what is missing)). The free words after a
         thread depend only on those before it, so the threads' effect is periodic: once a value
         repeats, whole periods are skipped (O(BSIZE) threads at most, not O(n))."""
+        if times <= 0:
+            return slack
+        return self._replay_words(self._trace_at(trace, params), times, slack)
+
+    def _trace_at(self, trace: list, params: dict) -> list:
+        """A thread's allocations (`_replay`'s trace) at concrete sizes: words as ints, an inner
+        loop as (None, count, its trace), each evaluated once rather than at every thread
+        replayed (an inner loop that runs no thread is not evaluated, as before)."""
+        out: list = []
+        for entry in trace:
+            if isinstance(entry, tuple):
+                count = _int(entry[1], params)
+                out.append((None, count, self._trace_at(entry[2], params) if count > 0 else []))
+            else:
+                out.append(_int(entry, params))
+        return out
+
+    def _replay_words(self, trace: list, times: int, slack: int) -> int:
+        """`_replay` on a trace at concrete sizes (`_trace_at`)."""
         seen: dict[int, int] = {}
         i = 0
         while i < times:
@@ -649,9 +669,9 @@ class RegionSizes:
             seen[slack] = i
             for entry in trace:
                 if isinstance(entry, tuple):
-                    slack = self._replay(entry[2], _int(entry[1], params), slack, params, span)
+                    slack = self._replay_words(entry[2], entry[1], slack)
                     continue
-                words = _int(entry, params)
+                words = entry
                 if words > slack:
                     slack += max(self.bsize, words - slack)
                 slack -= words + self.gap
@@ -660,8 +680,16 @@ class RegionSizes:
 
 
 def _int(expr, params: dict) -> int:
-    # xreplace, not subs: the same number for symbols given numbers, without subs' rewriting.
+    # In exact arithmetic where it applies (graphs.semantics.exact: a region's sizes are replayed
+    # at every size a break-even search asks); else xreplace, not subs: the same number for
+    # symbols given numbers, without subs' rewriting.
     expr = sp.sympify(expr)
+    exact = exact_function(expr)
+    if exact is not None:
+        try:
+            return int(exact(params))
+        except (Inexact, KeyError, ZeroDivisionError):
+            pass
     value = expr.xreplace({s: params[s] for s in expr.free_symbols if s in params})
     return int(value)
 
