@@ -25,12 +25,14 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from enum import Enum
 from functools import partial
-from typing import Any, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple
 
-import networkx as nx
 import numpy as np
 
 from profiler.syntax import Span, World
+
+if TYPE_CHECKING:  # networkx is imported where a view is built (issue 19: start-up time)
+    import networkx as nx
 
 
 class NodeKind(Enum):
@@ -392,6 +394,8 @@ class CostGraph:
 
         Built on first use and kept until the cost graph grows; it is a copy, so changing it
         does not change the cost graph."""
+        import networkx as nx
+
         size = (len(self.node_kind), len(self.edge_source))
         if self._graph is None or self._graph_size != size:
             g = nx.DiGraph()
@@ -473,6 +477,8 @@ class CostGraph:
     def self_check(self) -> None:
         """Assert the invariants: a DAG with one source and one sink, no two edges between the same
         nodes, non-negative weights, every fork matched by its join."""
+        import networkx as nx
+
         g = self.graph
         assert g.number_of_edges() == self.number_of_edges(), "cost graph has parallel edges"
         assert nx.is_directed_acyclic_graph(g), "cost graph has a cycle"
@@ -502,6 +508,8 @@ def _int_array(values: np.ndarray) -> array[int]:
 
 def longest_path_length(graph: nx.DiGraph) -> float:
     """Longest weighted path in a DAG, iteratively (no recursion, any size)."""
+    import networkx as nx
+
     best: dict[int, float] = {}
     result = 0.0
     for node in nx.topological_sort(graph):

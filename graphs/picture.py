@@ -20,8 +20,6 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-import networkx as nx
-
 from graphs.costgraph import CostGraph, DeviceBoxInfo, EdgeKind, NodeKind
 from graphs.numbers import number
 from profiler.syntax import Span
@@ -358,6 +356,8 @@ class _Reader:
         best: dict[int, float] = {fork: 0.0}
         # Rare (⊗ nested more than MAX_PARSED_DEPTH deep), so networkx orders the block, as it
         # always has: its topological order of the sub-graph fixes the order of the sums.
+        import networkx as nx  # only here, and not at start-up (issue 19)
+
         for node in nx.topological_sort(self.cost_graph.graph.subgraph(inside | {join})):
             for e in order[first_edge[node]:first_edge[node + 1]]:
                 child, edge_weight = target[e], self.weight[e]
@@ -408,6 +408,8 @@ def critical_path_edges(graph: CostGraph) -> tuple[set[int], set[int]]:
         out = order[first_edge[node]:first_edge[node + 1]]
         if len(out) != 1:
             # Where the way on branches, networkx's shortest path chooses it, as it always has.
+            import networkx as nx  # only here, and not at start-up (issue 19)
+
             path = nx.shortest_path(graph.graph, node, sink)
             nodes.update(path)
             edges.update(graph.edge_between(u, v) for u, v in zip(path, path[1:], strict=False))
