@@ -1,0 +1,80 @@
+"""Issue 14's open question, measured apart (docs/validation/cachegap.md): what one allocation
+costs a thread of the generated code when many threads allocate at once.
+
+Every work item of G work groups (256 items each) runs a chain of `reps` allocations exactly as
+the generated code makes them (codegen's PRELUDE `ALLOC`: an atomic add on the region's pointer,
+the capacity check), each followed by the store of a value into the new cell and a load of it
+that the next allocation's value depends on. The time per step is (T(reps) - T(0)) / reps; the
+aggregate rate is the allocations of all items over that time. Printed one line per G, with the
+calibrated cache profile's atomic latency and rate beside it for comparison (no model parameter
+is fitted here: it only prints).
+
+    python benchmarks/gpu_alloc_probe.py [--device nvidia] [--profile PROFILE.json]
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from models.device_profile import load_profile  # noqa: E402
+from models.opencl.codegen import PRELUDE  # noqa: E402
+from models.opencl.runner import DeviceSession, select_device, time_kernel  # noqa: E402
+
+CHAIN = PRELUDE + """
+__kernel void chain(COMMON, const int reps) {
+    long x = get_global_id(0);
+    for (int k = 0; k < reps; k++) {
+        long a = ALLOC(0, 1);
+        heap[a] = x;          /* the store of the new value, as the generated code makes it */
+        x = heap[a] + 1;      /* the next step's value depends on this one */
+    }
+    slots[get_global_id(0)] = x;
+}
+"""
+GROUP = 256
+REPS = 32
+RUNS = 5
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--device", default="nvidia")
+    parser.add_argument("--profile", type=Path)
+    parser.add_argument("--groups", default="1,4,16,66,132,264,528,1056")
+    args = parser.parse_args()
+    session = DeviceSession(select_device(args.device))
+    print(f"device: {session.info.describe()}")
+    if args.profile:
+        gpu = load_profile(args.profile).gpu
+        unit = gpu.unit_seconds
+        print(f"profile {args.profile.name}: atomic latency {gpu.atomic_latency * unit * 1e9:.1f} "
+              f"ns, atomic (serialised, one address) {gpu.atomic * unit * 1e9:.3f} ns, "
+              f"L1 {gpu.l1_latency * unit * 1e9:.1f} ns")
+    for groups in (int(g) for g in args.groups.split(",")):
+        items = groups * GROUP
+        words = items * REPS * (RUNS + 1) + 16  # the runs share the buffers: room for all
+
+        def buffers(words: int = words, items: int = items) -> list[np.ndarray]:
+            return [np.zeros(words, np.int64), np.zeros(1, np.int64),
+                    np.array([words], np.int32), np.zeros(1, np.int32), np.zeros(1, np.int32),
+                    np.zeros(items, np.int64)]
+
+        zero, _ = time_kernel(session, CHAIN, "chain", items, GROUP, buffers(), [np.int32(0)], RUNS)
+        full, out = time_kernel(session, CHAIN, "chain", items, GROUP, buffers(),
+                                [np.int32(REPS)], RUNS)
+        if int(out[4][0]) != 0 or int(out[5][1]) != 1 + REPS:
+            raise RuntimeError("the allocation chain computed a wrong value or overflowed")
+        step = (full.median - zero.median) / REPS
+        rate = items * REPS / max(1e-12, full.median - zero.median)
+        print(f"groups {groups:5d} items {items:7d}: {step * 1e9:9.1f} ns a step per thread, "
+              f"{1e9 / rate:7.3f} ns an allocation (all threads), empty {zero.median * 1e6:.1f} µs")
+
+
+if __name__ == "__main__":
+    main()
