@@ -606,15 +606,17 @@ def cache_parameters(gpu: GpuParameters, h: Hierarchy) -> tuple[GpuParameters, l
         local_latency=levels["l1_latency"] * ns, l1_latency=levels["l1_latency"] * ns,
         l2_latency=levels["l2_latency"] * ns, dram_latency=levels["dram_latency"] * ns,
         l2_bytes=int(levels["l2_bytes"]),
-        atomic_latency=max(h.atomic_latency, levels["l1_latency"]) * ns,
+        atomic_latency=max(h.atomic_latency, h.group_alloc_latency, levels["l1_latency"]) * ns,
         l1_bytes=int(levels["l1_bytes"]), l2_bytes_per_s=h.l2_bytes_per_s,
         atomic=per_atomic * ns, line_time=h.line_time * ns)
     fits = [
         Fit("pointer chase, seconds per hop vs working set (bytes)",
             {k: v for k, v in levels.items()},
             [(size, t, _plateau(levels, size)) for size, t in h.chase]),
-        Fit("latencies (1 thread): atomic, store then load, op, float op",
-            {"atomic_s": h.atomic_latency, "store_load_volatile_s": h.store_load_latency,
+        Fit("latencies (1 thread; the allocation also as a work group makes it): atomic, "
+            "store then load, op, float op",
+            {"atomic_s": h.atomic_latency, "group_alloc_s": h.group_alloc_latency,
+             "store_load_volatile_s": h.store_load_latency,
              "store_load_s": h.store_load_alias_latency,
              "store_fresh_line_load_s": h.store_fresh_latency, "op_s": h.op_latency,
              "float_op_s": h.float_op_latency}),

@@ -8,7 +8,10 @@ step is the latency itself) and on the whole device where it is a rate:
   prefetcher can guess the next; the plateaus are the L1, L2 and DRAM latencies, and the points
   between two plateaus give the level's capacity (`_capacity`);
 - the latency of an atomic add whose result the thread waits for (what λG's generated code does
-  at every allocation, `ALLOC`);
+  at every allocation, `ALLOC`), on one thread, and an allocation step as a whole work group
+  makes it: every item a chain of the generated code's own `ALLOC` and the store into the new
+  cell (`GROUP_ALLOC`; the compiler aggregates a warp's atomic adds and hands the lanes their
+  offsets, which one thread alone does not pay);
 - the latency of reading back a word the thread has just stored (through a volatile pointer, so
   the compiler cannot forward the value);
 - the latency of one dependent 64-bit integer multiply-add, and of a double one;
@@ -27,6 +30,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import numpy as np
+
+from models.opencl.codegen import PRELUDE
 
 LINE_WORDS = 16  # 128 bytes of 8-byte words
 CHASE_HOPS = 4096
@@ -59,6 +64,19 @@ __kernel void atomic_chain(__global int* ap, __global long* out, const int hops)
     out[get_global_id(0)] = x;
 }
 """
+
+GROUP_ALLOC = PRELUDE + """
+__kernel void group_alloc(COMMON, const int reps) {
+    long x = get_global_id(0);
+    for (int k = 0; k < reps; k++) {
+        long a = ALLOC(0, 1);
+        heap[a] = x;  /* the store of the new value, as the generated code makes it */
+        x = heap[a] + 1;
+    }
+    slots[get_global_id(0)] = x;
+}
+"""
+"""One work group's allocation chain (`measure_group_allocation`)."""
 
 STORE_LOAD = """\
 __kernel void store_load(__global long* cells, __global long* out, const int hops) {
@@ -163,6 +181,7 @@ class Hierarchy:
 
     chase: list[tuple[int, float]] = field(default_factory=list)  # (working set bytes, s/hop)
     atomic_latency: float = 0.0
+    group_alloc_latency: float = 0.0  # an allocation step of one full work group, per item
     store_load_latency: float = 0.0
     store_load_alias_latency: float = 0.0
     store_fresh_latency: float = 0.0
@@ -273,6 +292,8 @@ def measure_hierarchy(session, quick: bool = False, max_bytes: int | None = None
     if int(counter[0]) <= 0:
         raise RuntimeError("the atomic microbenchmark added nothing")
     result.atomic_latency = max(0.0, timing.median - result.launch) / hops
+    say("an allocation step of a work group")
+    result.group_alloc_latency = measure_group_allocation(session, repeats)
     say("store then load")
     timing, _ = time_kernel(session, STORE_LOAD, "store_load", 1, 1,
                             [np.zeros(4096, np.int64), one[0].copy()], [np.int32(hops)],
@@ -336,6 +357,28 @@ def measure_hierarchy(session, quick: bool = False, max_bytes: int | None = None
     return result
 
 
+def measure_group_allocation(session, repeats: int = 5, reps: int = 32) -> float:
+    """Seconds an allocation step takes each item of one work group (of up to 256 items) when
+    every item allocates at once, as the generated code does (`GROUP_ALLOC`): (T(reps) - T(0))
+    / reps, one work group alone on the device."""
+    from models.opencl.runner import time_kernel
+
+    items = min(256, session.info.max_work_group_size)
+    words = items * reps * (repeats + 1) + 16  # the runs share the buffers: room for all
+
+    def buffers() -> list[np.ndarray]:
+        return [np.zeros(words, np.int64), np.zeros(1, np.int64), np.array([words], np.int32),
+                np.zeros(1, np.int32), np.zeros(1, np.int32), np.zeros(items, np.int64)]
+
+    zero, _ = time_kernel(session, GROUP_ALLOC, "group_alloc", items, items, buffers(),
+                          [np.int32(0)], repeats)
+    full, out = time_kernel(session, GROUP_ALLOC, "group_alloc", items, items, buffers(),
+                            [np.int32(reps)], repeats)
+    if int(out[4][0]) != 0 or int(out[5][items - 1]) != items - 1 + reps:
+        raise RuntimeError("the work group's allocation chain overflowed or computed a wrong value")
+    return max(0.0, full.median - zero.median) / reps
+
+
 def fit_line_time(points: list[tuple[int, float]], warps: int, reps: int) -> float:
     """Seconds per line from (lines per warp load, kernel seconds) points: the slope of the
     kernel's time in the lines all its warps' loads touch (one group per compute unit, so a
@@ -368,7 +411,8 @@ def _aliased(session, source: str, name: str, words: int, hops: int, repeats: in
 def hierarchy_to_json(h: Hierarchy) -> dict:
     """The measurements as JSON (for benchmarks/ and the calibration report)."""
     out = {"launch_s": h.launch, "generated_launch_s": h.generated_launch, "chase": [[s, t] for s, t in h.chase],
-           "atomic_latency_s": h.atomic_latency, "store_load_latency_s": h.store_load_latency,
+           "atomic_latency_s": h.atomic_latency, "group_alloc_latency_s": h.group_alloc_latency,
+           "store_load_latency_s": h.store_load_latency,
            "store_load_alias_latency_s": h.store_load_alias_latency,
            "store_fresh_latency_s": h.store_fresh_latency,
            "op_latency_s": h.op_latency, "float_op_latency_s": h.float_op_latency,
