@@ -29,6 +29,10 @@ latency, not the DRAM's. This mode prices a work group's lock-step steps with th
 - **Allocation.** Every global write of the cost semantics allocates (λG's regions are
   immutable); the generated code bumps the region's pointer with an atomic add and waits for its
   result before it stores: a write step costs `atomic_latency`. The store itself does not stall.
+  `hetprof calibrate` takes it as the larger of one thread's waited-for atomic and an
+  allocation step of a whole work group (models/opencl/calibrate_cache.py's `GROUP_ALLOC`: on
+  the H200 145 ns alone, 269–355 ns when every lane of a warp allocates at once, since the
+  compiler aggregates a warp's adds and hands the lanes their offsets).
 - **Local memory** is Nakano's DMM, as in `dmm` mode: the conflict degree times `local_latency`.
 - **The load unit.** A warp step's global requests are the distinct 128-byte lines (`line_bytes`)
   its reads and stores touch; a compute unit's load unit serves one line per `line_time`

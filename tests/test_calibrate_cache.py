@@ -61,5 +61,20 @@ def test_the_microbenchmarks_run_on_pocl():
     data = hierarchy_to_json(result)
     assert len(result.chase) >= 3 and all(t >= 0 for _, t in result.chase)
     assert result.atomic_latency > 0 and result.op_latency > 0 and result.l2_bytes_per_s > 0
+    assert result.group_alloc_latency > 0 and data["group_alloc_latency_s"] > 0
     assert [c for c, _ in result.bump] == [32, 256, 4096, 65536]
     assert np.isfinite(result.line_time) and data["levels"]["l1_latency"] > 0
+
+
+def test_a_write_step_waits_for_the_slower_of_the_lone_and_the_work_group_allocation():
+    from models.device_profile import GpuParameters
+    from models.opencl.calibrate import CACHE_UNIT, cache_parameters
+    from models.opencl.calibrate_cache import Hierarchy
+
+    hierarchy = Hierarchy(chase=H200, atomic_latency=145e-9, group_alloc_latency=355e-9,
+                          bump=[(1 << 20, 0.024e-9)])
+    cache, fits = cache_parameters(GpuParameters(), hierarchy)
+    assert cache.atomic_latency * CACHE_UNIT == pytest.approx(355e-9)
+    assert any(f.parameters.get("group_alloc_s") == 355e-9 for f in fits)
+    lone = cache_parameters(GpuParameters(), Hierarchy(chase=H200, atomic_latency=145e-9))[0]
+    assert lone.atomic_latency * CACHE_UNIT == pytest.approx(145e-9)

@@ -1,15 +1,15 @@
-"""Re-predict the CPU parts (and so the placements) of saved `hetprof validate` reports under the
-current code and another profile, against their measurements (which no model enters): for a
-change to the CPU world's model or its calibration after the GPU runs. The kernels, transfers
-and whole `on`s keep their predictions (the GPU side is not re-priced).
+"""Re-predict saved `hetprof validate` reports under the current code and another profile,
+against their measurements (which no model enters): for a change to a model or its calibration
+after the device runs. Each `on`'s kernel under the report's GPU mode (the baselines' fields
+other than that mode's are kept: their profiles are the run's), its whole `on` (the transfers'
+predictions kept, the kernel's replaced), its CPU part, and so the placements.
 
-    python benchmarks/repredict_cpu.py PROFILE.json OUT_DIR VALIDATION.json ...
+    python benchmarks/repredict.py PROFILE.json OUT_DIR VALIDATION.json ...
 
-Each report is rewritten into OUT_DIR under its own name, its `cpu` cases and `placements`
-re-predicted exactly as `validate` predicts them (symbolic profiles where the program is
-regular, else the explicit evaluation; models/opencl/validate.py), its summary recomputed, and a
-`repredicted` note added (the profile, and when). Programs are looked up by name in
-benchmarks/suite/ and examples/.
+Each report is rewritten into OUT_DIR under its own name, re-predicted exactly as `validate`
+predicts (symbolic profiles where the program is regular, else the explicit evaluation;
+models/opencl/validate.py), its summary recomputed, and a `repredicted` note added (the profile,
+and when). Programs are looked up by name in benchmarks/suite/ and examples/.
 """
 
 from __future__ import annotations
@@ -44,8 +44,9 @@ def program_path(name: str) -> Path:
     raise SystemExit(f"no program {name}.lg in benchmarks/suite or examples")
 
 
-def cpu_predictions(name: str, n: int, profile, mode: str, processors: int) -> list[float | None]:
-    """Each `on`'s CPU prediction for program `name` at size n, as `validate` makes it."""
+def predictions(name: str, n: int, profile, mode: str, processors: int) -> list:
+    """Each `on`'s predictions (OnPrediction) for program `name` at size n, as `validate` makes
+    them."""
     path = program_path(name)
     checked = check_program(parse(path.read_text(), str(path.relative_to(ROOT))))
     gpu, cpu = _variants(checked)
@@ -56,33 +57,45 @@ def cpu_predictions(name: str, n: int, profile, mode: str, processors: int) -> l
         _, _, predicted = explicit_predictions(
             gpu, cpu, params, EvaluationOptions(profile=profile, gpu_mode=mode), baselines,
             processors)
-    return [p.cpu for p in predicted]
+    return predicted
+
+
+def _error(case: dict) -> float:
+    return 100 * (case["predicted_s"] - case["measured_s"]) / case["measured_s"]
 
 
 def repredict(report: dict, profile, profile_path: Path) -> dict:
     mode = report["gpu_mode"]
     profile = profile.with_gpu(mode=mode)
     processors = int(report.get("cpu_processors") or profile.cpu.processors or 1)
-    keys = sorted({(c["program"], c["n"]) for c in report["cases"] if c["part"] == "cpu"})
+    keys = sorted({(c["program"], c["n"]) for c in report["cases"] if c["part"] == "kernel"})
     for name, n in keys:
-        fresh = iter(cpu_predictions(name, n, profile, mode, processors))
-        on_cases = iter(c for c in report["cases"] if (c["program"], c["n"]) == (name, n)
-                        and c["part"] == "on")
+        fresh = predictions(name, n, profile, mode, processors)
         placements = iter(p for p in report["placements"] if (p["program"], p["n"]) == (name, n))
-        for case in report["cases"]:
-            if (case["program"], case["n"], case["part"]) != (name, n, "cpu"):
+        k, kernel_change = -1, 0.0
+        for case in (c for c in report["cases"] if (c["program"], c["n"]) == (name, n)):
+            if case["part"] == "kernel":
+                k += 1
+                kernel_change = fresh[k].kernel - case["predicted_s"]
+                case["predicted_s"] = fresh[k].kernel
+                if f"{mode}_s" in case:
+                    case[f"{mode}_s"] = fresh[k].kernel
+            elif case["part"] == "on":
+                case["predicted_s"] += kernel_change
+                on_predicted = case["predicted_s"]
+            elif case["part"] == "cpu":
+                assert fresh[k].cpu is not None, (name, n)
+                case["predicted_s"] = fresh[k].cpu
+                next(placements)["predicted"] = "gpu" if on_predicted < fresh[k].cpu else "cpu"
+            else:
                 continue
-            seconds = next(fresh)
-            assert seconds is not None, (name, n)
-            case["predicted_s"] = seconds
-            case["error_pct"] = 100 * (seconds - case["measured_s"]) / case["measured_s"]
-            gpu = next(on_cases)["predicted_s"]
-            next(placements)["predicted"] = "gpu" if gpu < seconds else "cpu"
+            case["error_pct"] = _error(case)
     report["cpu_model"] = cpu_model_name(profile)
     report["repredicted"] = {
-        "what": "the CPU parts and placements, by benchmarks/repredict_cpu.py",
+        "what": f"the kernels under `{mode}`, the whole `on`s, the CPU parts and the placements, "
+                "by benchmarks/repredict.py",
         "profile": profile.name, "profile_file": profile_path.name,
-        "profile_notes": list(profile.notes[-1:]),
+        "profile_notes": list(profile.notes[-2:]),
         "when": datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC"),
     }
     return summarise(report)
@@ -94,8 +107,9 @@ def main(profile_path: Path, out_dir: Path, reports: list[Path]) -> None:
     for path in reports:
         report = repredict(json.loads(path.read_text()), profile, profile_path)
         (out_dir / path.name).write_text(json.dumps(report, indent=1) + "\n")
-        print(f"{path.name}: CPU part median {report['cpu_median_abs_pct_error']:.1f}%, "
-              f"placement {100 * report['placement_accuracy']:.0f}%", flush=True)
+        print(f"{path.name}: kernel median {report['kernel_median_abs_pct_error']:.1f}%, CPU part "
+              f"median {report['cpu_median_abs_pct_error']:.1f}%, placement "
+              f"{100 * report['placement_accuracy']:.0f}%", flush=True)
 
 
 if __name__ == "__main__":
