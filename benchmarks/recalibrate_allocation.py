@@ -1,8 +1,8 @@
 """Re-run only the work group's allocation microbenchmark (models/opencl/calibrate_cache.py's
 `measure_group_allocation`) on a GPU and write it into existing cache-mode profiles, every other
 field kept: for that microbenchmark's addition after a full `hetprof calibrate`, as
-`hetprof calibrate` itself now sets it (`cache_parameters`: a write step's `atomic_latency` is
-the larger of the one-thread atomic and the work group's allocation step).
+`hetprof calibrate` itself now sets it (`cache_parameters`: `warp_atomic_latency`, a write step
+where several lanes of a warp allocate; one lane's stays the one-thread atomic's).
 
     python benchmarks/recalibrate_allocation.py --device nvidia PROFILE.cache.json [...]
 """
@@ -36,12 +36,12 @@ def main() -> None:
         profile = load_profile(path)
         if profile.gpu.mode != "cache":
             raise SystemExit(f"{path}: not a cache-mode profile (mode {profile.gpu.mode})")
-        before = profile.gpu.atomic_latency * profile.gpu.unit_seconds
-        after = max(before, seconds)
+        lone = profile.gpu.atomic_latency * profile.gpu.unit_seconds
+        warp = max(lone, seconds)
         note = (f"allocation step recalibrated {when} by benchmarks/recalibrate_allocation.py: "
-                f"a work group's {seconds * 1e9:.1f} ns, the one-thread atomic's "
-                f"{before * 1e9:.1f} ns; a write step now {after * 1e9:.1f} ns")
-        gpu = replace(profile.gpu, atomic_latency=after / profile.gpu.unit_seconds)
+                f"a work group's {seconds * 1e9:.1f} ns (warp_atomic_latency "
+                f"{warp * 1e9:.1f} ns), the one-thread atomic's {lone * 1e9:.1f} ns")
+        gpu = replace(profile.gpu, warp_atomic_latency=warp / profile.gpu.unit_seconds)
         save_profile(replace(profile, gpu=gpu, notes=(*profile.notes, note)), path)
         print(f"{path}: {note}")
 

@@ -24,7 +24,7 @@ Schema (all numbers finite, non-negative and at most 10^15; see docs/device-prof
               "dram_bytes_per_s": global-memory bandwidth, "ops_per_s": arithmetic issue rate
               (the roofline baseline's rates, models/roofline.py; 0 = not calibrated),
               the cache mode's (models/gpu_cache.py): "l1_latency", "l2_latency",
-              "atomic_latency", "sector_bytes", "line_bytes", "line_time", "l1_bytes", "l2_bytes",
+              "atomic_latency", "warp_atomic_latency", "sector_bytes", "line_bytes", "line_time", "l1_bytes", "l2_bytes",
               "threads_per_compute_unit",
               "l2_bytes_per_s" (0 = no L2 ceiling)},
       "allocation": {"latency": Δa(0), "per_word": slope of Δa(n)},
@@ -126,6 +126,7 @@ class GpuParameters:
     l2_latency: float = 32.0
     dram_latency: float = 74.0
     atomic_latency: float = 32.0
+    warp_atomic_latency: float = 0.0  # a write step where several lanes allocate; 0: as above
     sector_bytes: int = 32
     line_bytes: int = 128
     line_time: float = 1.0  # a compute unit's load unit: time per 128-byte line requested

@@ -28,11 +28,11 @@ latency, not the DRAM's. This mode prices a work group's lock-step steps with th
   30 ns a hop on the H200, an L1 hit.
 - **Allocation.** Every global write of the cost semantics allocates (λG's regions are
   immutable); the generated code bumps the region's pointer with an atomic add and waits for its
-  result before it stores: a write step costs `atomic_latency`. The store itself does not stall.
-  `hetprof calibrate` takes it as the larger of one thread's waited-for atomic and an
-  allocation step of a whole work group (models/opencl/calibrate_cache.py's `GROUP_ALLOC`: on
-  the H200 145 ns alone, 269–355 ns when every lane of a warp allocates at once, since the
-  compiler aggregates a warp's adds and hands the lanes their offsets).
+  result before it stores: a write step costs `atomic_latency` where one lane of the warp
+  allocates, and `warp_atomic_latency` where several do (models/opencl/calibrate_cache.py's
+  `GROUP_ALLOC`, a whole work group allocating at once: on the H200 145 ns alone, 269–355 ns
+  with every lane, since the compiler aggregates a warp's adds and hands the lanes their
+  offsets). The store itself does not stall.
 - **Local memory** is Nakano's DMM, as in `dmm` mode: the conflict degree times `local_latency`.
 - **The load unit.** A warp step's global requests are the distinct 128-byte lines (`line_bytes`)
   its reads and stores touch; a compute unit's load unit serves one line per `line_time`
@@ -208,7 +208,9 @@ class CacheGpu(GpuModel):
             traffic.stores += len(stores)
             traffic.atomics += len(stored_words)
             state.last_stored[warp] = frozenset(stored_words)
-            memory = max(memory, p.atomic_latency)
+            memory = max(memory, p.warp_atomic_latency
+                         if len(stored_words) > 1 and p.warp_atomic_latency > 0
+                         else p.atomic_latency)
         latency = max(memory, local_cycles)
         conflicts = len(set(local)) - len({a % p.banks for a in local}) if local else 0
         broadcasts, multicasts = count_sharing(accesses, len(accesses) + len(other_weights))

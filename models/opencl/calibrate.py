@@ -606,7 +606,9 @@ def cache_parameters(gpu: GpuParameters, h: Hierarchy) -> tuple[GpuParameters, l
         local_latency=levels["l1_latency"] * ns, l1_latency=levels["l1_latency"] * ns,
         l2_latency=levels["l2_latency"] * ns, dram_latency=levels["dram_latency"] * ns,
         l2_bytes=int(levels["l2_bytes"]),
-        atomic_latency=max(h.atomic_latency, h.group_alloc_latency, levels["l1_latency"]) * ns,
+        atomic_latency=max(h.atomic_latency, levels["l1_latency"]) * ns,
+        warp_atomic_latency=(max(h.group_alloc_latency, h.atomic_latency, levels["l1_latency"])
+                             * ns if h.group_alloc_latency else 0.0),
         l1_bytes=int(levels["l1_bytes"]), l2_bytes_per_s=h.l2_bytes_per_s,
         atomic=per_atomic * ns, line_time=h.line_time * ns)
     fits = [
