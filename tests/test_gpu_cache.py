@@ -74,6 +74,16 @@ def test_a_write_waits_for_its_allocation_and_a_read_of_it_is_forwarded():
     assert m.warp_step_in(state, 1, reads([100]), []).cost == 20.0
 
 
+def test_a_warp_whose_lanes_allocate_together_waits_the_warp_latency():
+    writes = [MemoryAccess(WRITE, 100 + lane, Space.GLOBAL) for lane in range(32)]
+    m = model(warp_atomic_latency=330.0)
+    assert m.warp_step_in(m.new_group(), 0, writes, []).cost == 330.0
+    # one lane alone allocates as the one-thread microbenchmark does
+    assert m.warp_step_in(m.new_group(), 0, writes[:1], []).cost == 140.0
+    # a profile without the measurement prices every write step as one lane's
+    assert model().warp_step_in(model().new_group(), 0, writes, []).cost == 140.0
+
+
 def test_the_load_unit_queues_the_warps_lines_before_the_slowest_latency():
     m = model()
     state = m.new_group()
