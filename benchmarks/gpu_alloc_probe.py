@@ -23,20 +23,9 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from models.device_profile import load_profile  # noqa: E402
-from models.opencl.codegen import PRELUDE  # noqa: E402
+from models.opencl.calibrate_cache import GROUP_ALLOC  # noqa: E402  (the same chain)
 from models.opencl.runner import DeviceSession, select_device, time_kernel  # noqa: E402
 
-CHAIN = PRELUDE + """
-__kernel void chain(COMMON, const int reps) {
-    long x = get_global_id(0);
-    for (int k = 0; k < reps; k++) {
-        long a = ALLOC(0, 1);
-        heap[a] = x;          /* the store of the new value, as the generated code makes it */
-        x = heap[a] + 1;      /* the next step's value depends on this one */
-    }
-    slots[get_global_id(0)] = x;
-}
-"""
 GROUP = 256
 REPS = 32
 RUNS = 5
@@ -65,8 +54,9 @@ def main() -> None:
                     np.array([words], np.int32), np.zeros(1, np.int32), np.zeros(1, np.int32),
                     np.zeros(items, np.int64)]
 
-        zero, _ = time_kernel(session, CHAIN, "chain", items, GROUP, buffers(), [np.int32(0)], RUNS)
-        full, out = time_kernel(session, CHAIN, "chain", items, GROUP, buffers(),
+        zero, _ = time_kernel(session, GROUP_ALLOC, "group_alloc", items, GROUP, buffers(),
+                              [np.int32(0)], RUNS)
+        full, out = time_kernel(session, GROUP_ALLOC, "group_alloc", items, GROUP, buffers(),
                                 [np.int32(REPS)], RUNS)
         if int(out[4][0]) != 0 or int(out[5][1]) != 1 + REPS:
             raise RuntimeError("the allocation chain computed a wrong value or overflowed")
