@@ -29,8 +29,8 @@ socket's memory bandwidth, `bytes_per_s` (a stride-1 copy over all compute units
 it moves; and, where more than one compute unit runs it, the allocation pointer, whose cache line
 the cores take in turn, `contended_allocation` per allocation when that many compute units
 allocate at once (measured as the generated code allocates: the bump, then a store into the new
-cell, whose line the next unit's cell shares; at 2, 4, 8 and all units, since the handoff costs
-more the more units wait for the line).
+cell, whose line the next unit's cell shares; at 2, 4, 8 and all units, in case the handoff
+costs more the more units wait for the line: on the H200's host it did not, 67–78 ns at each).
 """
 
 from __future__ import annotations

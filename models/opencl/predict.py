@@ -33,10 +33,9 @@ device runs each work group on one compute unit.
 Under a profile that prices the CPU by operation class (models/cpu.py), each kernel of one work
 item that the backend runs an `on` body's top-level serial code as (`serial_kernels`: the whole
 body of serial_loop, `iota 8`'s count in sample) adds a launch (`launch_s`); the cost graph's δm
-charges one only where a parallel form merges. And neither bound is below
-the centre's floor (`cpu_floor`): the words it moves over the socket's bandwidth, or, where
-more than one compute unit runs it, its allocations one after another on the allocation
-pointer. Its reads and allocations are counted by evaluating the CPU placement once more
+charges one only where a parallel form merges. And neither bound is below the centre's floor
+(`cpu_floor`): the words it moves over the socket's bandwidth, or, where more than one compute
+unit runs it, its allocations one after another on the allocation pointer. Its reads and allocations are counted by evaluating the CPU placement once more
 under a counting profile (`counting_profile`: a read, or a write, weighs 1 and every other edge
 0; the work is then their number, since work is the sum of the edge weights); the words it reads
 from memory are at most the words its `on` pushes (what the centre starts from): re-reads beyond
