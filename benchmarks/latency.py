@@ -8,6 +8,14 @@ runs it). Issue 19's targets on the 2-core development machine: `--help`, `--ver
 
 Peak memory is the child's maximum resident set size (RUSAGE_CHILDREN, read after each run:
 `ru_maxrss` of the largest child so far, so each command runs in its own `fork` of this script).
+
+Bytecode. Python keeps each module's compiled bytecode beside it, and `pip install` writes it for
+an installed package, so a user's second command does not compile hetprof again. The development
+machine sets PYTHONDONTWRITEBYTECODE, under which every command compiles all of hetprof's modules
+(about 0.2 s). This script therefore compiles the packages first (`compileall`, as pip does) and
+runs each command with that variable cleared; `--no-bytecode-cache` measures the other way.
+The parser's tables are cached likewise, in the user's cache directory (profiler/parser.py): a
+warm-up `check` builds them before the first measured line.
 """
 
 from __future__ import annotations
@@ -41,7 +49,8 @@ COMMANDS: dict[str, list[str]] = {
 GLOBAL = {"help": ["--help"]}
 
 
-def measure(argv: list[str], timeout: float) -> tuple[float, float, str]:
+def measure(argv: list[str], timeout: float, env: dict[str, str] | None = None,
+            ) -> tuple[float, float, str]:
     """Run `python -m cli argv` in a fresh child process: (seconds, peak MiB, outcome)."""
     read, write = os.pipe()
     pid = os.fork()
@@ -49,7 +58,7 @@ def measure(argv: list[str], timeout: float) -> tuple[float, float, str]:
         os.close(read)
         start = time.perf_counter()
         try:
-            done = subprocess.run([sys.executable, "-m", "cli", *argv], cwd=ROOT,
+            done = subprocess.run([sys.executable, "-m", "cli", *argv], cwd=ROOT, env=env,
                                   capture_output=True, timeout=timeout)
             outcome = "ok" if done.returncode == 0 else f"exit {done.returncode}"
         except subprocess.TimeoutExpired:
@@ -71,20 +80,29 @@ def main() -> None:
     parser.add_argument("--commands", default=",".join([*GLOBAL, *COMMANDS]))
     parser.add_argument("--examples", default=",".join(EXAMPLES))
     parser.add_argument("--timeout", type=float, default=300)
+    parser.add_argument("--no-bytecode-cache", action="store_true",
+                        help="compile every module in every run (PYTHONDONTWRITEBYTECODE as set)")
     args = parser.parse_args()
     commands = args.commands.split(",")
+    env = None
+    if not args.no_bytecode_cache:
+        env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+        packages = [str(ROOT / p) for p in ("profiler", "models", "graphs", "cli")]
+        subprocess.run([sys.executable, "-m", "compileall", "-q", *packages], check=True,
+                       env=env)
+    measure(["check", "examples/dc_sum.lg"], args.timeout, env)  # the parser's cached tables
     print(f"{'command':<18} {'example':<14} {'seconds':>8} {'peak MiB':>9}  outcome")
     with tempfile.TemporaryDirectory() as scratch:
         for command in commands:
             if command in GLOBAL:
-                seconds, peak, outcome = measure(GLOBAL[command], args.timeout)
+                seconds, peak, outcome = measure(GLOBAL[command], args.timeout, env)
                 print(f"{command:<18} {'-':<14} {seconds:>8.2f} {peak:>9.0f}  {outcome}",
                       flush=True)
                 continue
             for example in args.examples.split(","):
                 argv = [a.format(file=f"examples/{example}.lg",
                                  out=f"{scratch}/{command}-{example}") for a in COMMANDS[command]]
-                seconds, peak, outcome = measure(argv, args.timeout)
+                seconds, peak, outcome = measure(argv, args.timeout, env)
                 print(f"{command:<18} {example:<14} {seconds:>8.2f} {peak:>9.0f}  {outcome}",
                       flush=True)
 

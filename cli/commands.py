@@ -11,7 +11,6 @@ import math
 import sys
 from pathlib import Path
 
-from cli import opencl, symbolic
 from cli.common import (
     EXIT_OK,
     SourceHolder,
@@ -30,9 +29,8 @@ from graphs.numbers import json_text
 from graphs.render_text import TextRenderer
 from graphs.renderers import RENDERERS
 from graphs.semantics.explicit import Evaluation, OffloadCollector, OffloadObserver, evaluate
+from graphs.semantics.irregular import NotRegular, OutsideAssumptions
 from graphs.semantics.options import DEFAULT_MAX_STEPS, EvaluationOptions
-from graphs.semantics.symbolic import NotRegular, OutsideAssumptions
-from graphs.symbolic_profile import explicit_nodes
 from models.device_profile import DeviceProfile
 from profiler.checker import CheckedProgram, bind_parameters
 from profiler.errors import EvaluationError
@@ -61,6 +59,8 @@ def _refuse_a_graph_too_large(checked: CheckedProgram, params: dict[str, int],
     after building that much). Within the default step limit the graph stays near the budget."""
     if options.max_steps <= DEFAULT_MAX_STEPS:
         return
+    from graphs.symbolic_profile import explicit_nodes  # sympy, only where it is asked
+
     nodes = explicit_nodes(checked, options, params)
     if nodes is not None and nodes > options.max_graph:
         raise EvaluationError(
@@ -83,6 +83,8 @@ def command_run(args: argparse.Namespace, holder: SourceHolder) -> int:
     for region in evaluation.regions.values():
         print(f"region {region.label}: {region.ap} words used, {region.size} words reserved")
     if observer is not None:
+        from cli import opencl  # pyopencl, only where a device is asked for
+
         return opencl.run_on_device(args, checked, params, observer)
     return EXIT_OK
 
@@ -146,6 +148,8 @@ def command_profile(args: argparse.Namespace, holder: SourceHolder) -> int:
         write_output(content, args.output)
         return EXIT_OK
     if getattr(args, "symbolic", False):
+        from cli import symbolic  # sympy, only for the formulas
+
         try:
             return symbolic.command_symbolic_profile(args, holder)
         except NotRegular as irregular:

@@ -22,8 +22,8 @@ from graphs.crossings import crossings, resolved_upper
 from graphs.numbers import json_text
 from graphs.render_symbolic import PLACE_HEADINGS, place_cells, render_place, render_symbolic
 from graphs.semantics.explicit import evaluate
+from graphs.semantics.irregular import NotRegular, OutsideAssumptions
 from graphs.semantics.options import EvaluationOptions
-from graphs.semantics.symbolic import NotRegular, OutsideAssumptions
 from graphs.symbolic_profile import (
     PLACEMENT_TIME,
     TimeCurve,

@@ -52,11 +52,10 @@ from graphs.semantics.exact import (
     exact_integer,
     exact_value,
 )
+from graphs.semantics.irregular import NotRegular, OutsideAssumptions
 from graphs.semantics.options import EvaluationOptions
 from graphs.semantics.symbolic import (
     CostSummary,
-    NotRegular,
-    OutsideAssumptions,
     ReduceOperands,
     SPhase,
     SPhaseLoop,

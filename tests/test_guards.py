@@ -15,8 +15,8 @@ from pathlib import Path
 import pytest
 
 from graphs.numbers import json_text
+from graphs.semantics.irregular import OutsideAssumptions
 from graphs.semantics.options import EvaluationOptions
-from graphs.semantics.symbolic import OutsideAssumptions
 from graphs.symbolic_profile import symbolic_profile
 from profiler.checker import check_program
 from profiler.errors import ParameterError

@@ -44,12 +44,12 @@ import sympy as sp
 from graphs.costgraph import EdgeKind
 from graphs.devicebox import concat_phases
 from graphs.semantics.exact import Inexact, exact_function
+from graphs.semantics.irregular import NotRegular
 from models.base import AccessKind
 from models.cpu import cpu_model
 from models.device_profile import AllocationParameters, DeviceProfile, TransferParameters
 from models.providers import LinearAllocation, LinearTransfer, providers_for
 from profiler.checker import CheckedProgram
-from profiler.errors import HetprofError
 from profiler.syntax import (
     App,
     BinaryOperator,
@@ -92,19 +92,6 @@ FRESH = sp.Integer(1 << 60)  # graphs.devicebox.FRESH: device addresses of words
 LOCAL_ALL = sp.Integer(1 << 62)  # the paper's local memory: every word of a local region (§7.1.2)
 MAX_RECURSION = 64
 MAX_SIZES = 100_000  # the sizes a solved recursion (`_Recurrence`) may be evaluated at
-
-
-class NotRegular(HetprofError):  # noqa: N818 - a condition the caller handles, not a failure
-    """The program is not regular at this place: its threads differ in cost shape, or a size
-    decides control flow. The caller evaluates it explicitly instead."""
-
-    rule = "symbolic profiling"
-
-
-class OutsideAssumptions(NotRegular):
-    """Sizes at which the formulas do not hold: a size parameter below 1, or a count or a
-    recursion's size (an expression in the sizes, e.g. `n - 32`) below 1 there. The caller
-    evaluates the program explicitly at those sizes instead."""
 
 
 @dataclass(frozen=True, slots=True)
