@@ -241,7 +241,9 @@ def _symbolic_commands(commands: Any) -> None:
         "place", help="for every parallel form: the cheaper world as n grows, and the break-even n")
     _add_common(place)
     _add_model_options(place)
-    place.add_argument("--procs", "-P", type=int, default=2, help="CPU processors (default 2)")
+    place.add_argument("--procs", "-P", type=int, default=None,
+                       help="CPU processors (default: the compute units the device profile "
+                       "measured, else 2)")
     place.add_argument("--size-param", help="the size that grows (default: the first parameter)")
     place.add_argument("--max-n", type=count_argument, default=10**12,
                        help="look for break-even sizes up to this n (default 10^12)")

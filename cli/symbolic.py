@@ -4,6 +4,7 @@ each parallel form is cheaper as the size grows."""
 from __future__ import annotations
 
 import argparse
+from dataclasses import replace
 from typing import Any
 
 from cli.common import (
@@ -18,7 +19,7 @@ from cli.common import (
     write_output,
 )
 from graphs.analysis import analyse
-from graphs.crossings import crossings, resolved_upper
+from graphs.crossings import crossings, ladder, resolved_upper
 from graphs.numbers import json_text
 from graphs.render_symbolic import PLACE_HEADINGS, place_cells, render_place, render_symbolic
 from graphs.semantics.explicit import evaluate
@@ -31,8 +32,10 @@ from graphs.symbolic_profile import (
     report,
     symbolic_profile,
 )
+from models.cpu import by_class
+from models.opencl.predict import OnPlacement, growth_as_write
 from profiler.checker import CheckedProgram, bind_parameters
-from profiler.rewrite import Subject, offered
+from profiler.rewrite import Site, Subject, node_at, offered
 
 EXPLICIT_NODES = 300_000  # beside the formulas, schedule the explicit graph up to this size
 
@@ -85,6 +88,11 @@ def command_place(args: argparse.Namespace, holder: SourceHolder) -> int:
         raise UsageError(f"--size-param {parameter}: the program has no such parameter "
                          f"(it has {', '.join(values)})")
     options = evaluation_options(args)
+    calibrated = by_class(options.profile)
+    if calibrated:  # the OpenCL backend sizes regions before a kernel (models.opencl.predict)
+        options = replace(options, profile=growth_as_write(options.profile))
+    if args.procs is None:  # the CPU device's compute units where the profile measured them
+        args.procs = options.profile.cpu.processors or 2
     subject = Subject(checked)
     sites = []
     curves = _Curves(values, parameter, options, args.procs)
@@ -98,17 +106,20 @@ def command_place(args: argparse.Namespace, holder: SourceHolder) -> int:
             written_on = rewrite.site.rule == "remove-on"
             gpu, cpu = ((rewrite.before, rewrite.after) if written_on
                         else (rewrite.after, rewrite.before))
-            site = _place_site(rewrite.site.where, written_on, cpu, gpu, values, parameter,
-                               options, args, curves)
+            site = (_place_on(rewrite.site, written_on, cpu, gpu, values, parameter, options,
+                              args, curves) if calibrated else
+                    _place_site(rewrite.site.where, written_on, cpu, gpu, values, parameter,
+                                options, args, curves))
             sites.append(site)
             if not progress.disable:
-                cells = dict(zip(PLACE_HEADINGS, place_cells(site), strict=True))
+                cells = dict(zip(PLACE_HEADINGS, place_cells(site, options.profile.units),
+                                 strict=True))
                 progress.console.print(
                     f"{cells['site']}: use {cells['use']} (CPU {cells['CPU time']}, GPU "
                     f"{cells['GPU time']}); {cells['cheaper as n grows']}", markup=False)
             progress.advance(task)
     result = {"file": args.file, "parameter": parameter, "params": values, "procs": args.procs,
-              "time": PLACEMENT_TIME,
+              "units": options.profile.units, "time": PLACEMENT_TIME,
               "sites": sites}
     if args.format == "json":
         write_output(json_text(result, default=str) + "\n", args.output)
@@ -129,6 +140,65 @@ def _place_site(where: str, written_on: bool, cpu: Subject, gpu: Subject,
                else "not regular")
         site.update(method="explicit", note=f"{why}: {irregular.message}")
         return _place_explicit(site, cpu.checked, gpu.checked, values, parameter, options, args)
+
+
+CALIBRATED_NOTE = (
+    "the `on` alone, as `hetprof validate` predicts it: on the GPU its transfers, kernels and "
+    "merge; on the CPU its body on the compute units its work groups fill, at least its floor "
+    "(bytes over the socket's bandwidth, allocations one after another), plus a launch per "
+    "one-work-item kernel (models.opencl.predict.OnPlacement)")
+
+
+def _place_on(where: Site, written_on: bool, cpu: Subject, gpu: Subject,
+              values: dict[str, int], parameter: str, options: EvaluationOptions,
+              args: argparse.Namespace, curves: _Curves) -> dict[str, Any]:
+    """A site placed under a profile that prices the CPU by operation class: the `on` against its
+    body on the CPU device, as `validate` predicts the two (`OnPlacement`); the crossings by the
+    exact costs at sizes 1, 2, 4, ... up to --max-n or the largest size the profile prices. A
+    program without a symbolic profile is placed as under any other profile (`_place_site`)."""
+    site: dict[str, Any] = {"site": where.where, "written": "gpu" if written_on else "cpu"}
+    on = node_at(gpu.checked.body, where.path)
+    try:
+        placement = OnPlacement(gpu.checked, on.span, options.profile,
+                                options.gpu_mode or options.profile.gpu.mode,
+                                args.procs)
+        worlds = ("cpu", "gpu")
+
+        def cost(world: str):
+            return lambda n: placement.times({**values, parameter: n})[worlds.index(world)]
+
+        upper = _priced_up_to(cost("cpu"), args.max_n)
+        found = crossings(cost("cpu"), cost("gpu"), parameter, upper=upper, names=worlds)
+        site.update(method="calibrated", note=CALIBRATED_NOTE,
+                    at_params={w: cost(w)(values[parameter]) for w in worlds},
+                    cheaper_from_1="cpu" if cost("cpu")(1) < cost("gpu")(1) else "gpu",
+                    crossings=[{"n": c.n, "cheaper": c.cheaper, "method": c.method}
+                               for c in found])
+        if upper < args.max_n:
+            site["searched_up_to"] = upper
+        return site
+    except NotRegular as irregular:
+        placed = _place_site(where.where, written_on, cpu, gpu, values, parameter, options,
+                             args, curves)
+        why = f"not placed alone ({irregular.message})"
+        placed["note"] = f"{why}; {placed['note']}" if placed.get("note") else why
+        return placed
+
+
+def _priced_up_to(cost, largest: int) -> int:
+    """The largest size of the ladder 1, 2, 4, ... up to `largest` from which down every size is
+    priced (a size past the formulas' assumptions, or too large for a kernel's lanes, stops it);
+    `largest` itself where all are."""
+    good = 0
+    for n in ladder(largest, halves=False):
+        try:
+            cost(n)
+        except (NotRegular, OverflowError, MemoryError):
+            break
+        good = n
+    if good == 0:
+        raise NotRegular("no size is priced", None)
+    return largest if good == ladder(largest, halves=False)[-1] else good
 
 
 class _Curves:

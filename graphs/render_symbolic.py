@@ -13,7 +13,7 @@ from rich.console import Console
 from rich.table import Table
 
 from graphs.formulas import formula as pretty
-from graphs.numbers import number
+from graphs.numbers import amount, number
 
 
 def _columns() -> int:
@@ -88,10 +88,11 @@ PLACE_HEADINGS = ("site", "written", "CPU time", "GPU time", "GPU speedup", "use
                   "cheaper as n grows")
 
 
-def place_cells(site: dict) -> tuple[str, ...]:
+def place_cells(site: dict, units: str = "units") -> tuple[str, ...]:
     """One site's verdict row of `hetprof place` (PLACE_HEADINGS): the world it is written for,
-    both times at the sizes given, the GPU's speedup, the world to use there, and the sizes from
-    which each world is cheaper."""
+    both times at the sizes given (in µs/ms/s under a calibrated profile, whose `units` are
+    "seconds"), the GPU's speedup, the world to use there, and the sizes from which each world is
+    cheaper."""
     here = site["at_params"]
     cpu, gpu = here["cpu"], here["gpu"]
     speedup = f"{cpu / gpu:.2f}x" if gpu else "-"
@@ -100,8 +101,8 @@ def place_cells(site: dict) -> tuple[str, ...]:
     if not site["crossings"]:
         upper = site.get("searched_up_to")
         pieces.append(f"(no change up to {number(upper)})" if upper else "(no change)")
-    return (site["site"], "GPU (`on`)" if site["written"] == "gpu" else "CPU", number(cpu),
-            number(gpu), speedup, "GPU" if gpu < cpu else "CPU", "; ".join(pieces))
+    return (site["site"], "GPU (`on`)" if site["written"] == "gpu" else "CPU", amount(cpu, units),
+            amount(gpu, units), speedup, "GPU" if gpu < cpu else "CPU", "; ".join(pieces))
 
 
 def render_place(result: dict) -> str:
@@ -117,7 +118,7 @@ def render_place(result: dict) -> str:
     for heading in PLACE_HEADINGS[:-1] + (f"cheaper as {n} grows",):
         table.add_column(heading, overflow="fold")
     for site in result["sites"]:
-        table.add_row(*place_cells(site))
+        table.add_row(*place_cells(site, result.get("units", "units")))
     buffer = StringIO()
     console = Console(file=buffer, width=columns, color_system=None, highlight=False)
     if result["sites"]:

@@ -643,6 +643,12 @@ class SymbolicProfile:
         """The words a device box's `on` pushes to the GPU, at concrete sizes (`substitution`)."""
         return int(sum(_value(w, subs) for _, w in box.pushed))
 
+    def box_total(self, index: int, subs: dict) -> float:
+        """The edge of the `index`-th device box at concrete sizes (`substitution`), in the CPU
+        graph's units: its region growth, transfers in, kernel, transfers out and merge (Fig. 6,
+        rule for `on`)."""
+        return _value(self.evaluation.box_totals[index], subs)
+
     def kernel_threads(self, box, subs: dict) -> int:
         """The most threads any kernel of a device box runs, at concrete sizes (`substitution`):
         the widest of its parallel phases (a reduction's first level); 1 for serial code."""

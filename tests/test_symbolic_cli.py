@@ -123,3 +123,48 @@ def test_place_streams_each_site_under_progress_on_a_terminal():
         assert site["site"] + ": use " in line
     plain = hetprof("place", "examples/zipmul.lg")
     assert ": use " not in plain.stderr
+
+
+def test_place_under_a_calibrated_cpu_prices_the_on_as_validate_does():
+    """Issue 15: under a profile that prices the CPU by operation class, `place` compares the
+    `on` with its body on the CPU device's compute units (the profile's 16 by default), as
+    `validate` predicts them. benchmarks/suite/sample.lg's measured crossing (H200 and its host's
+    PoCL, 2026-11-26) lies between 32,768 and 65,536; the prediction falls inside it."""
+    out = hetprof("place", "benchmarks/suite/sample.lg", "--device-profile",
+                  "profiles/nvidia-h200-alloc.json", "--format", "json")
+    assert out.returncode == 0, out.stderr
+    result = json.loads(out.stdout)
+    assert result["procs"] == 16 and result["units"] == "seconds"
+    on = next(site for site in result["sites"] if site["written"] == "gpu")
+    assert on["method"] == "calibrated"
+    assert on["cheaper_from_1"] == "gpu"
+    (crossing,) = on["crossings"]
+    assert crossing["cheaper"] == "cpu" and 32_768 < crossing["n"] < 65_536
+    text = hetprof("place", "benchmarks/suite/sample.lg", "--device-profile",
+                   "profiles/nvidia-h200-alloc.json").stdout
+    assert "µs" in text and "40,725" in text
+
+
+def test_on_placement_is_validates_prediction():
+    """`OnPlacement`'s two times are `SymbolicPredictions`' CPU part and the `on`'s device-box
+    edge, which is its transfers, kernel and merge as the symbolic profile reports them."""
+    from models.device_profile import load_profile
+    from models.opencl.predict import OnPlacement, growth_as_write
+    from profiler.checker import check_program
+    from profiler.parser import parse
+    from profiler.syntax import On
+    from profiler.transform import walk_paths
+
+    source = (ROOT / "benchmarks/suite/trace.lg").read_text()
+    checked = check_program(parse(source, "trace.lg"))
+    profile = growth_as_write(load_profile(str(ROOT / "profiles/nvidia-h200-alloc.json")))
+    on = next(node for _, node in walk_paths(checked.body) if isinstance(node, On))
+    placement = OnPlacement(checked, on.span, profile, "cache", 16)
+    cpu, gpu = placement.times({"n": 512})
+    (predicted,) = placement.predictions.at({"n": 512})
+    assert (cpu, gpu) == (predicted.cpu, predicted.whole)
+    (parts,) = placement.predictions.gpu.at({"n": 512})["on"]
+    assert gpu == parts["total"]
+    assert abs(gpu - (parts["grow"] + parts["transfer_in"] + parts["kernel"]
+                      + parts["transfer_out"] + parts["merge"])) < 1e-12
+    assert cpu < gpu  # the CPU is measured cheaper at 512 (500 by interpolation)

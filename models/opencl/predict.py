@@ -47,18 +47,18 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 
 from graphs.semantics.explicit import OFFLOAD_CENTRE
+from graphs.semantics.irregular import NotRegular
 from graphs.semantics.options import EvaluationOptions
-from graphs.semantics.symbolic import NotRegular
 from graphs.symbolic_profile import SymbolicProfile, symbolic_profile
 from models.cpu import by_class, cpu_floor, cpu_model
 from models.device_profile import AllocationParameters, CpuParameters, DeviceProfile
 from models.opencl.codegen import compile_offload
 from models.opencl.runner import WORK_GROUP
 from models.roofline import roofline_of_kernels
-from profiler.checker import CheckedProgram, bind_parameters
+from profiler.checker import CheckedProgram, bind_parameters, check_program
 from profiler.errors import DeviceError, EvaluationError
 from profiler.syntax import On, Span, children
-from profiler.transform import free_variables
+from profiler.transform import centre_on_bodies, free_variables, with_body
 
 
 def growth_as_write(profile: DeviceProfile) -> DeviceProfile:
@@ -82,13 +82,15 @@ class OnPrediction:
     """One `on` at one size, in seconds. `models`: the kernel under each GPU mode (the report's
     and the baselines'); `roofline`: None where the profile has no calibrated rates; `cpu_low`
     and `cpu_high`: the bounds of the CPU part (None where the program has no CPU variant of this
-    `on`)."""
+    `on`); `whole`: the `on`'s device-box edge (Fig. 6, rule for `on`: growth, priced as a
+    write, transfers of the words the cost semantics moves, the kernel and the merge)."""
 
     kernel: float
     models: dict[str, float]
     roofline: float | None
     cpu_low: float | None
     cpu_high: float | None
+    whole: float = 0.0
 
     @property
     def cpu(self) -> float | None:
@@ -169,7 +171,8 @@ class SymbolicPredictions:
                     low, high = max(low, floor), max(high, floor)
                     launches = self.serial.get(box.span, 0) * self.profile.cpu.launch_s
                     low, high = low + launches, high + launches
-            out.append(OnPrediction(kernel, models, roofline, low, high))
+            whole = self.gpu.box_total(k, subs)
+            out.append(OnPrediction(kernel, models, roofline, low, high, whole))
         return out
 
     def floor(self, name: str, params: dict[str, int], pushed_words: float,
@@ -211,3 +214,43 @@ def cpu_units(processors: int, threads: int) -> int:
     `threads` work items: the device runs a work group (models.opencl.runner.WORK_GROUP items)
     on one unit, so at most ⌈threads / WORK_GROUP⌉ of its `processors` are busy."""
     return max(1, min(processors, -(-threads // WORK_GROUP)))
+
+
+class OnPlacement:
+    """One `on`'s two placements at any size, priced as `hetprof validate` predicts them
+    (`SymbolicPredictions`), for `hetprof place` under a profile that prices the CPU by operation
+    class: on the GPU, the `on`'s device-box edge (`OnPrediction.whole`); on the CPU, its body as
+    a cost centre on the compute units its widest kernel's work groups fill, at least its floor,
+    plus a launch per one-work-item kernel. What the program does outside the `on` is the same in
+    both placements and is left out, so the two times are the `on`'s alone.
+
+    `gpu` is the program with the `on` (at `span`); `processors` the CPU device's compute units.
+    Raises NotRegular where the program has no symbolic profile (the caller places it by the
+    explicit evaluator)."""
+
+    def __init__(self, gpu: CheckedProgram, span: Span, profile: DeviceProfile, mode: str,
+                 processors: int) -> None:
+        cpu = check_program(with_body(gpu.program, centre_on_bodies(gpu.body, OFFLOAD_CENTRE)))
+        self.predictions = SymbolicPredictions(gpu, cpu, profile, mode, {}, processors)
+        if self.predictions.gpu is None:
+            raise NotRegular(self.predictions.reason or "no symbolic profile", span)
+        spans = [box.span for box in self.predictions.gpu.evaluation.boxes]
+        if span not in spans:
+            raise NotRegular("the `on` is not a device box of its own in the symbolic profile",
+                             span)
+        self.index, self.span = spans.index(span), span
+        self._times: dict[tuple, tuple[float, float]] = {}
+
+    def times(self, params: dict[str, int]) -> tuple[float, float]:
+        """(CPU, GPU) seconds of the `on` at these sizes; NotRegular where they have none."""
+        key = tuple(sorted(params.items()))
+        if key not in self._times:
+            found = self.predictions.at(params)
+            if found is None:
+                raise NotRegular(self.predictions.reason or "not regular at these sizes",
+                                 self.span)
+            on = found[self.index]
+            if on.cpu is None:
+                raise NotRegular("the `on` has no CPU part", self.span)
+            self._times[key] = (on.cpu, on.whole)
+        return self._times[key]
