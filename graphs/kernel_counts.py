@@ -12,7 +12,9 @@ code) is counted on its own:
   work group (§7.1.2);
 - operations: every edge that is not a memory access (one GPU step each in hetprof's model),
   except a parallel form's bookkeeping (its merge of configuration tables is the host's work);
-- launches: whether the phase is a kernel launch of its own (`devicebox.launches_kernel`).
+- launches: whether the phase is a kernel launch of its own (`devicebox.launches_kernel`);
+- threads and allocations: its work items, and its global write edges (each bumps a region's
+  pointer once), for the CPU part's floor (models.cpu.cpu_floor).
 """
 
 from __future__ import annotations
@@ -27,7 +29,7 @@ from models.roofline import KernelCounts, roofline_of_kernels
 
 def phase_counts(phase: Phase, gpu: GpuParameters) -> KernelCounts:
     """The global words read and written, operations and launches of one phase (module doc)."""
-    read = written = operations = 0
+    read = written = operations = allocations = 0
     for thread in phase.threads:
         for edge in thread:
             access = edge.access
@@ -39,12 +41,14 @@ def phase_counts(phase: Phase, gpu: GpuParameters) -> KernelCounts:
                     read += 1
                 else:
                     written += max(1, edge.words)
+                    allocations += 1
     if phase.parallel and phase.threads:
         groups = math.ceil(len(phase.threads) / gpu.work_group_size)
         read += phase.staged * groups
         if phase.writeback:
             written += groups
-    return KernelCounts(read, written, operations, 1 if launches_kernel(phase) else 0)
+    return KernelCounts(read, written, operations, 1 if launches_kernel(phase) else 0,
+                        len(phase.threads) if phase.parallel else 1, allocations)
 
 
 def kernel_counts(paths: GSub | None, gpu: GpuParameters) -> list[KernelCounts]:

@@ -384,7 +384,7 @@ class SymbolicProfile:
             out.append(KernelCounts(
                 one.words_read * count + staged * groups,
                 one.words_written * count + (groups if template.writeback else 0),
-                one.operations * count, one.launches))
+                one.operations * count, one.launches, count, one.allocations * count))
         return out
 
     # -- formulas -------------------------------------------------------------------------------

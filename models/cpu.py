@@ -37,6 +37,7 @@ from __future__ import annotations
 
 import itertools
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
 from models.base import CpuModel
@@ -88,20 +89,36 @@ def cpu_model(profile: DeviceProfile) -> CpuModel:
 
 
 def cpu_floor(profile: DeviceProfile, words: float, allocations: float,
-              processors: int = 2) -> float:
+              processors: int = 2, kernels: Sequence[tuple[int, float]] | None = None) -> float:
     """The least time a parallel stretch that moves `words` words of memory and bumps a region's
     allocation pointer `allocations` times takes on the CPU, run on `processors` compute units:
-    the larger of its traffic over the socket's bandwidth and, where more than one unit bumps
-    the pointer, its bumps one after another on the pointer's cache line (a single unit pays its
-    own bumps, `alloc_s` each, on its path, and nobody takes the line from it). 0 where the
-    profile has neither rate calibrated."""
+    the larger of its traffic over the socket's bandwidth and its bumps one after another on the
+    pointer's cache line. 0 where the profile has neither rate calibrated.
+
+    The bumps. Where `kernels` gives each kernel's compute units and allocations (the device runs
+    a work group on one unit, so a kernel of one group runs on one, whatever the others do), each
+    kernel's bumps take `allocation_rate` at its own units, one kernel after another. Without
+    them, all `allocations` take the contended rate at `processors` where that is more than one
+    (a single unit pays its own bumps, `alloc_s` each, on its path)."""
     cpu = profile.cpu
     if not by_class(profile):
         return 0.0
     bandwidth = (words * profile.region.word_bytes / cpu.bytes_per_s if cpu.bytes_per_s
                  else 0.0)
-    contended = allocations * contended_allocation(cpu, processors) if processors > 1 else 0.0
-    return max(bandwidth, contended)
+    if kernels is not None:
+        bumps = sum(count * allocation_rate(cpu, units) for units, count in kernels)
+    else:
+        bumps = allocations * contended_allocation(cpu, processors) if processors > 1 else 0.0
+    return max(bandwidth, bumps)
+
+
+def allocation_rate(cpu: CpuParameters, units: int) -> float:
+    """The wall time of one bump of a region's pointer while `units` compute units allocate from
+    it: the contended measurement (`contended_allocation`) on more than one unit, `alloc_s` on
+    one. benchmarks/cpu_alloc_spacing_probe.py measured on the H200's host that the contended
+    rate holds however much work separates two allocations (60-100 ns at 2 to 16 units, 0 to 128
+    multiply-adds apart) and that one unit alone pays 10-13 ns."""
+    return contended_allocation(cpu, units) if units > 1 else cpu.alloc_s
 
 
 def contended_allocation(cpu: CpuParameters, units: int) -> float:

@@ -36,6 +36,8 @@ class KernelCounts:
     words_written: int = 0
     operations: int = 0
     launches: int = 1
+    threads: int = 1  # the kernel's work items (1 for serial code)
+    allocations: int = 0  # its global write edges, each one bump of a region's pointer
 
     @property
     def words(self) -> int:

@@ -12,7 +12,14 @@ from conftest import ROOT, run
 from graphs.costgraph import EdgeKind
 from graphs.semantics.options import EvaluationOptions
 from graphs.symbolic_profile import symbolic_profile
-from models.cpu import CalibratedCpu, by_class, contended_allocation, cpu_floor, cpu_model
+from models.cpu import (
+    CalibratedCpu,
+    allocation_rate,
+    by_class,
+    contended_allocation,
+    cpu_floor,
+    cpu_model,
+)
 from models.device_profile import (
     AllocationParameters,
     CpuParameters,
@@ -99,6 +106,24 @@ def test_the_contended_allocation_follows_the_units_that_allocate():
     profile = replace(BY_CLASS, cpu=replace(CLASSES, contended_alloc_2_s=0.25, processors=4))
     assert cpu_floor(profile, 0, 40, processors=2) == pytest.approx(10.0)
     assert cpu_floor(profile, 0, 40, processors=4) == pytest.approx(20.0)
+
+
+def test_the_floor_takes_each_kernel_on_its_own_units():
+    """A kernel of one work group runs on one unit and pays `alloc_s` a bump; a wider one the
+    contended rate at its units; the kernels one after another (covariance at 256 makes 480 k of
+    its 530 k allocations in a kernel of 144 work items)."""
+    profile = replace(BY_CLASS, cpu=replace(CLASSES, alloc_s=0.125, contended_alloc_2_s=0.25,
+                                            processors=4))
+    assert allocation_rate(profile.cpu, 1) == 0.125
+    assert allocation_rate(profile.cpu, 2) == 0.25
+    assert allocation_rate(profile.cpu, 4) == 0.5  # contended_alloc_s, at all 4 units
+    kernels = [(1, 80), (2, 40), (4, 10)]
+    assert cpu_floor(profile, 0, 130, processors=4, kernels=kernels) == pytest.approx(
+        80 * 0.125 + 40 * 0.25 + 10 * 0.5)
+    # without the kernels, every bump takes the rate of the widest kernel's units
+    assert cpu_floor(profile, 0, 130, processors=4) == pytest.approx(130 * 0.5)
+    # the socket's bandwidth still bounds it where that is larger
+    assert cpu_floor(profile, 100, 130, processors=4, kernels=[(1, 2)]) == pytest.approx(50.0)
 
 
 def test_an_on_body_runs_on_as_many_units_as_its_widest_kernel_has_work_groups():

@@ -54,7 +54,7 @@ from models.cpu import by_class, cpu_floor, cpu_model
 from models.device_profile import AllocationParameters, CpuParameters, DeviceProfile
 from models.opencl.codegen import compile_offload
 from models.opencl.runner import WORK_GROUP
-from models.roofline import roofline_of_kernels
+from models.roofline import KernelCounts, roofline_of_kernels
 from profiler.checker import CheckedProgram, bind_parameters, check_program
 from profiler.errors import DeviceError, EvaluationError
 from profiler.syntax import On, Span, children
@@ -167,7 +167,8 @@ class SymbolicPredictions:
             if bounds is not None:
                 low, high = bounds
                 if self.counts:
-                    floor = self.floor(name, params, self.gpu.pushed_words(box, subs), units)
+                    floor = self.floor(name, params, self.gpu.pushed_words(box, subs), units,
+                                       kernel_units(self.processors, counts))
                     low, high = max(low, floor), max(high, floor)
                     launches = self.serial.get(box.span, 0) * self.profile.cpu.launch_s
                     low, high = low + launches, high + launches
@@ -176,14 +177,15 @@ class SymbolicPredictions:
         return out
 
     def floor(self, name: str, params: dict[str, int], pushed_words: float,
-              units: int) -> float:
-        """The CPU part's floor (`cpu_floor`): its allocations, and the words it moves, its
-        writes and its reads up to the words its `on` pushes."""
+              units: int, kernels: list[tuple[int, float]] | None = None) -> float:
+        """The CPU part's floor (`cpu_floor`): its allocations (kernel by kernel where
+        `kernels` gives each one's units and allocations, `kernel_units`), and the words it
+        moves, its writes and its reads up to the words its `on` pushes."""
         reads, writes = (self.counts[kind].centre_at(name, self.counts[kind].substitution(params))
                          for kind in ("read", "write"))
         assert reads is not None and writes is not None  # the same program's centres
         words = writes[0] + min(reads[0], pushed_words)
-        return cpu_floor(self.profile, words, writes[0], units)
+        return cpu_floor(self.profile, words, writes[0], units, kernels)
 
 
 def serial_kernels(checked: CheckedProgram) -> dict[Span, int]:
@@ -207,6 +209,16 @@ def serial_kernels(checked: CheckedProgram) -> dict[Span, int]:
             continue
         out[node.span] = sum(1 for step in plan.steps if step.kind == "serial")
     return out
+
+
+def kernel_units(processors: int, counts: list[KernelCounts] | None,
+                 ) -> list[tuple[int, float]] | None:
+    """Each kernel of an `on` body (`KernelCounts`, in order) as (the compute units of the CPU
+    device that run it, its allocations), for the CPU part's floor; None where the counts are
+    unknown."""
+    if counts is None:
+        return None
+    return [(cpu_units(processors, k.threads), float(k.allocations)) for k in counts]
 
 
 def cpu_units(processors: int, threads: int) -> int:

@@ -32,7 +32,7 @@ from pathlib import Path
 
 from graphs.analysis import centre_times
 from graphs.costgraph import EdgeKind
-from graphs.kernel_counts import roofline_of_paths
+from graphs.kernel_counts import kernel_counts, roofline_of_paths
 from graphs.schedule import schedule
 from graphs.semantics.explicit import (
     OFFLOAD_CENTRE,
@@ -50,6 +50,7 @@ from models.opencl.predict import (
     SymbolicPredictions,
     cpu_units,
     growth_as_write,
+    kernel_units,
     serial_kernels,
 )
 from models.providers import providers_for
@@ -344,40 +345,45 @@ def explicit_predictions(gpu_checked: CheckedProgram, cpu_checked: CheckedProgra
                                                                  "1df"))
         launches = serial.get(offload.node.span, 0) * profile.cpu.launch_s
         predictions.append(_explicit_prediction(offload, k, profile, mode, baselines,
-                                                times[units], cpu_evaluation, units, launches))
+                                                times[units], cpu_evaluation, units, launches,
+                                                processors))
     return gpu_collector.offloads, cpu_collector.offloads, predictions
 
 
 def _explicit_prediction(offload: Offload, k: int, profile: DeviceProfile, mode: str,
                          baselines: dict[str, DeviceProfile], centre_time: dict[str, float],
                          cpu_evaluation: Evaluation, units: int,
-                         launches: float = 0.0) -> OnPrediction:
+                         launches: float = 0.0, processors: int | None = None) -> OnPrediction:
     """An `on`'s predictions from the explicit evaluation: its device box under each GPU mode
     and the roofline from its cost paths; the CPU part from the 1DF schedule of the CPU
     placement on `units` compute units (both bounds the simulated time), at least its floor,
-    plus `launches` (models/opencl/predict.py)."""
+    plus `launches` (models/opencl/predict.py); the floor takes each kernel on the units of
+    `processors` its own work groups fill."""
     assert offload.on is not None  # all of the GPU placement's parallel work is in `on`s
     models = {m: _kernel_seconds(offload, p) for m, p in baselines.items()}
     models[mode] = offload.on.info.kernel
     name = f"{OFFLOAD_CENTRE}{k}"
     cpu = centre_time.get(name)
     if cpu is not None:
+        kernels = kernel_units(processors or units, kernel_counts(offload.on.paths, profile.gpu))
         cpu = max(cpu, _explicit_floor(cpu_evaluation, name, offload.on.pushed_words, profile,
-                                       units))
+                                       units, kernels))
         cpu += launches  # its serial code's one-item kernels (predict.serial_kernels)
     return OnPrediction(offload.on.info.kernel, models,
                         roofline_of_paths(offload.on.paths, profile), cpu, cpu)
 
 
 def _explicit_floor(evaluation: Evaluation, centre: str, pushed_words: int,
-                    profile: DeviceProfile, units: int) -> float:
+                    profile: DeviceProfile, units: int,
+                    kernels: list[tuple[int, float]] | None = None) -> float:
     """A cost centre's CPU floor (models.cpu.cpu_floor) from its read and write edges in the
     explicit graph, as SymbolicPredictions.floor counts them."""
     graph = evaluation.graph
     counts = Counter(kind for kind, names in zip(graph.edge_kind, graph.edge_centres,
                                                   strict=True) if centre in names)
     writes = counts[EdgeKind.WRITE] + counts[EdgeKind.EXPAND]
-    return cpu_floor(profile, writes + min(counts[EdgeKind.READ], pushed_words), writes, units)
+    return cpu_floor(profile, writes + min(counts[EdgeKind.READ], pushed_words), writes, units,
+                     kernels)
 
 
 def _accuracy(placements: list[dict]) -> float:
