@@ -18,8 +18,6 @@ import sys
 from dataclasses import replace
 from pathlib import Path
 
-import sympy as sp
-
 from cli.commands import run_program, saved_result
 from cli.common import (
     EXIT_OK,
@@ -40,9 +38,8 @@ from graphs.picture import cost_picture
 from graphs.placement import SizePoint, time_by_size
 from graphs.render_dot import graphviz_picture, picture_to_dot
 from graphs.render_html import HtmlRenderer, ReportExtras
+from graphs.semantics.irregular import NotRegular
 from graphs.semantics.options import EvaluationOptions
-from graphs.semantics.symbolic import NotRegular
-from graphs.symbolic_profile import formula_text, symbolic_profile
 from profiler.checker import bind_parameters
 from profiler.errors import HetprofError, ParameterError
 
@@ -77,6 +74,10 @@ def _profile(args: argparse.Namespace, holder: SourceHolder):
 def _formulas(args: argparse.Namespace, checked, params: dict[str, int]) -> dict[str, str] | None:
     """The report's symbolic formulas (graphs.symbolic_profile), or None where the program is not
     regular."""
+    import sympy as sp  # sympy (0.3 s), only for the report's formulas
+
+    from graphs.symbolic_profile import formula_text, symbolic_profile
+
     options = EvaluationOptions(profile=device_profile(args), gpu_mode=args.gpu_mode,
                                 grow_gpu_regions=not args.strict_gpu_regions,
                                 rules=getattr(args, "rules", None))

@@ -22,11 +22,10 @@ import math
 from typing import Any
 
 from graphs.costgraph import CostGraph
-from graphs.crossings import interpolated_break_even
 from graphs.draw import SVG_SALT, figure_bytes
 from graphs.numbers import amount, number
 from graphs.placement import SizePoint
-from graphs.schedule import Policy, schedule
+from graphs.schedule import Policy, schedule, schedule_times
 from graphs.timeline import space_samples
 
 KIND_COLOURS = {
@@ -44,7 +43,7 @@ POLICY_STYLES = {"1df": ("#1f77b4", "-"), "bf": ("#d62728", "--"), "ws": ("#2ca0
 def speedup_points(graph: CostGraph, procs: list[int],
                    policy: Policy | str = Policy.DEPTH_FIRST) -> list[tuple[int, float]]:
     """(P, time(e, ⊴) on P processors) for each P (§6.3, eq. 5)."""
-    return [(p, schedule(graph, p, policy).time) for p in procs]
+    return list(zip(procs, schedule_times(graph, procs, policy), strict=True))
 
 
 def space_series(graph: CostGraph, procs: int,
@@ -220,6 +219,9 @@ def sizes_plot(points: list[SizePoint], parameter: str, fmt: str = "png", title:
                units: str = "abstract", program: str = "", failed: str = "") -> bytes:
     """Time against the size for both placements, and their break-even size; `failed` (what
     went wrong at the first size left out) is written under the title."""
+    # graphs.crossings imports sympy (0.3 s), which no other plot needs.
+    from graphs.crossings import interpolated_break_even
+
     points = sorted(points, key=lambda p: p.size)
 
     def draw(fig) -> None:
