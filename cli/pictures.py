@@ -243,9 +243,12 @@ def command_report(args: argparse.Namespace, holder: SourceHolder) -> int:
     checked, params, evaluation, _, result = _profile(args, holder)
     result = replace(result, formulas=_formulas(args, checked, params))
     graph = evaluation.graph
+    assert result.timeline is not None
     extras = ReportExtras(
         speedup=plots.speedup_points(graph, list(range(1, args.max_procs + 1)), args.schedule),
-        space=plots.space_series(graph, args.procs),
+        # The profile's schedule is one of the space plot's: its samples are not made again.
+        space=plots.space_series(graph, args.procs,
+                                 known={result.schedule: result.timeline["space"]}),
     )
     if args.sizes:
         extras.size_parameter, extras.sizes, _, failed = _sizes(args, holder)

@@ -46,10 +46,15 @@ def speedup_points(graph: CostGraph, procs: list[int],
     return list(zip(procs, schedule_times(graph, procs, policy), strict=True))
 
 
-def space_series(graph: CostGraph, procs: int,
-                 policies: tuple[str, ...] = ("1df", "bf")) -> dict[str, list[list[float]]]:
-    """Space per step (eq. 8) under each policy: [step, time, CPU words, GPU words] samples."""
-    return {name: space_samples(schedule(graph, procs, name)) for name in policies}
+def space_series(graph: CostGraph, procs: int, policies: tuple[str, ...] = ("1df", "bf"),
+                 known: dict[str, list[list[float]]] | None = None,
+                 ) -> dict[str, list[list[float]]]:
+    """Space per step (eq. 8) under each policy: [step, time, CPU words, GPU words] samples.
+    `known` holds samples already made on `procs` processors (a profile's timeline's `space`),
+    which are not made again."""
+    known = known or {}
+    return {name: known[name] if name in known else space_samples(schedule(graph, procs, name))
+            for name in policies}
 
 
 def validation_cases(data: Any) -> list[dict[str, Any]]:
