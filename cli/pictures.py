@@ -14,9 +14,14 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
+import pickle
+import signal
 import sys
+from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
+from typing import Generic, TypeVar
 
 from cli.commands import run_program, saved_result
 from cli.common import (
@@ -32,7 +37,7 @@ from cli.common import (
     write_output,
 )
 from graphs import plots
-from graphs.analysis import analyse, snippet
+from graphs.analysis import ProfileResult, analyse, snippet
 from graphs.draw import draw_cost_graph
 from graphs.picture import cost_picture
 from graphs.placement import SizePoint, time_by_size
@@ -44,6 +49,7 @@ from profiler.checker import bind_parameters
 from profiler.errors import HetprofError, ParameterError
 
 PICTURE_FORMATS = ("png", "svg")
+T = TypeVar("T")
 
 
 def _format(output: str, allowed: tuple[str, ...]) -> str:
@@ -62,13 +68,68 @@ def _title(args: argparse.Namespace, params: dict[str, int]) -> str:
 def _profile(args: argparse.Namespace, holder: SourceHolder):
     check_procs(args)
     checked, params, evaluation, profile = run_program(args, holder)
-    result = analyse(
+    return checked, params, evaluation, profile, _analysed(args, checked, params, evaluation,
+                                                           profile)
+
+
+def _analysed(args: argparse.Namespace, checked, params: dict[str, int], evaluation,
+              profile) -> ProfileResult:
+    return analyse(
         evaluation, args.procs, args.schedule, file=args.file, params=params, body=checked.body,
         source=checked.program.source, units=profile.units, profile_name=profile.name,
         seconds_per_unit={"cpu": profile.cpu.seconds_per_unit,
                           "gpu": profile.gpu.seconds_per_unit},
     )
-    return checked, params, evaluation, profile, result
+
+
+class _Beside(Generic[T]):
+    """`work()`, computed in a child process forked now, beside this one, while this one goes
+    on; `result()` waits for it. On two cores the report's formulas and speedup curve are
+    computed while its pictures are drawn: each takes about half of its time. Where there is no
+    fork, or the child fails (an error in the program then shows here as it would have), `work`
+    runs here, in `result()`."""
+
+    def __init__(self, work: Callable[[], T]) -> None:
+        self.work = work
+        self.pid = 0
+        if not hasattr(os, "fork"):  # Windows
+            return
+        read, write = os.pipe()
+        try:
+            self.pid = os.fork()
+        except OSError:
+            os.close(read)
+            os.close(write)
+            return
+        if self.pid == 0:  # the child: its result through the pipe, and nothing else
+            os.close(read)
+            code = 1
+            try:
+                with os.fdopen(write, "wb") as pipe:
+                    pickle.dump(work(), pipe)
+                code = 0
+            finally:
+                os._exit(code)  # no clean-up of the parent's: its buffers, atexit, threads
+        os.close(write)
+        self.pipe = os.fdopen(read, "rb")
+
+    def result(self) -> T:
+        if self.pid:
+            with self.pipe:
+                data = self.pipe.read()
+            _, status = os.waitpid(self.pid, 0)
+            self.pid = 0
+            if status == 0:
+                return pickle.loads(data)
+        return self.work()
+
+    def cancel(self) -> None:
+        """Stop the child, where this process stops before it asks for the result."""
+        if self.pid:
+            os.kill(self.pid, signal.SIGKILL)
+            self.pipe.close()
+            os.waitpid(self.pid, 0)
+            self.pid = 0
 
 
 def _formulas(args: argparse.Namespace, checked, params: dict[str, int]) -> dict[str, str] | None:
@@ -240,19 +301,29 @@ def command_report(args: argparse.Namespace, holder: SourceHolder) -> int:
     if saved is not None:  # the plots that need the cost graph itself are left out
         write_output(HtmlRenderer().render(saved), output)
         return EXIT_OK
-    checked, params, evaluation, _, result = _profile(args, holder)
-    result = replace(result, formulas=_formulas(args, checked, params))
+    check_procs(args)
+    checked, params, evaluation, profile = run_program(args, holder)
     graph = evaluation.graph
-    assert result.timeline is not None
-    extras = ReportExtras(
-        speedup=plots.speedup_points(graph, list(range(1, args.max_procs + 1)), args.schedule),
+    procs = list(range(1, args.max_procs + 1))
+    beside = _Beside(lambda: (_formulas(args, checked, params),
+                              plots.speedup_points(graph, procs, args.schedule)))
+    try:
+        result = _analysed(args, checked, params, evaluation, profile)
+        assert result.timeline is not None
         # The profile's schedule is one of the space plot's: its samples are not made again.
-        space=plots.space_series(graph, args.procs,
-                                 known={result.schedule: result.timeline["space"]}),
-    )
+        extras = ReportExtras(space=plots.space_series(
+            graph, args.procs, known={result.schedule: result.timeline["space"]}))
+        renderer = HtmlRenderer(extras, args.expand_gpu)
+        drawn = {name: renderer.figure(result, name) for name in ("cost-graph", "timeline",
+                                                                  "space")}
+        formulas, extras.speedup = beside.result()
+    except BaseException:
+        beside.cancel()
+        raise
+    result = replace(result, formulas=formulas)
     if args.sizes:
         extras.size_parameter, extras.sizes, _, failed = _sizes(args, holder)
         if failed:
             extras.notes.append(f"time against size: {failed}")
-    write_output(HtmlRenderer(extras, args.expand_gpu).render(result), output)
+    write_output(renderer.render(result, drawn), output)
     return EXIT_OK
