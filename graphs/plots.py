@@ -46,7 +46,11 @@ def speedup_points(graph: CostGraph, procs: list[int],
     return list(zip(procs, schedule_times(graph, procs, policy), strict=True))
 
 
-def space_series(graph: CostGraph, procs: int, policies: tuple[str, ...] = ("1df", "bf"),
+SPACE_POLICIES = ("1df", "bf")
+"""The schedules whose space the space plot compares (Spoonhower et al. (2010))."""
+
+
+def space_series(graph: CostGraph, procs: int, policies: tuple[str, ...] = SPACE_POLICIES,
                  known: dict[str, list[list[float]]] | None = None,
                  ) -> dict[str, list[list[float]]]:
     """Space per step (eq. 8) under each policy: [step, time, CPU words, GPU words] samples.
