@@ -305,23 +305,21 @@ def command_report(args: argparse.Namespace, holder: SourceHolder) -> int:
     checked, params, evaluation, profile = run_program(args, holder)
     graph = evaluation.graph
     procs = list(range(1, args.max_procs + 1))
-    # The profile's own schedule is one of the space plot's: its samples are not made again.
-    others = tuple(policy for policy in plots.SPACE_POLICIES if policy != args.schedule)
     beside = _Beside(lambda: (_formulas(args, checked, params),
-                              plots.speedup_points(graph, procs, args.schedule),
-                              plots.space_series(graph, args.procs, others)))
+                              plots.speedup_points(graph, procs, args.schedule)))
     try:
         result = _analysed(args, checked, params, evaluation, profile)
         assert result.timeline is not None
-        extras = ReportExtras()
+        # The profile's schedule is one of the space plot's: its samples are not made again.
+        extras = ReportExtras(space=plots.space_series(
+            graph, args.procs, known={result.schedule: result.timeline["space"]}))
         renderer = HtmlRenderer(extras, args.expand_gpu)
-        drawn = {name: renderer.figure(result, name) for name in ("cost-graph", "timeline")}
-        formulas, extras.speedup, space = beside.result()
+        drawn = {name: renderer.figure(result, name) for name in ("cost-graph", "timeline",
+                                                                  "space")}
+        formulas, extras.speedup = beside.result()
     except BaseException:
         beside.cancel()
         raise
-    extras.space = plots.space_series(graph, args.procs,
-                                      known={result.schedule: result.timeline["space"], **space})
     result = replace(result, formulas=formulas)
     if args.sizes:
         extras.size_parameter, extras.sizes, _, failed = _sizes(args, holder)
