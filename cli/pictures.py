@@ -132,6 +132,19 @@ class _Beside(Generic[T]):
             self.pid = 0
 
 
+def _while_matplotlib_loads(fmt: str, compute: Callable[[], T]) -> T:
+    """`compute()` beside this process (`_Beside`) while it loads matplotlib for the picture:
+    matplotlib takes 0.3 to 0.4 s of a plot's time, about what evaluating and scheduling an
+    example takes."""
+    beside = _Beside(compute)
+    try:
+        plots.load_matplotlib(fmt)
+        return beside.result()
+    except BaseException:
+        beside.cancel()
+        raise
+
+
 def _formulas(args: argparse.Namespace, checked, params: dict[str, int]) -> dict[str, str] | None:
     """The report's symbolic formulas (graphs.symbolic_profile), or None where the program is not
     regular."""
@@ -194,20 +207,28 @@ def command_plot_space(args: argparse.Namespace, holder: SourceHolder) -> int:
     """`hetprof plot space`: space per step and world under 1DF and BF."""
     fmt = _format(args.output, PICTURE_FORMATS)
     check_procs(args)
-    _, params, evaluation, profile = run_program(args, holder)
-    series = plots.space_series(evaluation.graph, args.procs)
+
+    def compute():
+        _, params, evaluation, profile = run_program(args, holder)
+        return params, profile.units, plots.space_series(evaluation.graph, args.procs)
+
+    params, units, series = _while_matplotlib_loads(fmt, compute)
     title = f"space over the schedule, P = {args.procs}: {_title(args, params)}"
-    write_output(plots.space_plot(series, fmt, title, profile.units), args.output)
+    write_output(plots.space_plot(series, fmt, title, units), args.output)
     return EXIT_OK
 
 
 def command_plot_timeline(args: argparse.Namespace, holder: SourceHolder) -> int:
     """`hetprof plot timeline`: the schedule per processor, work group and transfer."""
     fmt = _format(args.output, PICTURE_FORMATS)
-    *_, result = _profile(args, holder)
-    assert result.timeline is not None
-    write_output(plots.timeline_plot(result.timeline, fmt,
-                                     program=_title(args, result.params)), args.output)
+
+    def compute():
+        *_, result = _profile(args, holder)
+        assert result.timeline is not None
+        return result.params, result.timeline
+
+    params, timeline = _while_matplotlib_loads(fmt, compute)
+    write_output(plots.timeline_plot(timeline, fmt, program=_title(args, params)), args.output)
     return EXIT_OK
 
 
@@ -215,12 +236,17 @@ def command_plot_speedup(args: argparse.Namespace, holder: SourceHolder) -> int:
     """`hetprof plot speedup`: T1 / TP for P = 1 .. --max-procs, with the work and span laws."""
     fmt = _format(args.output, PICTURE_FORMATS)
     check_procs(args)
-    _, params, evaluation, profile = run_program(args, holder)
-    graph = evaluation.graph
-    points = plots.speedup_points(graph, list(range(1, args.max_procs + 1)), args.schedule)
+
+    def compute():
+        _, params, evaluation, profile = run_program(args, holder)
+        graph = evaluation.graph
+        points = plots.speedup_points(graph, list(range(1, args.max_procs + 1)), args.schedule)
+        return params, profile.units, graph.work(), graph.span(), points
+
+    params, units, work, span, points = _while_matplotlib_loads(fmt, compute)
     title = f"speedup: {_title(args, params)}"
-    write_output(plots.speedup_plot(graph.work(), graph.span(), points, fmt, title,
-                                    args.schedule, units=profile.units), args.output)
+    write_output(plots.speedup_plot(work, span, points, fmt, title, args.schedule, units=units),
+                 args.output)
     return EXIT_OK
 
 

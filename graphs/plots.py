@@ -86,6 +86,17 @@ def validation_cases(data: Any) -> list[dict[str, Any]]:
 # ---------------------------------------------------------------------------------------------------
 
 
+def load_matplotlib(fmt: str = "png") -> None:
+    """Import what drawing a plot as `fmt` takes (matplotlib's Figure, the format's backend),
+    ahead of drawing it: a command can compute the plot's data meanwhile."""
+    import matplotlib.figure  # noqa: F401
+
+    if fmt == "svg":
+        import matplotlib.backends.backend_svg  # noqa: F401
+    else:
+        import matplotlib.backends.backend_agg  # noqa: F401
+
+
 def _render(width: float, height: float, fmt: str, draw) -> bytes:
     """A figure of that size in inches, drawn by `draw(fig)`, as PNG or SVG bytes."""
     import matplotlib
