@@ -8,6 +8,10 @@
     hetprof plot validation REPORT.json -o OUT.png|svg
     hetprof report FILE -o report.html [--sizes ...] [--max-procs P] [--expand-gpu]
     hetprof report --load PROFILE.json -o report.html   # a profile saved with --format json
+
+Answers in seconds (issue 19): where the system can fork, a plot's data is computed in a child
+process while this one loads matplotlib, and the report's formulas and speedup curve while this
+one draws the profile's own pictures (`_Beside`).
 """
 
 from __future__ import annotations

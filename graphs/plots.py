@@ -1,4 +1,5 @@
-"""Plots of a profile (PNG or SVG bytes, matplotlib imported only inside the drawing functions).
+"""Plots of a profile (PNG or SVG bytes; matplotlib imported only inside the drawing functions
+and `load_matplotlib`).
 
 - `space_plot`: space over the schedule's steps per world, one line per schedule (1DF vs BF), the
   comparison of Spoonhower et al. (2010) that §6.7's eqs. 8-9 make possible.
