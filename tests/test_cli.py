@@ -163,13 +163,14 @@ def test_python_dash_m_cli_and_console_script_agree():
 
 def test_help_version_and_check_import_none_of_the_heavy_libraries():
     """Issue 19: `--help`, `--version` and `check` start fast: they import neither sympy, networkx,
-    numpy, matplotlib nor pyopencl (each handler imports its command's pipeline when it runs)."""
+    numpy, matplotlib nor pyopencl (each handler imports its command's pipeline when it runs),
+    nor rich (the progress bar of place and rewrite) or importlib.metadata (--version's)."""
     script = ("import sys, contextlib, io\n"
               "from cli.main import main\n"
               "with contextlib.redirect_stdout(io.StringIO()):\n"
               "    code = main(['check', 'examples/zipmul.lg'])\n"
-              "heavy = sorted({'sympy', 'networkx', 'numpy', 'matplotlib', 'pyopencl'}"
-              " & set(sys.modules))\n"
+              "heavy = sorted({'sympy', 'networkx', 'numpy', 'matplotlib', 'pyopencl', 'rich',"
+              " 'importlib.metadata'} & set(sys.modules))\n"
               "print(code, heavy)\n")
     result = subprocess.run([sys.executable, "-c", script], cwd=ROOT, capture_output=True,
                             text=True, timeout=60)
