@@ -224,6 +224,14 @@ class _Makespan:
         """The makespan on `procs` processors under bf (`breadth_first`) or 1df."""
         index = self.index
         weight, order, start = index.weight, index.order, index.start
+        if procs == 1 and not breadth_first:
+            # One 1df processor runs the tasks in the depth-first order, one after the other:
+            # the same sum, in the same order, as the simulation's ends.
+            time: float = 0
+            for edge in self.by_number:
+                if weight[edge] > 0:
+                    time = time + weight[edge]
+            return time
         target, only, numbers, by_number = self.target, self.only, self.numbers, self.by_number
         remaining = list(index.in_degree)
         count = len(numbers)
@@ -232,7 +240,7 @@ class _Makespan:
         ending: dict[float, list[int]] = {}  # the tasks ending at each instant still to come
         instants: list[float] = []  # those instants, a heap
         free = procs
-        time: float = 0
+        time = 0
         instant = 0
 
         def make_ready(node: int, base: int) -> None:
