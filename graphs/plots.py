@@ -58,7 +58,9 @@ def space_series(graph: CostGraph, procs: int, policies: tuple[str, ...] = SPACE
     `known` holds samples already made on `procs` processors (a profile's timeline's `space`),
     which are not made again."""
     known = known or {}
-    return {name: known[name] if name in known else space_samples(schedule(graph, procs, name))
+    # The samples need the space trace and the steps' count, not the steps (`space_samples`).
+    return {name: known[name] if name in known
+            else space_samples(schedule(graph, procs, name, keep_steps=False))
             for name in policies}
 
 
