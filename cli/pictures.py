@@ -69,20 +69,14 @@ def _title(args: argparse.Namespace, params: dict[str, int]) -> str:
     return f"{args.file} ({values})" if values else args.file
 
 
-def _profile(args: argparse.Namespace, holder: SourceHolder):
-    check_procs(args)
-    checked, params, evaluation, profile = run_program(args, holder)
-    return checked, params, evaluation, profile, _analysed(args, checked, params, evaluation,
-                                                           profile)
-
-
 def _analysed(args: argparse.Namespace, checked, params: dict[str, int], evaluation,
-              profile) -> ProfileResult:
+              profile, graph_picture: bool = True) -> ProfileResult:
     return analyse(
         evaluation, args.procs, args.schedule, file=args.file, params=params, body=checked.body,
         source=checked.program.source, units=profile.units, profile_name=profile.name,
         seconds_per_unit={"cpu": profile.cpu.seconds_per_unit,
                           "gpu": profile.gpu.seconds_per_unit},
+        graph_picture=graph_picture,
     )
 
 
@@ -227,7 +221,9 @@ def command_plot_timeline(args: argparse.Namespace, holder: SourceHolder) -> int
     fmt = _format(args.output, PICTURE_FORMATS)
 
     def compute():
-        *_, result = _profile(args, holder)
+        check_procs(args)
+        checked, params, evaluation, profile = run_program(args, holder)
+        result = _analysed(args, checked, params, evaluation, profile, graph_picture=False)
         assert result.timeline is not None
         return result.params, result.timeline
 
