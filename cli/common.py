@@ -12,9 +12,6 @@ from decimal import Decimal
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from rich.console import Console
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
-
 from graphs.semantics.options import (
     DEFAULT_MAX_DEPTH,
     DEFAULT_MAX_GRAPH,
@@ -272,12 +269,3 @@ def format_for(output: str | None) -> str:
     """The report format a file name asks for; text where it names none."""
     name = (output or "").lower()
     return next((fmt for suffix, fmt in SUFFIX_FORMATS if name.endswith(suffix)), "text")
-
-
-def verdict_progress(args: argparse.Namespace) -> Progress:
-    """A progress bar on standard error under which `place` and `rewrite` print each verdict as
-    it is decided (`progress.console.print`): on a terminal only, and not for --format json."""
-    errors = Console(stderr=True, highlight=False)
-    return Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
-                    TimeElapsedColumn(), console=errors, transient=True,
-                    disable=not errors.is_terminal or args.format == "json")

@@ -8,17 +8,24 @@
     hetprof plot validation REPORT.json -o OUT.png|svg
     hetprof report FILE -o report.html [--sizes ...] [--max-procs P] [--expand-gpu]
     hetprof report --load PROFILE.json -o report.html   # a profile saved with --format json
+
+Answers in seconds (issue 19): where the system can fork, a plot's data is computed in a child
+process while this one loads matplotlib, and the report's formulas and speedup curve while this
+one draws the profile's own pictures (`_Beside`).
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
+import pickle
+import signal
 import sys
+from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
-
-import sympy as sp
+from typing import Generic, TypeVar
 
 from cli.commands import run_program, saved_result
 from cli.common import (
@@ -34,19 +41,19 @@ from cli.common import (
     write_output,
 )
 from graphs import plots
-from graphs.analysis import analyse, snippet
+from graphs.analysis import ProfileResult, analyse, snippet
 from graphs.draw import draw_cost_graph
 from graphs.picture import cost_picture
 from graphs.placement import SizePoint, time_by_size
 from graphs.render_dot import graphviz_picture, picture_to_dot
 from graphs.render_html import HtmlRenderer, ReportExtras
+from graphs.semantics.irregular import NotRegular
 from graphs.semantics.options import EvaluationOptions
-from graphs.semantics.symbolic import NotRegular
-from graphs.symbolic_profile import formula_text, symbolic_profile
 from profiler.checker import bind_parameters
 from profiler.errors import HetprofError, ParameterError
 
 PICTURE_FORMATS = ("png", "svg")
+T = TypeVar("T")
 
 
 def _format(output: str, allowed: tuple[str, ...]) -> str:
@@ -62,21 +69,87 @@ def _title(args: argparse.Namespace, params: dict[str, int]) -> str:
     return f"{args.file} ({values})" if values else args.file
 
 
-def _profile(args: argparse.Namespace, holder: SourceHolder):
-    check_procs(args)
-    checked, params, evaluation, profile = run_program(args, holder)
-    result = analyse(
+def _analysed(args: argparse.Namespace, checked, params: dict[str, int], evaluation,
+              profile, graph_picture: bool = True) -> ProfileResult:
+    return analyse(
         evaluation, args.procs, args.schedule, file=args.file, params=params, body=checked.body,
         source=checked.program.source, units=profile.units, profile_name=profile.name,
         seconds_per_unit={"cpu": profile.cpu.seconds_per_unit,
                           "gpu": profile.gpu.seconds_per_unit},
+        graph_picture=graph_picture,
     )
-    return checked, params, evaluation, profile, result
+
+
+class _Beside(Generic[T]):
+    """`work()`, computed in a child process forked now, beside this one, while this one goes
+    on; `result()` waits for it. On two cores the report's formulas and speedup curve are
+    computed while its pictures are drawn: each takes about half of its time. Where there is no
+    fork, or the child fails (an error in the program then shows here as it would have), `work`
+    runs here, in `result()`."""
+
+    def __init__(self, work: Callable[[], T]) -> None:
+        self.work = work
+        self.pid = 0
+        if not hasattr(os, "fork"):  # Windows
+            return
+        read, write = os.pipe()
+        try:
+            self.pid = os.fork()
+        except OSError:
+            os.close(read)
+            os.close(write)
+            return
+        if self.pid == 0:  # the child: its result through the pipe, and nothing else
+            os.close(read)
+            code = 1
+            try:
+                with os.fdopen(write, "wb") as pipe:
+                    pickle.dump(work(), pipe)
+                code = 0
+            finally:
+                os._exit(code)  # no clean-up of the parent's: its buffers, atexit, threads
+        os.close(write)
+        self.pipe = os.fdopen(read, "rb")
+
+    def result(self) -> T:
+        if self.pid:
+            with self.pipe:
+                data = self.pipe.read()
+            _, status = os.waitpid(self.pid, 0)
+            self.pid = 0
+            if status == 0:
+                return pickle.loads(data)
+        return self.work()
+
+    def cancel(self) -> None:
+        """Stop the child, where this process stops before it asks for the result."""
+        if self.pid:
+            os.kill(self.pid, signal.SIGKILL)
+            self.pipe.close()
+            os.waitpid(self.pid, 0)
+            self.pid = 0
+
+
+def _while_matplotlib_loads(fmt: str, compute: Callable[[], T]) -> T:
+    """`compute()` beside this process (`_Beside`) while it loads matplotlib for the picture:
+    matplotlib takes 0.3 to 0.4 s of a plot's time, about what evaluating and scheduling an
+    example takes."""
+    beside = _Beside(compute)
+    try:
+        plots.load_matplotlib(fmt)
+        return beside.result()
+    except BaseException:
+        beside.cancel()
+        raise
 
 
 def _formulas(args: argparse.Namespace, checked, params: dict[str, int]) -> dict[str, str] | None:
     """The report's symbolic formulas (graphs.symbolic_profile), or None where the program is not
     regular."""
+    import sympy as sp  # sympy (0.3 s), only for the report's formulas
+
+    from graphs.symbolic_profile import formula_text, symbolic_profile
+
     options = EvaluationOptions(profile=device_profile(args), gpu_mode=args.gpu_mode,
                                 grow_gpu_regions=not args.strict_gpu_regions,
                                 rules=getattr(args, "rules", None))
@@ -132,20 +205,30 @@ def command_plot_space(args: argparse.Namespace, holder: SourceHolder) -> int:
     """`hetprof plot space`: space per step and world under 1DF and BF."""
     fmt = _format(args.output, PICTURE_FORMATS)
     check_procs(args)
-    _, params, evaluation, profile = run_program(args, holder)
-    series = plots.space_series(evaluation.graph, args.procs)
+
+    def compute():
+        _, params, evaluation, profile = run_program(args, holder)
+        return params, profile.units, plots.space_series(evaluation.graph, args.procs)
+
+    params, units, series = _while_matplotlib_loads(fmt, compute)
     title = f"space over the schedule, P = {args.procs}: {_title(args, params)}"
-    write_output(plots.space_plot(series, fmt, title, profile.units), args.output)
+    write_output(plots.space_plot(series, fmt, title, units), args.output)
     return EXIT_OK
 
 
 def command_plot_timeline(args: argparse.Namespace, holder: SourceHolder) -> int:
     """`hetprof plot timeline`: the schedule per processor, work group and transfer."""
     fmt = _format(args.output, PICTURE_FORMATS)
-    *_, result = _profile(args, holder)
-    assert result.timeline is not None
-    write_output(plots.timeline_plot(result.timeline, fmt,
-                                     program=_title(args, result.params)), args.output)
+
+    def compute():
+        check_procs(args)
+        checked, params, evaluation, profile = run_program(args, holder)
+        result = _analysed(args, checked, params, evaluation, profile, graph_picture=False)
+        assert result.timeline is not None
+        return result.params, result.timeline
+
+    params, timeline = _while_matplotlib_loads(fmt, compute)
+    write_output(plots.timeline_plot(timeline, fmt, program=_title(args, params)), args.output)
     return EXIT_OK
 
 
@@ -153,12 +236,17 @@ def command_plot_speedup(args: argparse.Namespace, holder: SourceHolder) -> int:
     """`hetprof plot speedup`: T1 / TP for P = 1 .. --max-procs, with the work and span laws."""
     fmt = _format(args.output, PICTURE_FORMATS)
     check_procs(args)
-    _, params, evaluation, profile = run_program(args, holder)
-    graph = evaluation.graph
-    points = plots.speedup_points(graph, list(range(1, args.max_procs + 1)), args.schedule)
+
+    def compute():
+        _, params, evaluation, profile = run_program(args, holder)
+        graph = evaluation.graph
+        points = plots.speedup_points(graph, list(range(1, args.max_procs + 1)), args.schedule)
+        return params, profile.units, graph.work(), graph.span(), points
+
+    params, units, work, span, points = _while_matplotlib_loads(fmt, compute)
     title = f"speedup: {_title(args, params)}"
-    write_output(plots.speedup_plot(graph.work(), graph.span(), points, fmt, title,
-                                    args.schedule, units=profile.units), args.output)
+    write_output(plots.speedup_plot(work, span, points, fmt, title, args.schedule, units=units),
+                 args.output)
     return EXIT_OK
 
 
@@ -239,16 +327,29 @@ def command_report(args: argparse.Namespace, holder: SourceHolder) -> int:
     if saved is not None:  # the plots that need the cost graph itself are left out
         write_output(HtmlRenderer().render(saved), output)
         return EXIT_OK
-    checked, params, evaluation, _, result = _profile(args, holder)
-    result = replace(result, formulas=_formulas(args, checked, params))
+    check_procs(args)
+    checked, params, evaluation, profile = run_program(args, holder)
     graph = evaluation.graph
-    extras = ReportExtras(
-        speedup=plots.speedup_points(graph, list(range(1, args.max_procs + 1)), args.schedule),
-        space=plots.space_series(graph, args.procs),
-    )
+    procs = list(range(1, args.max_procs + 1))
+    beside = _Beside(lambda: (_formulas(args, checked, params),
+                              plots.speedup_points(graph, procs, args.schedule)))
+    try:
+        result = _analysed(args, checked, params, evaluation, profile)
+        assert result.timeline is not None
+        # The profile's schedule is one of the space plot's: its samples are not made again.
+        extras = ReportExtras(space=plots.space_series(
+            graph, args.procs, known={result.schedule: result.timeline["space"]}))
+        renderer = HtmlRenderer(extras, args.expand_gpu)
+        drawn = {name: renderer.figure(result, name) for name in ("cost-graph", "timeline",
+                                                                  "space")}
+        formulas, extras.speedup = beside.result()
+    except BaseException:
+        beside.cancel()
+        raise
+    result = replace(result, formulas=formulas)
     if args.sizes:
         extras.size_parameter, extras.sizes, _, failed = _sizes(args, holder)
         if failed:
             extras.notes.append(f"time against size: {failed}")
-    write_output(HtmlRenderer(extras, args.expand_gpu).render(result), output)
+    write_output(renderer.render(result, drawn), output)
     return EXIT_OK

@@ -23,9 +23,9 @@ from cli.common import (
     evaluation_options,
     load_checked,
     parse_params,
-    verdict_progress,
     write_output,
 )
+from cli.progress import verdict_progress
 from graphs.numbers import json_text, number, signed
 from graphs.rewrite_score import (
     DISAGREES,

@@ -15,9 +15,9 @@ from cli.common import (
     evaluation_options,
     load_checked,
     parse_params,
-    verdict_progress,
     write_output,
 )
+from cli.progress import verdict_progress
 from graphs.analysis import analyse
 from graphs.crossings import crossings, ladder, resolved_upper
 from graphs.numbers import json_text

@@ -184,11 +184,12 @@ def analyse(evaluation: Evaluation, procs: int = 2, policy: Policy | str = Polic
             body: Expr | None = None, source: str = "", units: str = "abstract",
             profile_name: str = "",
             seconds_per_unit: dict[str, float | None] | None = None,
-            pictures: bool = True) -> ProfileResult:
+            pictures: bool = True, graph_picture: bool = True) -> ProfileResult:
     """Work, span, time(e, ⊴) and space(⊴) (eqs. 5, 8, 9) of an evaluation, and attribution.
 
-    With `pictures`, the result also carries the schedule's timeline and a summary of the cost
-    graph (both bounded in size), for `hetprof profile --format dot|trace|html`."""
+    With `pictures`, the result also carries the schedule's timeline and, with `graph_picture`
+    too (a timeline's plot needs none), a summary of the cost graph (both bounded in size), for
+    `hetprof profile --format dot|trace|html`."""
     # Millions of small objects live through the analysis (see cyclic_gc_paused).
     with cyclic_gc_paused():
         graph = evaluation.graph
@@ -199,7 +200,7 @@ def analyse(evaluation: Evaluation, procs: int = 2, policy: Policy | str = Polic
                                           keep_steps=False)
         work = graph.work()
         # The pictures' critical path needs each node's best in-edge: found in the same pass.
-        span = graph.longest_path(best_edges=pictures).length
+        span = graph.longest_path(best_edges=pictures and graph_picture).length
         ons = [_on_cost(record) for record in evaluation.ons]
         centres = _centres(evaluation, result)
         spans = _span_tree(evaluation, body, source) if body is not None else []
@@ -210,7 +211,8 @@ def analyse(evaluation: Evaluation, procs: int = 2, policy: Policy | str = Polic
                 return snippet(source, span, 32) if source else ""
 
             timeline = build_timeline(graph, result, describe, units)
-            cost_graph = cost_picture(graph, describe)
+            if graph_picture:
+                cost_graph = cost_picture(graph, describe)
         return ProfileResult(
             file=file,
             params=dict(params or {}),

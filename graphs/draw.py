@@ -16,7 +16,7 @@ from __future__ import annotations
 import io
 import re
 from dataclasses import dataclass
-from xml.sax.saxutils import escape
+from html import escape
 
 from graphs.numbers import number
 from graphs.picture import (
@@ -293,7 +293,9 @@ def with_titles(svg: bytes, titles: dict[str, str]) -> bytes:
     in `titles` (matplotlib writes an artist with a gid as such a group)."""
     def add(match: re.Match[str]) -> str:
         text = titles.get(match["gid"])
-        return match[0] if text is None else f"{match[0]}\n   <title>{escape(text)}</title>"
+        if text is None:
+            return match[0]
+        return f"{match[0]}\n   <title>{escape(text, quote=False)}</title>"
 
     return re.sub(r'<g id="(?P<gid>[^"]+)"[^>]*>', add, svg.decode("utf-8")).encode("utf-8")
 

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 
-from graphs.schedule import Policy, schedule
+from graphs.schedule import Policy, schedule_times
 from graphs.semantics.explicit import evaluate
 from graphs.semantics.options import EvaluationOptions
 from profiler.checker import CheckedProgram
@@ -61,7 +61,7 @@ def time_by_size(checked: CheckedProgram, parameter: str, sizes: list[int],
         runs = []
         for program in (cpu, checked):
             graph = evaluate(program, values, options).graph
-            runs.append((schedule(graph, procs, policy).time, graph.work(), graph.span()))
+            runs.append((schedule_times(graph, [procs], policy)[0], graph.work(), graph.span()))
         (cpu_time, cpu_work, cpu_span), (gpu_time, gpu_work, gpu_span) = runs
         points.append(SizePoint(size, cpu_time, gpu_time, cpu_work, gpu_work, cpu_span,
                                 gpu_span))

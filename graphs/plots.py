@@ -1,4 +1,5 @@
-"""Plots of a profile (PNG or SVG bytes, matplotlib imported only inside the drawing functions).
+"""Plots of a profile (PNG or SVG bytes; matplotlib imported only inside the drawing functions
+and `load_matplotlib`).
 
 - `space_plot`: space over the schedule's steps per world, one line per schedule (1DF vs BF), the
   comparison of Spoonhower et al. (2010) that §6.7's eqs. 8-9 make possible.
@@ -22,11 +23,10 @@ import math
 from typing import Any
 
 from graphs.costgraph import CostGraph
-from graphs.crossings import interpolated_break_even
 from graphs.draw import SVG_SALT, figure_bytes
 from graphs.numbers import amount, number
 from graphs.placement import SizePoint
-from graphs.schedule import Policy, schedule
+from graphs.schedule import Policy, schedule, schedule_times
 from graphs.timeline import space_samples
 
 KIND_COLOURS = {
@@ -44,13 +44,24 @@ POLICY_STYLES = {"1df": ("#1f77b4", "-"), "bf": ("#d62728", "--"), "ws": ("#2ca0
 def speedup_points(graph: CostGraph, procs: list[int],
                    policy: Policy | str = Policy.DEPTH_FIRST) -> list[tuple[int, float]]:
     """(P, time(e, ⊴) on P processors) for each P (§6.3, eq. 5)."""
-    return [(p, schedule(graph, p, policy).time) for p in procs]
+    return list(zip(procs, schedule_times(graph, procs, policy), strict=True))
 
 
-def space_series(graph: CostGraph, procs: int,
-                 policies: tuple[str, ...] = ("1df", "bf")) -> dict[str, list[list[float]]]:
-    """Space per step (eq. 8) under each policy: [step, time, CPU words, GPU words] samples."""
-    return {name: space_samples(schedule(graph, procs, name)) for name in policies}
+SPACE_POLICIES = ("1df", "bf")
+"""The schedules whose space the space plot compares (Spoonhower et al. (2010))."""
+
+
+def space_series(graph: CostGraph, procs: int, policies: tuple[str, ...] = SPACE_POLICIES,
+                 known: dict[str, list[list[float]]] | None = None,
+                 ) -> dict[str, list[list[float]]]:
+    """Space per step (eq. 8) under each policy: [step, time, CPU words, GPU words] samples.
+    `known` holds samples already made on `procs` processors (a profile's timeline's `space`),
+    which are not made again."""
+    known = known or {}
+    # The samples need the space trace and the steps' count, not the steps (`space_samples`).
+    return {name: known[name] if name in known
+            else space_samples(schedule(graph, procs, name, keep_steps=False))
+            for name in policies}
 
 
 def validation_cases(data: Any) -> list[dict[str, Any]]:
@@ -76,6 +87,17 @@ def validation_cases(data: Any) -> list[dict[str, Any]]:
 
 
 # ---------------------------------------------------------------------------------------------------
+
+
+def load_matplotlib(fmt: str = "png") -> None:
+    """Import what drawing a plot as `fmt` takes (matplotlib's Figure, the format's backend),
+    ahead of drawing it: a command can compute the plot's data meanwhile."""
+    import matplotlib.figure  # noqa: F401
+
+    if fmt == "svg":
+        import matplotlib.backends.backend_svg  # noqa: F401
+    else:
+        import matplotlib.backends.backend_agg  # noqa: F401
 
 
 def _render(width: float, height: float, fmt: str, draw) -> bytes:
@@ -220,6 +242,9 @@ def sizes_plot(points: list[SizePoint], parameter: str, fmt: str = "png", title:
                units: str = "abstract", program: str = "", failed: str = "") -> bytes:
     """Time against the size for both placements, and their break-even size; `failed` (what
     went wrong at the first size left out) is written under the title."""
+    # graphs.crossings imports sympy (0.3 s), which no other plot needs.
+    from graphs.crossings import interpolated_break_even
+
     points = sorted(points, key=lambda p: p.size)
 
     def draw(fig) -> None:

@@ -12,8 +12,8 @@ from __future__ import annotations
 import re
 import shutil
 import subprocess
+from html import escape
 from typing import Any
-from xml.sax.saxutils import escape
 
 from graphs.analysis import ProfileResult
 from graphs.numbers import number
@@ -215,7 +215,7 @@ def graphviz_picture(picture: Picture, fmt: str, expand_gpu: bool = False,
 
     def title_of(match: re.Match[str]) -> str:
         label = writer.titles.get(match["name"])
-        shown = escape(label.replace("\n", "; ")) if label else match["name"]
+        shown = escape(label.replace("\n", "; "), quote=False) if label else match["name"]
         return f'{match["head"]}<title>{shown}</title>'
 
     svg = done.stdout.decode("utf-8")

@@ -38,6 +38,10 @@ code, .mono { font-family: monospace; } .note { color: #555; font-size: 0.9em; }
 """
 
 
+FIGURES = ("cost-graph", "timeline", "space", "speedup", "sizes")
+"""The report's figures, in the page's order (`HtmlRenderer.figure`)."""
+
+
 @dataclass
 class ReportExtras:
     """What the report adds to a profile when the command computes it: the speedup curve
@@ -57,7 +61,8 @@ class HtmlRenderer:
         self.extras = extras or ReportExtras()
         self.expand_gpu = expand_gpu
 
-    def render(self, result: ProfileResult) -> str:
+    def render(self, result: ProfileResult, drawn: dict[str, str] | None = None) -> str:
+        """The page; `drawn` holds figures already drawn by `figure`, by name."""
         parts = [
             "<!DOCTYPE html>",
             '<html lang="en"><head><meta charset="utf-8">',
@@ -71,7 +76,7 @@ class HtmlRenderer:
         ]
         if result.on:
             parts += ['<h2 id="on"><code>on</code> forms (device boxes)</h2>', _ons(result)]
-        parts += ['<h2 id="pictures">Pictures</h2>', self._pictures(result)]
+        parts += ['<h2 id="pictures">Pictures</h2>', self._pictures(result, drawn or {})]
         if result.cost_centres:
             parts += ['<h2 id="centres">Cost centres</h2>', _centres(result)]
         if result.spans:
@@ -89,39 +94,48 @@ class HtmlRenderer:
                      f'{escape(_units(result.units))}</p></body></html>')
         return "\n".join(parts) + "\n"
 
-    def _pictures(self, result: ProfileResult) -> str:
-        figures = []
-        if result.cost_graph is not None:
-            figures.append(_inline_figure(
-                draw_cost_graph(result.cost_graph, "svg", self.expand_gpu, result.file),
-                "cost-graph", "The cost graph (§6.1): ⊕ top to bottom, ⊗ side by side, each "
-                "device box a box, transfers as dashed edges, the critical path in red."))
-        if result.timeline is not None:
-            figures.append(_figure(plots.timeline_plot(result.timeline, "svg",
-                                                       program=result.file), "timeline",
-                                   "The schedule per simulated processor, GPU work group and "
-                                   "transfer."))
+    def figure(self, result: ProfileResult, name: str) -> str:
+        """The page's figure `name` (one of FIGURES) as HTML, or '' where the result and the
+        extras have nothing for it to show. Drawing is most of a report's time, so a command
+        may draw some figures while it computes what the others show, and hand them to
+        `render`."""
         extras = self.extras
-        space = extras.space
-        if space is None and result.timeline is not None:
-            space = {result.schedule: result.timeline["space"]}
-        if space:
-            figures.append(_figure(plots.space_plot(space, "svg", units=result.units,
+        match name:
+            case "cost-graph" if result.cost_graph is not None:
+                return _inline_figure(
+                    draw_cost_graph(result.cost_graph, "svg", self.expand_gpu, result.file),
+                    "cost-graph", "The cost graph (§6.1): ⊕ top to bottom, ⊗ side by side, each "
+                    "device box a box, transfers as dashed edges, the critical path in red.")
+            case "timeline" if result.timeline is not None:
+                return _figure(plots.timeline_plot(result.timeline, "svg", program=result.file),
+                               "timeline", "The schedule per simulated processor, GPU work group "
+                               "and transfer.")
+            case "space":
+                space = extras.space
+                if space is None and result.timeline is not None:
+                    space = {result.schedule: result.timeline["space"]}
+                if space:
+                    return _figure(plots.space_plot(space, "svg", units=result.units,
                                                     program=result.file), "space",
-                                   "Words live per world over the schedule's time (eq. 8)."))
-        if extras.speedup:
-            figures.append(_figure(
-                plots.speedup_plot(result.work, result.span, extras.speedup, "svg",
-                                   policy=result.schedule, program=result.file,
-                                   units=result.units),
-                "speedup", "Predicted speedup against P with the work and span laws."))
-        if extras.sizes:
-            figures.append(_figure(
-                plots.sizes_plot(extras.sizes, extras.size_parameter, "svg", units=result.units,
-                                 program=result.file),
-                "sizes", "Time against size for the CPU and the GPU placement."))
-        notes = "".join(f'<p class="note">{escape(note)}</p>' for note in extras.notes)
-        return "\n".join(figures) + notes
+                                   "Words live per world over the schedule's time (eq. 8).")
+            case "speedup" if extras.speedup:
+                return _figure(
+                    plots.speedup_plot(result.work, result.span, extras.speedup, "svg",
+                                       policy=result.schedule, program=result.file,
+                                       units=result.units),
+                    "speedup", "Predicted speedup against P with the work and span laws.")
+            case "sizes" if extras.sizes:
+                return _figure(
+                    plots.sizes_plot(extras.sizes, extras.size_parameter, "svg",
+                                     units=result.units, program=result.file),
+                    "sizes", "Time against size for the CPU and the GPU placement.")
+        return ""
+
+    def _pictures(self, result: ProfileResult, drawn: dict[str, str]) -> str:
+        figures = [drawn[name] if name in drawn else self.figure(result, name)
+                   for name in FIGURES]
+        notes = "".join(f'<p class="note">{escape(note)}</p>' for note in self.extras.notes)
+        return "\n".join(figure for figure in figures if figure) + notes
 
 
 def _units(units: str) -> str:

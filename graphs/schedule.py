@@ -179,6 +179,120 @@ def schedule(graph: CostGraph, procs: int, policy: Policy | str,
         return _Simulation(index, procs, policy, numbers, in_order, record, keep_steps).run()
 
 
+def schedule_times(graph: CostGraph, procs: Sequence[int],
+                   policy: Policy | str) -> list[float]:
+    """time(e, ⊴) on each number of processors in `procs` (§6.3, eq. 5): what
+    `schedule(graph, p, policy).time` gives for each p, with the graph indexed and ordered once
+    and, under 1df and bf, only the makespan simulated (`_Makespan`), as a speedup curve needs."""
+    if any(p < 1 for p in procs):
+        raise ValueError(f"a schedule needs at least one processor, not {min(procs)}")
+    policy = Policy(policy)
+    with cyclic_gc_paused():
+        index = _GraphIndex(graph)
+        numbers, in_order = _depth_first(index)
+        if policy is Policy.WORK_STEALING:
+            return [_Simulation(index, p, policy, numbers, in_order, False).run().time
+                    for p in procs]
+        makespan = _Makespan(index, numbers, in_order)
+        return [makespan.time(p, policy is Policy.BREADTH_FIRST) for p in procs]
+
+
+class _Makespan:
+    """The time of the 1df or bf schedule, as `_Simulation.run` finds it but without space, steps
+    or processors' names: the same instants and the same ready keys, so the same tasks start at
+    each instant, counted rather than assigned to processors. What does not depend on the number
+    of processors is made once: the index as lists (indexed faster than typed arrays), and each
+    node's one out-edge where it has one of positive weight (most nodes), which its reaching
+    makes ready with no further look. The tasks ending at an instant are kept together, one heap
+    entry per instant rather than per task: on unit-weight graphs all the tasks started at an
+    instant end together."""
+
+    def __init__(self, index: _GraphIndex, numbers: list[int], by_number: list[int]) -> None:
+        self.index = index
+        self.numbers = numbers
+        self.by_number = by_number
+        self.target = list(index.target)
+        order, start, weight = index.order, index.start, index.weight
+        # The 1DF number of node u's only out-edge where it has one, of positive weight; else -1.
+        self.only = [-1] * index.count
+        for node in range(index.count):
+            first = start[node]
+            if start[node + 1] - first == 1 and weight[order[first]] > 0:
+                self.only[node] = numbers[order[first]]
+
+    def time(self, procs: int, breadth_first: bool) -> float:
+        """The makespan on `procs` processors under bf (`breadth_first`) or 1df."""
+        index = self.index
+        weight, order, start = index.weight, index.order, index.start
+        if procs == 1 and not breadth_first:
+            # One 1df processor runs the tasks in the depth-first order, one after the other:
+            # the same sum, in the same order, as the simulation's ends.
+            time: float = 0
+            for edge in self.by_number:
+                if weight[edge] > 0:
+                    time = time + weight[edge]
+            return time
+        target, only, numbers, by_number = self.target, self.only, self.numbers, self.by_number
+        remaining = list(index.in_degree)
+        count = len(numbers)
+        heappush, heappop = heapq.heappush, heapq.heappop
+        ready: list[int] = []  # keys, as the simulation's: a 1DF number, after the instant (bf)
+        ending: dict[float, list[int]] = {}  # the tasks ending at each instant still to come
+        instants: list[float] = []  # those instants, a heap
+        free = procs
+        time = 0
+        instant = 0
+
+        def make_ready(node: int, base: int) -> None:
+            """Reach `node` and what its weight-0 edges reach at once (`_Simulation.reach`): its
+            tasks of positive weight become ready."""
+            stack = [node]
+            while stack:
+                node = stack.pop()
+                for edge in order[start[node]:start[node + 1]]:
+                    if weight[edge] > 0:
+                        heappush(ready, base + numbers[edge])
+                        continue
+                    reached = target[edge]
+                    remaining[reached] -= 1
+                    if remaining[reached] == 0:
+                        stack.append(reached)
+
+        make_ready(index.source, 0)
+        while True:
+            last_end: float = -1
+            tasks: list[int] = []
+            while ready and free:
+                edge = by_number[heappop(ready) % count]
+                end = time + weight[edge]
+                if end != last_end:  # the tasks started together mostly end together
+                    last_end = end
+                    tasks = ending.get(end)  # type: ignore[assignment]
+                    if tasks is None:
+                        tasks = ending[end] = []
+                        heappush(instants, end)
+                tasks.append(edge)
+                free -= 1
+            if not instants:
+                return time
+            time = heappop(instants)
+            instant += 1
+            base = instant * count if breadth_first else 0
+            tasks = ending.pop(time)
+            free += len(tasks)
+            for edge in tasks:
+                node = target[edge]
+                left = remaining[node] - 1
+                remaining[node] = left
+                if left:
+                    continue
+                key = only[node]
+                if key >= 0:
+                    heappush(ready, base + key)
+                else:
+                    make_ready(node, base)
+
+
 WIDTH_CHECKED = 64
 """On more processors than this, `schedule` first measures the graph's width (`_width`) and uses
 no more processors than it: every one beyond would never run a task, and the simulation keeps

@@ -108,6 +108,7 @@ class SymbolicProfile:
         # (`_group_step`), and each warp's by its graphs.devicebox.step_key.
         self._steps: dict[tuple, tuple[float, int, int, int, int]] = {}
         self._warp_steps: dict[tuple, StepCost] = {}
+        self._fixed_at: dict[tuple[tuple[str, int], ...], dict[Any, Any]] = {}  # `_fixed`'s
 
     def share_prices(self, prices: dict[tuple, PhaseCost]) -> None:
         """Price kernels through `prices`, a dict shared with other profiles under the same
@@ -418,12 +419,18 @@ class SymbolicProfile:
 
     def _fixed(self, values: dict[str, int]) -> dict[Any, Any]:
         """What the formulas take at `values`: the region-size quantities, and each device box's
-        kernel time as a formula (`kernel_formula`)."""
+        kernel time as a formula (`kernel_formula`). Made once per values (a report asks for
+        the formulas and the time's at the same sizes); not to be changed."""
         self.check_sizes(values)
-        subs = {self.symbols[k]: v for k, v in values.items() if k in self.symbols}
-        fixed: dict[Any, Any] = dict(self.evaluation.sizes.values(subs))
-        for symbol, box in zip(self.evaluation.box_symbols, self.evaluation.boxes, strict=True):
-            fixed[symbol] = self.kernel_formula(box, values)
+        key = tuple(sorted(values.items()))
+        fixed = self._fixed_at.get(key)
+        if fixed is None:
+            subs = {self.symbols[k]: v for k, v in values.items() if k in self.symbols}
+            fixed = dict(self.evaluation.sizes.values(subs))
+            for symbol, box in zip(self.evaluation.box_symbols, self.evaluation.boxes,
+                                   strict=True):
+                fixed[symbol] = self.kernel_formula(box, values)
+            self._fixed_at[key] = fixed
         return fixed
 
     def kernel_formula(self, box, values: dict[str, int]) -> sp.Expr:

@@ -10,6 +10,8 @@ import sys
 import pytest
 from conftest import ROOT
 
+from cli.pictures import _Beside
+
 
 def hetprof(*args: str, cwd=ROOT) -> subprocess.CompletedProcess:
     return subprocess.run([sys.executable, "-m", "cli", *args], cwd=cwd, capture_output=True,
@@ -161,13 +163,14 @@ def test_python_dash_m_cli_and_console_script_agree():
 
 def test_help_version_and_check_import_none_of_the_heavy_libraries():
     """Issue 19: `--help`, `--version` and `check` start fast: they import neither sympy, networkx,
-    numpy, matplotlib nor pyopencl (each handler imports its command's pipeline when it runs)."""
+    numpy, matplotlib nor pyopencl (each handler imports its command's pipeline when it runs),
+    nor rich (the progress bar of place and rewrite) or importlib.metadata (--version's)."""
     script = ("import sys, contextlib, io\n"
               "from cli.main import main\n"
               "with contextlib.redirect_stdout(io.StringIO()):\n"
               "    code = main(['check', 'examples/zipmul.lg'])\n"
-              "heavy = sorted({'sympy', 'networkx', 'numpy', 'matplotlib', 'pyopencl'}"
-              " & set(sys.modules))\n"
+              "heavy = sorted({'sympy', 'networkx', 'numpy', 'matplotlib', 'pyopencl', 'rich',"
+              " 'importlib.metadata'} & set(sys.modules))\n"
               "print(code, heavy)\n")
     result = subprocess.run([sys.executable, "-c", script], cwd=ROOT, capture_output=True,
                             text=True, timeout=60)
@@ -199,6 +202,45 @@ def test_report_writes_a_default_file_and_says_where(tmp_path):
     assert (tmp_path / "mine.report.html").read_text().startswith("<!DOCTYPE html>")
     assert result.stderr.strip() == "hetprof: wrote mine.report.html"
 
+
+
+def test_work_done_beside_comes_back_from_the_child():
+    assert _Beside(lambda: {"a": [1, 2.5], "b": None}).result() == {"a": [1, 2.5], "b": None}
+    assert _Beside(os.getpid).result() != os.getpid()
+
+
+def test_work_that_fails_beside_is_done_again_here_and_fails_here():
+    calls: list[int] = []
+
+    def failing() -> None:
+        calls.append(os.getpid())  # the child's list is its own copy
+        raise ValueError("the program's error")
+
+    with pytest.raises(ValueError, match="the program's error"):
+        _Beside(failing).result()
+    assert calls == [os.getpid()]
+
+
+def test_work_beside_is_stopped_when_not_waited_for():
+    beside = _Beside(lambda: __import__("time").sleep(60))
+    beside.cancel()
+    assert beside.pid == 0
+
+
+def test_a_report_has_the_formulas_of_a_regular_program_only(tmp_path):
+    """The formulas are computed beside the pictures; the symbolic evaluator declines a vector
+    literal under the paper's rules, and the report then has none."""
+    program = tmp_path / "literal.lg"
+    program.write_text(
+        "letregion r in parmap (lambda x: int r [r]. x + 1 at r) ([1 at r, 2 at r] at r) at r\n")
+    pages = []
+    for rules in ("calibrated", "paper"):
+        output = tmp_path / f"{rules}.html"
+        result = hetprof("report", str(program), "--rules", rules, "-o", str(output))
+        assert result.returncode == 0, result.stderr
+        pages.append(output.read_text())
+    assert "Symbolic formulas" in pages[0] and "Symbolic formulas" not in pages[1]
+    assert all('<figure id="speedup">' in page for page in pages)
 
 # -- saved profiles (--load) and the source tree's cut ---------------------------------------------
 

@@ -115,3 +115,13 @@ def test_report_loads_in_chromium_without_console_errors(tmp_path):
     broken.write_text("<html><body><script>undefinedFunction()</script></body></html>")
     console, _ = chromium(broken, tmp_path, "broken")
     assert "Uncaught ReferenceError" in console
+
+
+def test_figures_drawn_ahead_make_the_same_page():
+    """`hetprof report` draws some figures while it computes what the others show."""
+    html, result = report(speedup=[(1, 10.0), (2, 6.0)])
+    renderer = HtmlRenderer(ReportExtras(speedup=[(1, 10.0), (2, 6.0)]))
+    drawn = {name: renderer.figure(result, name) for name in ("cost-graph", "timeline", "space")}
+    assert all(drawn.values())
+    assert renderer.figure(result, "sizes") == ""
+    assert renderer.render(result, drawn) == html

@@ -18,6 +18,7 @@ from graphs.schedule import (
     _width,
     depth_first_order,
     schedule,
+    schedule_times,
 )
 from graphs.semantics.explicit import evaluate
 from profiler.checker import check_program
@@ -422,3 +423,31 @@ def test_processors_beyond_the_width_are_capped_and_change_nothing(policy: Polic
 
 def test_few_processors_are_never_capped():
     assert schedule(binary_tree(2), WIDTH_CHECKED, "1df").procs == WIDTH_CHECKED
+
+
+# -- times alone (a speedup curve) ------------------------------------------------------------------
+@pytest.mark.parametrize("make", [*BOUND_GRAPHS, mixed_weights, with_zero_edges,
+                                  lambda: allocating_branches(5, 3)])
+@pytest.mark.parametrize("policy", ALL_POLICIES, ids=lambda p: p.value)
+def test_schedule_times_are_the_schedules_times(make, policy: Policy):
+    graph = make()
+    procs = [1, 2, 3, 4, 7, 100]
+    assert schedule_times(graph, procs, policy) == [schedule(graph, p, policy).time
+                                                    for p in procs]
+
+
+@pytest.mark.parametrize("policy", ALL_POLICIES, ids=lambda p: p.value)
+@pytest.mark.parametrize("example, params", [("dc_sum", {"n": 100}), ("matvec", {"rows": 8}),
+                                             ("normalize_inc", {"n": 100})])
+def test_schedule_times_of_the_examples_are_the_schedules_times(policy: Policy, example: str,
+                                                                params: dict[str, int]):
+    checked = check_program(parse_file(ROOT / "examples" / f"{example}.lg"))
+    graph = evaluate(checked, params).graph
+    procs = list(range(1, 17))
+    assert schedule_times(graph, procs, policy) == [schedule(graph, p, policy).time
+                                                    for p in procs]
+
+
+def test_schedule_times_need_a_processor():
+    with pytest.raises(ValueError, match="at least one processor"):
+        schedule_times(binary_tree(2), [2, 0], "1df")
