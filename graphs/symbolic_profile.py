@@ -976,6 +976,32 @@ class _Affine:
         return int(round(compiled(*(values[v] for v in self.variables))))
 
 
+_AFFINE_MADE: dict[tuple, tuple[_Affine, Any]] = {}
+
+
+def _affine(expr: sp.Expr, fixed: dict) -> _Affine:
+    """_Affine(expr, fixed), made once per expression and values of its symbols where those are
+    Python ints (a kernel's addresses are compiled again for every group, loop and size that
+    prices them, mostly at the same values). Kept by the expression's identity, with it (see
+    graphs.semantics.exact.by_identity); the values of symbols it does not have do not count."""
+    if not isinstance(expr, sp.Basic):
+        return _Affine(expr, fixed)
+    given = tuple(fixed.get(symbol) for symbol in _free_symbol_order(expr))
+    if any(value is not None and type(value) is not int for value in given):
+        return _Affine(expr, fixed)
+    key = (id(expr), given)
+    found = _AFFINE_MADE.get(key)
+    if found is None:
+        found = _AFFINE_MADE[key] = (_Affine(expr, fixed), expr)
+    return found[0]
+
+
+@by_identity
+def _free_symbol_order(expr) -> tuple:
+    """expr's free symbols in one fixed order (`_affine`'s key)."""
+    return tuple(sorted(sp.sympify(expr).free_symbols, key=str))
+
+
 @by_identity
 def _free_symbols(expr) -> frozenset:
     return frozenset(sp.sympify(expr).free_symbols)
@@ -1053,11 +1079,11 @@ class _CompiledPath:
         self.parts: list[tuple[TLoop | TEdge, Any, Any]] = []
         for edge in path:
             if isinstance(edge, TLoop):
-                self.parts.append((edge, _Affine(edge.count, fixed), _LoopBody(edge, fixed)))
+                self.parts.append((edge, _affine(edge.count, fixed), _LoopBody(edge, fixed)))
             elif edge.access is None:
                 self.parts.append((edge, None, None))
             else:
-                self.parts.append((edge, _Affine(edge.access.address, fixed), None))
+                self.parts.append((edge, _affine(edge.access.address, fixed), None))
         self._compiled: dict[tuple[int, str], _Affine] = {}
         self._operands: _Operands | None = None
         self.structured: dict = {}  # `_structured_group`'s cache for the template's groups
@@ -1076,7 +1102,7 @@ class _CompiledPath:
             edge = self.parts[index][0]
             assert isinstance(edge, TEdge)
             expr = edge.words if what == "words" else getattr(edge.access, what)
-            found = self._compiled[key] = _Affine(expr, self.fixed)
+            found = self._compiled[key] = _affine(expr, self.fixed)
         return found
 
     def __call__(self, values: dict) -> list[PathEdge]:
@@ -1280,7 +1306,7 @@ class _Operands:
             for pairs in self.pairs:
                 self.bases.append(base)
                 base += writes * spec.width * -(-pairs // spec.width)
-        self.element = (_Affine(spec.element_address, outer), _Affine(spec.element_offset, outer))
+        self.element = (_affine(spec.element_address, outer), _affine(spec.element_offset, outer))
         self.results: dict[int, tuple[_Affine, _Affine]] = {}
 
     def level_values(self, k: int) -> dict:
@@ -1293,8 +1319,8 @@ class _Operands:
     def _result(self, k: int) -> tuple[_Affine, _Affine]:
         if k not in self.results:
             fixed = {**self.fixed, **self.level_values(k)}
-            self.results[k] = (_Affine(self.spec.result_address, fixed),
-                               _Affine(self.spec.result_offset, fixed))
+            self.results[k] = (_affine(self.spec.result_address, fixed),
+                               _affine(self.spec.result_offset, fixed))
         return self.results[k]
 
     def element_at(self, k: int, j: int, values: dict) -> tuple[int, int]:
@@ -1594,7 +1620,7 @@ def _runs(template: SPhase, values: dict, p, count: int,
     for access in _accesses(template.path):
         if not access.local:
             continue
-        offset = _Affine(access.offset, values)
+        offset = _affine(access.offset, values)
         if offset.coefficients is None:
             return None
         slope = dict(offset.coefficients).get(template.var, 0)
@@ -1796,6 +1822,7 @@ def _structured_group(path: list, values: dict, threads: _Threads, model, p,
     it, and a loop's steady period (`_stateful_loop`) stands for the periods after it."""
     total = _GroupCost()
     width = p.warp_width
+    levels = None  # the reduction levels' values: with the edge, what its addresses are kept by
     for item in path:
         if isinstance(item, TLoop):
             total.add(_structured_loop(item, values, threads, model, p, cache, state))
@@ -1804,14 +1831,15 @@ def _structured_group(path: list, values: dict, threads: _Threads, model, p,
         compiled = None
         addresses = spaces = None
         if item.access is not None:
-            key = (id(item), tuple(sorted((_name(k), v) for k, v in values.items()
-                                          if isinstance(k, sp.Symbol)
-                                          and k.name.startswith("k"))))
+            if levels is None:
+                levels = tuple(sorted((_name(k), v) for k, v in values.items()
+                                      if isinstance(k, sp.Symbol) and k.name.startswith("k")))
+            key = (id(item), levels)
             compiled = cache.get(key)
             if compiled is None:
-                compiled = cache[key] = (_Affine(item.access.address, values),
-                                         _Affine(item.access.offset, values),
-                                         _Affine(item.words, values),
+                compiled = cache[key] = (_affine(item.access.address, values),
+                                         _affine(item.access.offset, values),
+                                         _affine(item.words, values),
                                          _limit(item.access, values))
             # Every thread's address and space at once (`_Lanes`), as each thread's own would be.
             address, offset_of, _, limit = compiled
@@ -1983,7 +2011,7 @@ def _local_ends(loop: TLoop, values: dict, threads: _Threads, p) -> list[int]:
     for access in _accesses(list(loop.body)):
         if not access.local:
             continue
-        offset = _Affine(access.offset, here)
+        offset = _affine(access.offset, here)
         slope = dict(offset.coefficients or []).get(loop.var, 0)
         if slope > 0:
             ends.append(-(-(_limit(access, here) - offset(here | {loop.var: 0})) // slope))
@@ -1997,7 +2025,7 @@ def _period(loop: TLoop, values: dict, thread: dict, p) -> int | None:
     period = 1
     here = {k: v for k, v in {**values, **thread}.items() if k != loop.var}
     for access in _accesses(list(loop.body)):
-        address = _Affine(access.address, here)
+        address = _affine(access.address, here)
         if address.coefficients is None:
             if loop.var in sp.sympify(access.address).free_symbols:
                 return None
@@ -2007,7 +2035,7 @@ def _period(loop: TLoop, values: dict, thread: dict, p) -> int | None:
             # An offset moving with the loop index alone leaves local memory at one iteration
             # (`_local_ends`); one that moves with the threads too changes per thread.
             shared = {k: v for k, v in values.items() if k != loop.var}
-            offset = _Affine(access.offset, shared)
+            offset = _affine(access.offset, shared)
             if offset.coefficients is None:
                 return None
             moves = dict(offset.coefficients)
