@@ -583,8 +583,9 @@ class SymbolicProfile:
             step = (kind, address, local)
             key = ((kind, address.start % p.banks, address.step, count, local)
                    if address.listed is None else ())
-        if key and key in self._steps:
-            return self._steps[key]
+        found = self._steps.get(key) if key else None
+        if found is not None:
+            return found
         width = p.warp_width
         warp_steps = []
         for first in range(0, count, width):
@@ -947,6 +948,23 @@ class _Affine:
                 return _Lanes.of([self._other(_lane_values(values, lane))
                                   for lane in range(count)])
             return self._other(values)
+        # start + step·lane summed directly where the lanes are affine (the lock-step walk's
+        # common case), without a `_Lanes` for every term.
+        start, step, count = self.constant, 0, None
+        for variable, coefficient in self.coefficients:
+            value = values[variable]
+            if type(value) is int:
+                start += coefficient * value
+            elif type(value) is _Lanes and value.listed is None:
+                start += coefficient * value.start
+                step += coefficient * value.step
+                count = value.count if count is None else count
+            else:
+                return self._summed(values)
+        return start if count is None else _Lanes(start, step, count)
+
+    def _summed(self, values: dict) -> Any:
+        """The affine value term by term (`_Lanes` arithmetic, listed lanes included)."""
         total = self.constant
         for variable, coefficient in self.coefficients:
             total += coefficient * values[variable]
