@@ -1978,16 +1978,19 @@ def _structured_loop(loop: TLoop, values: dict, threads: _Threads, model, p,
     cuts = sorted({0, regular_end, *(c for c in _local_ends(loop, values, threads, p)
                                       if 0 < c < regular_end)})
     for start, end in zip(cuts, cuts[1:], strict=False):
+        # Iteration j costs what iteration j - period did (its addresses moved by a multiple
+        # of the banks), so each of the first period's is walked once and its cost reused.
+        first = [iteration(j) for j in range(start, min(end, start + period))]
         if end - start <= 2 * period:
             for j in range(start, end):
-                total.add(iteration(j))
+                total.add(first[(j - start) % period])
             continue
         once = _GroupCost()
-        for j in range(start, start + period):
-            once.add(iteration(j))
+        for cost in first:
+            once.add(cost)
         total.add(once, (end - start) // period)
         for j in range(end - (end - start) % period, end):
-            total.add(iteration(j))
+            total.add(first[(j - start) % period])
     for j in range(regular_end, count):
         total.add(iteration(j))
     return total
