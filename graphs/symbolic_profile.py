@@ -636,6 +636,12 @@ class SymbolicProfile:
         lower, upper = time_bounds(self.evaluation.shape, procs)
         return (_tidy(sp.sympify(lower).subs(fixed)), _tidy(sp.sympify(upper).subs(fixed)))
 
+    def lower_time_formula(self, procs: int, values: dict[str, int] | None = None) -> sp.Expr:
+        """The lower bound of `time_formulas` alone (`lower_time_bound`): what a placement is
+        compared by, without the upper bound's Piecewise built and simplified for nothing."""
+        fixed = self._fixed(values or self.reference)
+        return _tidy(sp.sympify(lower_time_bound(self.evaluation.shape, procs)).subs(fixed))
+
     def time_at(self, values: dict[str, int], procs: int) -> tuple[float, float]:
         """The bounds of `time_formulas` at concrete sizes; equal where the time is exact."""
         return shape_time(self.evaluation.shape, self.substitution(values), procs)
@@ -691,17 +697,29 @@ def time_bounds(shape: CostSummary, procs: int) -> tuple[sp.Expr, sp.Expr]:
     if procs == 1:
         return shape.work, shape.work
     p = sp.Integer(procs)
-    lower, upper = sp.sympify(shape.serial), sp.sympify(shape.serial)
+    upper = sp.sympify(shape.serial)
     for block in shape.blocks:
-        low = sp.Max(block.work / p, block.span)
         high = sp.Piecewise((block.span, block.width <= p),
                             (block.work / p + (p - 1) / p * block.span, True))
         if block.level is not None:
-            low = sp.Sum(low, (block.level, 0, block.count - 1))
             high = sp.Sum(high, (block.level, 0, block.count - 1))
-        lower += low
         upper += high
-    return lower, upper
+    return lower_time_bound(shape, procs), upper
+
+
+def lower_time_bound(shape: CostSummary, procs: int) -> sp.Expr:
+    """The lower of `time_bounds` alone: serial edges plus max(work/P, span) of each parallel
+    stretch (Brent); on one processor, the work."""
+    if procs == 1:
+        return shape.work
+    p = sp.Integer(procs)
+    lower = sp.sympify(shape.serial)
+    for block in shape.blocks:
+        low = sp.Max(block.work / p, block.span)
+        if block.level is not None:
+            low = sp.Sum(low, (block.level, 0, block.count - 1))
+        lower += low
+    return lower
 
 
 def _stretch_time(work: float, span: float, width: float, procs: int) -> tuple[float, float]:
@@ -1759,7 +1777,7 @@ PLACEMENT_TIME = ("the lower bound of every greedy schedule's time: serial edges
 def placement_time(profile: SymbolicProfile, procs: int) -> sp.Expr:
     """The time a placement is compared by (PLACEMENT_TIME): the lower bound of `time_bounds`,
     which on one processor is the time of every schedule."""
-    return profile.time_formulas(procs)[0]
+    return profile.lower_time_formula(procs)
 
 
 class TimeCurve:
