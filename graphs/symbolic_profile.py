@@ -437,7 +437,7 @@ class SymbolicProfile:
         resident = max(1, p.threads_at_once // size)
         model = self._box_model(box, subs)
         for template, local_subs, cost in self._priced_phases(box, subs, model, True):
-            count = sp.sympify(template.count).subs(local_subs)
+            count = _given(template.count, local_subs) if local_subs else sp.sympify(template.count)
             if not template.parallel or not count.free_symbols:
                 total += _tidy_number(cost.time)
                 continue
@@ -640,7 +640,7 @@ class SymbolicProfile:
         """The lower bound of `time_formulas` alone (`lower_time_bound`): what a placement is
         compared by, without the upper bound's Piecewise built and simplified for nothing."""
         fixed = self._fixed(values or self.reference)
-        return _tidy(sp.sympify(lower_time_bound(self.evaluation.shape, procs)).subs(fixed))
+        return _tidy(_replaced(lower_time_bound(self.evaluation.shape, procs), fixed))
 
     def time_at(self, values: dict[str, int], procs: int) -> tuple[float, float]:
         """The bounds of `time_formulas` at concrete sizes; equal where the time is exact."""
@@ -766,6 +766,18 @@ def _given(expr, values: dict) -> sp.Expr:
     mapping = {symbol: sp.sympify(values[symbol]) for symbol in expr.free_symbols
                if symbol in values}
     return expr.xreplace(mapping) if mapping else expr
+
+
+def _replaced(expr, mapping: dict) -> sp.Expr:
+    """expr.subs(mapping) for a mapping of symbols, by xreplace (no pattern matching), again
+    while a replacement brings in a symbol the mapping gives, as subs's one-by-one replacement
+    does."""
+    expr = sp.sympify(expr)
+    while True:
+        given = {symbol: mapping[symbol] for symbol in expr.free_symbols if symbol in mapping}
+        if not given:
+            return expr
+        expr = expr.xreplace({symbol: sp.sympify(value) for symbol, value in given.items()})
 
 
 def _value(expr, subs: dict) -> float:
