@@ -239,18 +239,20 @@ class SymbolicProfile:
         template, local_subs = phase
         model = model or self.model
         heap = getattr(model, "heap_bytes", 0)  # the cache mode's box heap (L2 or DRAM)
-        # Kept by the template itself, and (`share_prices`) by its content among the profiles
-        # that share prices. This assumes a kernel's price depends on its template, the values
-        # of its symbols, the device profile, the GPU model and (cache mode) its box's heap only,
-        # as `_price` does.
-        key = (id(template), heap,
-               tuple(sorted((_name(k), v) for k, v in {**subs, **local_subs}.items()
-                            if not isinstance(v, sp.Basic) or v.is_Number)))
+        # Kept by the template itself and the values of its own symbols, and (`share_prices`)
+        # by its content among the profiles that share prices. This assumes a kernel's price
+        # depends on its template, the values of its symbols, the device profile, the GPU model
+        # and (cache mode) its box's heap only, as `_price` does (`_shared_key`).
+        values = {**subs, **local_subs}
+        shared = self._shared_key(template, values)
+        if shared is not None:
+            key: tuple = (id(template), heap, shared[-1])
+            shared = (*shared, heap)
+        else:
+            key = (id(template), heap,
+                   tuple(sorted((_name(k), v) for k, v in values.items()
+                                if not isinstance(v, sp.Basic) or v.is_Number)))
         if key not in self._priced:
-            values = {**subs, **local_subs}
-            shared = self._shared_key(template, values) if self._shared is not None else None
-            if shared is not None:
-                shared = (*shared, heap)
             if shared is not None and self._shared is not None and shared in self._shared:
                 self._priced[key] = self._shared[shared]
             else:
