@@ -35,8 +35,9 @@ from graphs.symbolic_profile import (
 from models.cpu import by_class
 from models.opencl.predict import OnPlacement, growth_as_write
 from profiler.checker import CheckedProgram, bind_parameters
-from profiler.rewrite import Site, Subject, node_at, offered
+from profiler.rewrite import RULES, Site, Subject, node_at, offered
 
+PLACEMENT_RULES = ("insert-on", "remove-on")  # the rewrites that move a parallel form (§7.1)
 EXPLICIT_NODES = 300_000  # beside the formulas, schedule the explicit graph up to this size
 
 
@@ -96,7 +97,9 @@ def command_place(args: argparse.Namespace, holder: SourceHolder) -> int:
     subject = Subject(checked)
     sites = []
     curves = _Curves(values, parameter, options, args.procs)
-    placements = [r for r in offered(subject) if r.site.rule in ("insert-on", "remove-on")]
+    # Only the two placement rules are tried: the others' results are not checked for nothing.
+    rules = tuple(rule for rule in RULES if rule.name in PLACEMENT_RULES)
+    placements = [r for r in offered(subject, rules) if r.site.rule in PLACEMENT_RULES]
     # Each site's verdict is shown as soon as it is decided, under a progress bar (on a terminal
     # only, as `hetprof rewrite` does); the table follows on stdout.
     with verdict_progress(args) as progress:

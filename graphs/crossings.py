@@ -7,8 +7,8 @@ the three ways hetprof finds them, which share the ladder of sizes and the bisec
   bracket the changes; the exact costs confirm and bisect each one. `resolved_upper` says up to
   which size floats can tell the two costs apart at all.
 - `ladder_break_even`: where a rewrite starts (or stops) paying, from a verdict that evaluates
-  both programs explicitly (so the ladder stops once an evaluation takes too long). Its result,
-  `BreakEven`, is the one `hetprof rewrite` prints.
+  both programs explicitly (so the ladder stops before the evaluations grow past a budget of
+  work). Its result, `BreakEven`, is the one `hetprof rewrite` prints.
 - `interpolated_break_even`: the crossing of two measured or predicted time curves sampled at a
   few sizes (`hetprof plot sizes`), linearly interpolated.
 """
@@ -16,7 +16,6 @@ the three ways hetprof finds them, which share the ladder of sizes and the bisec
 from __future__ import annotations
 
 import math
-import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Protocol
@@ -287,20 +286,32 @@ class BreakEven:
 
 
 def ladder_break_even(pays: Callable[[int], bool | None], parameter: str, ladder_max: int = 1024,
-                      seconds: float = 3.0) -> BreakEven:
+                      steps: Callable[[int], int] | None = None,
+                      budget: int | None = None) -> BreakEven:
     """Where `pays(n)` (the rewritten program is faster at n; None where a size cannot be
     evaluated, an index out of range at a tiny size, say) changes, on the sizes 1, 2, 4, ...,
     ladder_max: the first change of verdict is bisected to the exact integer (assuming one
-    change between two rungs). The ladder stops after a size whose verdict took more than
-    `seconds` (`largest` says where)."""
+    change between two rungs).
+
+    With a `budget`, the ladder stops before a size whose verdict is predicted to take more
+    than `budget` steps of work (`steps(n)`: what the verdict at n took, e.g. the explicit
+    evaluator's steps), and after a size that took more: the prediction carries on the growth
+    between the last two sizes evaluated (`predicted_steps`). Work, unlike wall time, does not
+    depend on the machine or its load, so neither does the answer (`largest` says where the
+    ladder stopped)."""
     points = []
+    spent: list[tuple[int, int]] = []  # (n, steps) of the sizes evaluated, for the prediction
     for n in ladder(ladder_max, halves=False):
-        started = time.perf_counter()
+        if budget is not None and predicted_steps(spent, n) > budget:
+            break  # the explicit programs would grow too big to evaluate quickly: stop here
         verdict = pays(n)
-        if verdict is not None:
-            points.append((n, verdict))
-        if time.perf_counter() - started > seconds:
-            break  # the explicit programs have grown too big to evaluate quickly: stop here
+        if verdict is None:
+            continue
+        points.append((n, verdict))
+        if steps is not None:
+            spent.append((n, steps(n)))
+            if budget is not None and spent[-1][1] > budget:
+                break
     largest = points[-1][0] if points else ladder_max
     if not points:
         return BreakEven(parameter, "never", None, "numeric (no size evaluated)", largest)
@@ -313,6 +324,21 @@ def ladder_break_even(pays: Callable[[int], bool | None], parameter: str, ladder
     direction = "always" if points[0][1] else "never"
     first = points[0][0] if points[0][1] else None
     return BreakEven(parameter, direction, first, "numeric (ladder)", largest)
+
+
+def predicted_steps(spent: list[tuple[int, int]], n: int) -> float:
+    """The work at size n foreseen from the sizes evaluated so far, `spent` ((size, steps),
+    growing): the last two sizes' steps fitted by a power of the size (steps ∝ size^k, k at
+    least 1: the work of a size at least keeps up with it), carried on to n; 0 before any."""
+    if not spent:
+        return 0.0
+    last_n, last = spent[-1]
+    power = 1.0
+    if len(spent) > 1:
+        before_n, before = spent[-2]
+        if before > 0 and last > before:
+            power = max(1.0, math.log(last / before) / math.log(last_n / before_n))
+    return last * (n / last_n) ** power
 
 
 # -- two sampled time curves -------------------------------------------------------------------------

@@ -9,8 +9,9 @@ rewrite is assessed by scoring the subject before and after it: the speedup (tim
 after), the cost term that moved most, and the size from which it pays (`break_even`).
 
 `break_even` finds that size numerically: both programs are evaluated on a geometric ladder of
-sizes of one size parameter (1, 2, 4, ...), and the first change of sign of time(before) -
-time(after) is bisected to the exact integer. It takes a `solver` argument so that a symbolic
+sizes of one size parameter (1, 2, 4, ...), while their evaluations stay within a budget of
+work (LADDER_STEPS), and the first change of sign of time(before) - time(after) is bisected to
+the exact integer. It takes a `solver` argument so that a symbolic
 solver (formulas in n) can be plugged in: one that answers is used, one that returns None falls
 back to the ladder.
 """
@@ -31,8 +32,11 @@ from graphs.symbolic_profile import TimeCurve
 from profiler.errors import HetprofError
 from profiler.rewrite import Rewrite, Subject, offered
 
-LADDER_SECONDS = 3.0
-"""The ladder of explicit evaluations stops after a size whose two evaluations took this long."""
+LADDER_STEPS = 250_000
+"""The ladder of explicit evaluations stops before a size whose two evaluations are predicted to
+take more than this many evaluator steps (`Evaluation.steps`; about a second of this machine's
+time), and after one that took more (graphs.crossings.ladder_break_even): a budget of work, so
+that the answer does not depend on the machine's speed or load."""
 
 TIME_TERMS = ("transfer", "kernel", "launch", "cpu")
 """The parts of the predicted time a rewrite can move (`Score`)."""
@@ -108,6 +112,7 @@ class Scorer:
     procs: int = 2
     policy: Policy | str = Policy.DEPTH_FIRST
     _cache: dict = field(default_factory=dict, repr=False)
+    _steps: dict = field(default_factory=dict, repr=False)
 
     def initial_settings(self) -> dict[str, int]:
         """The settings a subject starts from: the profile's work-group size and warp width."""
@@ -129,7 +134,15 @@ class Scorer:
         if key not in self._cache:
             evaluation = evaluate(subject.checked, values, self.options_for(subject))
             self._cache[key] = _score(evaluation, self.procs, self.policy)
+            self._steps[key] = evaluation.steps
         return self._cache[key]
+
+    def steps(self, subject: Subject, params: dict[str, int] | None = None) -> int:
+        """The explicit evaluator's steps for the subject (`score`'s evaluation, made if it was
+        not): the work its score took, as the break-even ladder budgets it."""
+        self.score(subject, params)
+        values = {**self.params, **(params or {})}
+        return self._steps[(subject.key(), tuple(sorted(values.items())))]
 
     def assess(self, rewrite: Rewrite, parameter: str | None = None, ladder_max: int = 1024,
                solver: Solver | None = None) -> Assessment:
@@ -216,7 +229,8 @@ def break_even(scorer: Scorer, before: Subject, after: Subject, parameter: str,
     ladder_max are evaluated, and the first change of sign of time(before) - time(after) is
     bisected to the exact integer (assuming one crossing between two rungs). Sizes at which a
     program fails (an index out of range at a tiny size, say) are skipped, and the ladder stops
-    at a size whose evaluations took more than LADDER_SECONDS (`largest` says where)."""
+    before a size whose two evaluations are predicted to take more than LADDER_STEPS steps
+    (`largest` says where)."""
     if solver is not None:
         found = solver(before, after, parameter)
         if found is not None:
@@ -228,7 +242,10 @@ def break_even(scorer: Scorer, before: Subject, after: Subject, parameter: str,
         except HetprofError:
             return None
 
-    return ladder_break_even(pays, parameter, ladder_max, LADDER_SECONDS)
+    def steps(n: int) -> int:
+        return scorer.steps(before, {parameter: n}) + scorer.steps(after, {parameter: n})
+
+    return ladder_break_even(pays, parameter, ladder_max, steps, LADDER_STEPS)
 
 
 def symbolic_solver(scorer: Scorer, upper: int = 10**12) -> Solver:

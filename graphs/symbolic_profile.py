@@ -240,18 +240,20 @@ class SymbolicProfile:
         template, local_subs = phase
         model = model or self.model
         heap = getattr(model, "heap_bytes", 0)  # the cache mode's box heap (L2 or DRAM)
-        # Kept by the template itself, and (`share_prices`) by its content among the profiles
-        # that share prices. This assumes a kernel's price depends on its template, the values
-        # of its symbols, the device profile, the GPU model and (cache mode) its box's heap only,
-        # as `_price` does.
-        key = (id(template), heap,
-               tuple(sorted((_name(k), v) for k, v in {**subs, **local_subs}.items()
-                            if not isinstance(v, sp.Basic) or v.is_Number)))
+        # Kept by the template itself and the values of its own symbols, and (`share_prices`)
+        # by its content among the profiles that share prices. This assumes a kernel's price
+        # depends on its template, the values of its symbols, the device profile, the GPU model
+        # and (cache mode) its box's heap only, as `_price` does (`_shared_key`).
+        values = {**subs, **local_subs}
+        shared = self._shared_key(template, values)
+        if shared is not None:
+            key: tuple = (id(template), heap, shared[-1])
+            shared = (*shared, heap)
+        else:
+            key = (id(template), heap,
+                   tuple(sorted((_name(k), v) for k, v in values.items()
+                                if not isinstance(v, sp.Basic) or v.is_Number)))
         if key not in self._priced:
-            values = {**subs, **local_subs}
-            shared = self._shared_key(template, values) if self._shared is not None else None
-            if shared is not None:
-                shared = (*shared, heap)
             if shared is not None and self._shared is not None and shared in self._shared:
                 self._priced[key] = self._shared[shared]
             else:
@@ -444,7 +446,7 @@ class SymbolicProfile:
         resident = max(1, p.threads_at_once // size)
         model = self._box_model(box, subs)
         for template, local_subs, cost in self._priced_phases(box, subs, model, True):
-            count = sp.sympify(template.count).subs(local_subs)
+            count = _given(template.count, local_subs) if local_subs else sp.sympify(template.count)
             if not template.parallel or not count.free_symbols:
                 total += _tidy_number(cost.time)
                 continue
@@ -590,8 +592,9 @@ class SymbolicProfile:
             step = (kind, address, local)
             key = ((kind, address.start % p.banks, address.step, count, local)
                    if address.listed is None else ())
-        if key and key in self._steps:
-            return self._steps[key]
+        found = self._steps.get(key) if key else None
+        if found is not None:
+            return found
         width = p.warp_width
         warp_steps = []
         for first in range(0, count, width):
@@ -641,6 +644,12 @@ class SymbolicProfile:
         fixed = self._fixed(values or self.reference)
         lower, upper = time_bounds(self.evaluation.shape, procs)
         return (_tidy(sp.sympify(lower).subs(fixed)), _tidy(sp.sympify(upper).subs(fixed)))
+
+    def lower_time_formula(self, procs: int, values: dict[str, int] | None = None) -> sp.Expr:
+        """The lower bound of `time_formulas` alone (`lower_time_bound`): what a placement is
+        compared by, without the upper bound's Piecewise built and simplified for nothing."""
+        fixed = self._fixed(values or self.reference)
+        return _tidy(_replaced(lower_time_bound(self.evaluation.shape, procs), fixed))
 
     def time_at(self, values: dict[str, int], procs: int) -> tuple[float, float]:
         """The bounds of `time_formulas` at concrete sizes; equal where the time is exact."""
@@ -703,17 +712,29 @@ def time_bounds(shape: CostSummary, procs: int) -> tuple[sp.Expr, sp.Expr]:
     if procs == 1:
         return shape.work, shape.work
     p = sp.Integer(procs)
-    lower, upper = sp.sympify(shape.serial), sp.sympify(shape.serial)
+    upper = sp.sympify(shape.serial)
     for block in shape.blocks:
-        low = sp.Max(block.work / p, block.span)
         high = sp.Piecewise((block.span, block.width <= p),
                             (block.work / p + (p - 1) / p * block.span, True))
         if block.level is not None:
-            low = sp.Sum(low, (block.level, 0, block.count - 1))
             high = sp.Sum(high, (block.level, 0, block.count - 1))
-        lower += low
         upper += high
-    return lower, upper
+    return lower_time_bound(shape, procs), upper
+
+
+def lower_time_bound(shape: CostSummary, procs: int) -> sp.Expr:
+    """The lower of `time_bounds` alone: serial edges plus max(work/P, span) of each parallel
+    stretch (Brent); on one processor, the work."""
+    if procs == 1:
+        return shape.work
+    p = sp.Integer(procs)
+    lower = sp.sympify(shape.serial)
+    for block in shape.blocks:
+        low = sp.Max(block.work / p, block.span)
+        if block.level is not None:
+            low = sp.Sum(low, (block.level, 0, block.count - 1))
+        lower += low
+    return lower
 
 
 def _stretch_time(work: float, span: float, width: float, procs: int) -> tuple[float, float]:
@@ -760,6 +781,18 @@ def _given(expr, values: dict) -> sp.Expr:
     mapping = {symbol: sp.sympify(values[symbol]) for symbol in expr.free_symbols
                if symbol in values}
     return expr.xreplace(mapping) if mapping else expr
+
+
+def _replaced(expr, mapping: dict) -> sp.Expr:
+    """expr.subs(mapping) for a mapping of symbols, by xreplace (no pattern matching), again
+    while a replacement brings in a symbol the mapping gives, as subs's one-by-one replacement
+    does."""
+    expr = sp.sympify(expr)
+    while True:
+        given = {symbol: mapping[symbol] for symbol in expr.free_symbols if symbol in mapping}
+        if not given:
+            return expr
+        expr = expr.xreplace({symbol: sp.sympify(value) for symbol, value in given.items()})
 
 
 def _value(expr, subs: dict) -> float:
@@ -960,6 +993,23 @@ class _Affine:
                 return _Lanes.of([self._other(_lane_values(values, lane))
                                   for lane in range(count)])
             return self._other(values)
+        # start + step·lane summed directly where the lanes are affine (the lock-step walk's
+        # common case), without a `_Lanes` for every term.
+        start, step, count = self.constant, 0, None
+        for variable, coefficient in self.coefficients:
+            value = values[variable]
+            if type(value) is int:
+                start += coefficient * value
+            elif type(value) is _Lanes and value.listed is None:
+                start += coefficient * value.start
+                step += coefficient * value.step
+                count = value.count if count is None else count
+            else:
+                return self._summed(values)
+        return start if count is None else _Lanes(start, step, count)
+
+    def _summed(self, values: dict) -> Any:
+        """The affine value term by term (`_Lanes` arithmetic, listed lanes included)."""
         total = self.constant
         for variable, coefficient in self.coefficients:
             total += coefficient * values[variable]
@@ -987,6 +1037,32 @@ class _Affine:
         if compiled is False or not all(v in values for v in self.variables):
             return int(_value(self.expr, values))
         return int(round(compiled(*(values[v] for v in self.variables))))
+
+
+_AFFINE_MADE: dict[tuple, tuple[_Affine, Any]] = {}
+
+
+def _affine(expr: sp.Expr, fixed: dict) -> _Affine:
+    """_Affine(expr, fixed), made once per expression and values of its symbols where those are
+    Python ints (a kernel's addresses are compiled again for every group, loop and size that
+    prices them, mostly at the same values). Kept by the expression's identity, with it (see
+    graphs.semantics.exact.by_identity); the values of symbols it does not have do not count."""
+    if not isinstance(expr, sp.Basic):
+        return _Affine(expr, fixed)
+    given = tuple(fixed.get(symbol) for symbol in _free_symbol_order(expr))
+    if any(value is not None and type(value) is not int for value in given):
+        return _Affine(expr, fixed)
+    key = (id(expr), given)
+    found = _AFFINE_MADE.get(key)
+    if found is None:
+        found = _AFFINE_MADE[key] = (_Affine(expr, fixed), expr)
+    return found[0]
+
+
+@by_identity
+def _free_symbol_order(expr) -> tuple:
+    """expr's free symbols in one fixed order (`_affine`'s key)."""
+    return tuple(sorted(sp.sympify(expr).free_symbols, key=str))
 
 
 @by_identity
@@ -1066,11 +1142,11 @@ class _CompiledPath:
         self.parts: list[tuple[TLoop | TEdge, Any, Any]] = []
         for edge in path:
             if isinstance(edge, TLoop):
-                self.parts.append((edge, _Affine(edge.count, fixed), _LoopBody(edge, fixed)))
+                self.parts.append((edge, _affine(edge.count, fixed), _LoopBody(edge, fixed)))
             elif edge.access is None:
                 self.parts.append((edge, None, None))
             else:
-                self.parts.append((edge, _Affine(edge.access.address, fixed), None))
+                self.parts.append((edge, _affine(edge.access.address, fixed), None))
         self._compiled: dict[tuple[int, str], _Affine] = {}
         self._operands: _Operands | None = None
         self.structured: dict = {}  # `_structured_group`'s cache for the template's groups
@@ -1089,7 +1165,7 @@ class _CompiledPath:
             edge = self.parts[index][0]
             assert isinstance(edge, TEdge)
             expr = edge.words if what == "words" else getattr(edge.access, what)
-            found = self._compiled[key] = _Affine(expr, self.fixed)
+            found = self._compiled[key] = _affine(expr, self.fixed)
         return found
 
     def __call__(self, values: dict) -> list[PathEdge]:
@@ -1293,7 +1369,7 @@ class _Operands:
             for pairs in self.pairs:
                 self.bases.append(base)
                 base += writes * spec.width * -(-pairs // spec.width)
-        self.element = (_Affine(spec.element_address, outer), _Affine(spec.element_offset, outer))
+        self.element = (_affine(spec.element_address, outer), _affine(spec.element_offset, outer))
         self.results: dict[int, tuple[_Affine, _Affine]] = {}
 
     def level_values(self, k: int) -> dict:
@@ -1306,8 +1382,8 @@ class _Operands:
     def _result(self, k: int) -> tuple[_Affine, _Affine]:
         if k not in self.results:
             fixed = {**self.fixed, **self.level_values(k)}
-            self.results[k] = (_Affine(self.spec.result_address, fixed),
-                               _Affine(self.spec.result_offset, fixed))
+            self.results[k] = (_affine(self.spec.result_address, fixed),
+                               _affine(self.spec.result_offset, fixed))
         return self.results[k]
 
     def element_at(self, k: int, j: int, values: dict) -> tuple[int, int]:
@@ -1607,7 +1683,7 @@ def _runs(template: SPhase, values: dict, p, count: int,
     for access in _accesses(template.path):
         if not access.local:
             continue
-        offset = _Affine(access.offset, values)
+        offset = _affine(access.offset, values)
         if offset.coefficients is None:
             return None
         slope = dict(offset.coefficients).get(template.var, 0)
@@ -1728,7 +1804,7 @@ PLACEMENT_TIME = ("the lower bound of every greedy schedule's time: serial edges
 def placement_time(profile: SymbolicProfile, procs: int) -> sp.Expr:
     """The time a placement is compared by (PLACEMENT_TIME): the lower bound of `time_bounds`,
     which on one processor is the time of every schedule."""
-    return profile.time_formulas(procs)[0]
+    return profile.lower_time_formula(procs)
 
 
 class TimeCurve:
@@ -1809,6 +1885,7 @@ def _structured_group(path: list, values: dict, threads: _Threads, model, p,
     it, and a loop's steady period (`_stateful_loop`) stands for the periods after it."""
     total = _GroupCost()
     width = p.warp_width
+    levels = None  # the reduction levels' values: with the edge, what its addresses are kept by
     for item in path:
         if isinstance(item, TLoop):
             total.add(_structured_loop(item, values, threads, model, p, cache, state))
@@ -1817,14 +1894,15 @@ def _structured_group(path: list, values: dict, threads: _Threads, model, p,
         compiled = None
         addresses = spaces = None
         if item.access is not None:
-            key = (id(item), tuple(sorted((_name(k), v) for k, v in values.items()
-                                          if isinstance(k, sp.Symbol)
-                                          and k.name.startswith("k"))))
+            if levels is None:
+                levels = tuple(sorted((_name(k), v) for k, v in values.items()
+                                      if isinstance(k, sp.Symbol) and k.name.startswith("k")))
+            key = (id(item), levels)
             compiled = cache.get(key)
             if compiled is None:
-                compiled = cache[key] = (_Affine(item.access.address, values),
-                                         _Affine(item.access.offset, values),
-                                         _Affine(item.words, values),
+                compiled = cache[key] = (_affine(item.access.address, values),
+                                         _affine(item.access.offset, values),
+                                         _affine(item.words, values),
                                          _limit(item.access, values))
             # Every thread's address and space at once (`_Lanes`), as each thread's own would be.
             address, offset_of, _, limit = compiled
@@ -1945,16 +2023,19 @@ def _structured_loop(loop: TLoop, values: dict, threads: _Threads, model, p,
     cuts = sorted({0, regular_end, *(c for c in _local_ends(loop, values, threads, p)
                                       if 0 < c < regular_end)})
     for start, end in zip(cuts, cuts[1:], strict=False):
+        # Iteration j costs what iteration j - period did (its addresses moved by a multiple
+        # of the banks), so each of the first period's is walked once and its cost reused.
+        first = [iteration(j) for j in range(start, min(end, start + period))]
         if end - start <= 2 * period:
             for j in range(start, end):
-                total.add(iteration(j))
+                total.add(first[(j - start) % period])
             continue
         once = _GroupCost()
-        for j in range(start, start + period):
-            once.add(iteration(j))
+        for cost in first:
+            once.add(cost)
         total.add(once, (end - start) // period)
         for j in range(end - (end - start) % period, end):
-            total.add(iteration(j))
+            total.add(first[(j - start) % period])
     for j in range(regular_end, count):
         total.add(iteration(j))
     return total
@@ -1996,7 +2077,7 @@ def _local_ends(loop: TLoop, values: dict, threads: _Threads, p) -> list[int]:
     for access in _accesses(list(loop.body)):
         if not access.local:
             continue
-        offset = _Affine(access.offset, here)
+        offset = _affine(access.offset, here)
         slope = dict(offset.coefficients or []).get(loop.var, 0)
         if slope > 0:
             ends.append(-(-(_limit(access, here) - offset(here | {loop.var: 0})) // slope))
@@ -2010,7 +2091,7 @@ def _period(loop: TLoop, values: dict, thread: dict, p) -> int | None:
     period = 1
     here = {k: v for k, v in {**values, **thread}.items() if k != loop.var}
     for access in _accesses(list(loop.body)):
-        address = _Affine(access.address, here)
+        address = _affine(access.address, here)
         if address.coefficients is None:
             if loop.var in sp.sympify(access.address).free_symbols:
                 return None
@@ -2020,7 +2101,7 @@ def _period(loop: TLoop, values: dict, thread: dict, p) -> int | None:
             # An offset moving with the loop index alone leaves local memory at one iteration
             # (`_local_ends`); one that moves with the threads too changes per thread.
             shared = {k: v for k, v in values.items() if k != loop.var}
-            offset = _Affine(access.offset, shared)
+            offset = _affine(access.offset, shared)
             if offset.coefficients is None:
                 return None
             moves = dict(offset.coefficients)

@@ -12,7 +12,9 @@ from conftest import EXAMPLES
 from hypothesis import HealthCheck, given, note, settings
 from hypothesis import strategies as st
 
+from graphs.crossings import ladder_break_even, predicted_steps
 from graphs.rewrite_score import (
+    LADDER_STEPS,
     BreakEven,
     Score,
     Scorer,
@@ -310,18 +312,60 @@ def test_rename_free_does_not_capture_or_touch_bound_uses():
 
 
 class _Synthetic(Scorer):
-    """Times given by formulas in n: before 100 + n, after 10 n (pays for n < 11.2)."""
+    """Times given by formulas in n: before 100 + n, after 10 n (pays for n < 11.2); each
+    evaluation takes n² steps."""
 
     def score(self, subject, params=None):
         n = (params or {})["n"]
         time = 100 + n if subject == "before" else 10 * n
         return Score(time, 0, 0, 0, 0, 0, 0, 0)
 
+    def steps(self, subject, params=None):
+        return (params or {})["n"] ** 2
+
 
 def test_break_even_bisects_to_the_exact_integer():
     found = break_even(_Synthetic({}), "before", "after", "n", ladder_max=64)
     assert found == BreakEven("n", "below", 12, "numeric (ladder and bisection)", 64)
     assert found.describe() == "n < 12"
+
+
+def test_the_ladder_stops_before_a_size_predicted_past_its_budget_of_steps():
+    # Steps n² per program, 2n² for both: n = 4 took 32, n = 8 took 128 (a power of 2), so
+    # n = 16 is foreseen at 512, over a budget of 500: the ladder stops at 8, whatever the clock.
+    spent = []
+
+    def steps(n):
+        spent.append(n)
+        return 2 * n * n
+
+    found = ladder_break_even(lambda n: n < 12, "n", 1024, steps, budget=500)
+    assert found == BreakEven("n", "always", 1, "numeric (ladder)", 8)
+    assert spent == [1, 2, 4, 8]
+    unbounded = ladder_break_even(lambda n: n < 12, "n", 1024, steps)
+    assert unbounded == BreakEven("n", "below", 12, "numeric (ladder and bisection)", 1024)
+    assert predicted_steps([(4, 32), (8, 128)], 16) == 512
+    assert predicted_steps([(4, 32)], 16) == 128  # one size: at least linear growth
+    assert predicted_steps([], 16) == 0
+    # A size that took more than the budget is the last, however little was foreseen.
+    jump = ladder_break_even(lambda n: True, "n", 1024, lambda n: 1 if n < 8 else 1000, budget=50)
+    assert jump.largest == 8
+
+
+def test_nbody_redomap_ladder_stops_at_64_by_its_steps(root):
+    # redomap's programs are not regular: its break-even is found by the explicit ladder. At
+    # n = 64 their evaluations took 78 539 + 138 571 steps (under LADDER_STEPS); n = 128 is
+    # foreseen at four times that, over it: "never", on n <= 64 (on any machine, at any load).
+    subject = example(root, "nbody.lg")
+    rewrite = find(subject, "redomap@13:14")
+    scorer = Scorer({"n": 64})
+    found = scorer.assess(rewrite, "n").break_even
+    assert (found.describe(), found.searched(), found.method) == (
+        "never", "n <= 64", "numeric (ladder)")
+    steps = [scorer.steps(s, {"n": n}) for s in (rewrite.before, rewrite.after) for n in (32, 64)]
+    assert steps == [19_819, 78_539, 34_987, 138_571]
+    assert steps[1] + steps[3] <= LADDER_STEPS < predicted_steps(
+        [(32, steps[0] + steps[2]), (64, steps[1] + steps[3])], 128)
 
 
 def test_break_even_asks_a_solver_first():
