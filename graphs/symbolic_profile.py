@@ -1010,6 +1010,7 @@ class _Affine:
 
     def _summed(self, values: dict) -> Any:
         """The affine value term by term (`_Lanes` arithmetic, listed lanes included)."""
+        assert self.coefficients is not None  # called for affine expressions only
         total = self.constant
         for variable, coefficient in self.coefficients:
             total += coefficient * values[variable]
