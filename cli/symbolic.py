@@ -20,9 +20,10 @@ from cli.common import (
 from cli.progress import verdict_progress
 from graphs.analysis import analyse
 from graphs.crossings import crossings, ladder, resolved_upper
+from graphs.kernel_counts import gpu_bound, kernel_counts
 from graphs.numbers import json_text
 from graphs.render_symbolic import PLACE_HEADINGS, place_cells, render_place, render_symbolic
-from graphs.semantics.explicit import evaluate
+from graphs.semantics.explicit import Evaluation, evaluate
 from graphs.semantics.irregular import NotRegular, OutsideAssumptions
 from graphs.semantics.options import EvaluationOptions
 from graphs.symbolic_profile import (
@@ -111,7 +112,7 @@ def command_place(args: argparse.Namespace, holder: SourceHolder) -> int:
                         else (rewrite.after, rewrite.before))
             site = (_place_on(rewrite.site, written_on, cpu, gpu, values, parameter, options,
                               args, curves) if calibrated else
-                    _place_site(rewrite.site.where, written_on, cpu, gpu, values, parameter,
+                    _place_site(rewrite.site, written_on, cpu, gpu, values, parameter,
                                 options, args, curves))
             sites.append(site)
             if not progress.disable:
@@ -131,18 +132,22 @@ def command_place(args: argparse.Namespace, holder: SourceHolder) -> int:
     return EXIT_OK
 
 
-def _place_site(where: str, written_on: bool, cpu: Subject, gpu: Subject,
+def _place_site(where: Site, written_on: bool, cpu: Subject, gpu: Subject,
                 values: dict[str, int], parameter: str, options: EvaluationOptions,
                 args: argparse.Namespace, curves: _Curves) -> dict[str, Any]:
-    site: dict[str, Any] = {"site": where, "written": "gpu" if written_on else "cpu"}
+    site: dict[str, Any] = {"site": where.where, "written": "gpu" if written_on else "cpu"}
+    span = node_at(gpu.checked.body, where.path).span  # the `on`, written or inserted
     try:
         worlds = {"cpu": curves(cpu), "gpu": curves(gpu)}
-        return _place_symbolic(site, worlds, values, parameter, args)
+        placed = _place_symbolic(site, worlds, values, parameter, args)
+        placed["bound"] = worlds["gpu"].profile.on_bound(span, values)
+        return placed
     except NotRegular as irregular:  # or sizes outside the formulas' assumptions
         why = ("outside the formulas' assumptions" if isinstance(irregular, OutsideAssumptions)
                else "not regular")
         site.update(method="explicit", note=f"{why}: {irregular.message}")
-        return _place_explicit(site, cpu.checked, gpu.checked, values, parameter, options, args)
+        return _place_explicit(site, cpu.checked, gpu.checked, values, parameter, options, args,
+                               span)
 
 
 CALIBRATED_NOTE = (
@@ -174,6 +179,7 @@ def _place_on(where: Site, written_on: bool, cpu: Subject, gpu: Subject,
         found = crossings(cost("cpu"), cost("gpu"), parameter, upper=upper, names=worlds)
         site.update(method="calibrated", note=CALIBRATED_NOTE,
                     at_params={w: cost(w)(values[parameter]) for w in worlds},
+                    bound=placement.bound(values),
                     cheaper_from_1="cpu" if cost("cpu")(1) < cost("gpu")(1) else "gpu",
                     crossings=[{"n": c.n, "cheaper": c.cheaper, "method": c.method}
                                for c in found])
@@ -181,7 +187,7 @@ def _place_on(where: Site, written_on: bool, cpu: Subject, gpu: Subject,
             site["searched_up_to"] = upper
         return site
     except NotRegular as irregular:
-        placed = _place_site(where.where, written_on, cpu, gpu, values, parameter, options,
+        placed = _place_site(where, written_on, cpu, gpu, values, parameter, options,
                              args, curves)
         why = f"not placed alone ({irregular.message})"
         placed["note"] = f"{why}; {placed['note']}" if placed.get("note") else why
@@ -258,11 +264,16 @@ def _place_symbolic(site: dict[str, Any], worlds: dict[str, TimeCurve],
 
 
 def _place_explicit(site: dict, cpu: CheckedProgram, gpu: CheckedProgram, values: dict,
-                    parameter: str, options: EvaluationOptions, args) -> dict:
-    """Placement by the explicit evaluator at sizes 1, 2, 4, ... up to the size given."""
+                    parameter: str, options: EvaluationOptions, args, span) -> dict:
+    """Placement by the explicit evaluator at sizes 1, 2, 4, ... up to the size given; what
+    bounds the `on` at `span` from the GPU placement's evaluation at the size given."""
+    given: dict[int, Evaluation] = {}
+
     def time_of(checked: CheckedProgram):
         def at(n: int) -> float:
             evaluation = evaluate(checked, {**values, parameter: n}, options)
+            if checked is gpu and n == values[parameter]:
+                given[n] = evaluation
             return analyse(evaluation, args.procs, "1df", pictures=False).time
         return at
 
@@ -273,4 +284,10 @@ def _place_explicit(site: dict, cpu: CheckedProgram, gpu: CheckedProgram, values
                 cheaper_from_1="cpu" if time_of(cpu)(1) < time_of(gpu)(1) else "gpu",
                 crossings=[{"n": c.n, "cheaper": c.cheaper, "method": c.method} for c in found],
                 searched_up_to=upper)
+    record = next((r for r in given[values[parameter]].ons if r.span == span), None)
+    if record is not None:
+        info = record.info
+        site["bound"] = gpu_bound(info.grow + info.transfer_in + info.transfer_out + info.merge,
+                                  info.kernel, kernel_counts(record.paths, options.profile.gpu)
+                                  if record.paths else None, options.profile)
     return site

@@ -24,7 +24,7 @@ import math
 from graphs.devicebox import GSub, Phase, launches_kernel
 from models.base import AccessKind, Space
 from models.device_profile import DeviceProfile, GpuParameters
-from models.roofline import KernelCounts, roofline_of_kernels
+from models.roofline import KernelCounts, roofline_available, roofline_of_kernels
 
 
 def phase_counts(phase: Phase, gpu: GpuParameters) -> KernelCounts:
@@ -60,3 +60,28 @@ def roofline_of_paths(paths: GSub | None, profile: DeviceProfile) -> float | Non
     """The roofline's prediction, in seconds, for the kernels of these cost paths under the
     profile's calibrated rates; None where the profile has none (models.roofline)."""
     return roofline_of_kernels(kernel_counts(paths, profile.gpu), profile)
+
+
+def gpu_bound(transfer: float, kernel: float, counts: list[KernelCounts] | None,
+              profile: DeviceProfile) -> str:
+    """What bounds an `on`'s time on the GPU, named as Intel Advisor's offload report names it:
+    "transfer" (its growth, transfers in and out and merge: `transfer`), "launch" (its kernels'
+    launches) or, for the rest of `kernel`, "memory" or "compute": whichever of its kernels'
+    global words and operations weighs more, under calibrated rates the roofline's two times
+    (bytes over the DRAM bandwidth, operations over the issue rate), else the GPU model's own
+    weights (a global access l, an operation 1); "kernel" where the counts are unknown.
+    `transfer` and `kernel` are in one unit (the CPU graph's, as the device-box edge's parts
+    are)."""
+    gpu = profile.gpu
+    counts = counts or []
+    launch = min(kernel, sum(c.launches for c in counts) * gpu.launch * profile.unit_scales()[1])
+    words = sum(c.words for c in counts)
+    operations = sum(c.operations for c in counts)
+    if roofline_available(profile):
+        memory = words * profile.region.word_bytes / gpu.dram_bytes_per_s
+        compute = operations / gpu.ops_per_s
+    else:
+        memory, compute = words * gpu.global_latency, float(operations)
+    inside = "kernel" if not counts else "memory" if memory >= compute else "compute"
+    terms = {"transfer": transfer, "launch": launch, inside: kernel - launch}
+    return max(terms, key=lambda term: terms[term])

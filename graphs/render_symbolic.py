@@ -84,15 +84,16 @@ def render_symbolic(result: dict) -> str:
     return "\n".join(lines) + "\n"
 
 
-PLACE_HEADINGS = ("site", "written", "CPU time", "GPU time", "GPU speedup", "use",
+PLACE_HEADINGS = ("site", "written", "CPU time", "GPU time", "GPU speedup", "GPU bound", "use",
                   "cheaper as n grows")
 
 
 def place_cells(site: dict, units: str = "units") -> tuple[str, ...]:
     """One site's verdict row of `hetprof place` (PLACE_HEADINGS): the world it is written for,
     both times at the sizes given (in µs/ms/s under a calibrated profile, whose `units` are
-    "seconds"), the GPU's speedup, the world to use there, and the sizes from which each world is
-    cheaper."""
+    "seconds"), the GPU's speedup, what bounds the GPU's time (graphs.kernel_counts.gpu_bound:
+    transfer, launch, memory or compute), the world to use there, and the sizes from which each
+    world is cheaper."""
     here = site["at_params"]
     cpu, gpu = here["cpu"], here["gpu"]
     speedup = f"{cpu / gpu:.2f}x" if gpu else "-"
@@ -102,7 +103,8 @@ def place_cells(site: dict, units: str = "units") -> tuple[str, ...]:
         upper = site.get("searched_up_to")
         pieces.append(f"(no change up to {number(upper)})" if upper else "(no change)")
     return (site["site"], "GPU (`on`)" if site["written"] == "gpu" else "CPU", amount(cpu, units),
-            amount(gpu, units), speedup, "GPU" if gpu < cpu else "CPU", "; ".join(pieces))
+            amount(gpu, units), speedup, site.get("bound") or "-", "GPU" if gpu < cpu else "CPU",
+            "; ".join(pieces))
 
 
 def render_place(result: dict) -> str:

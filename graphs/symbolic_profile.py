@@ -43,7 +43,7 @@ from graphs.devicebox import (
     step_key,
     writeback_time,
 )
-from graphs.kernel_counts import phase_counts
+from graphs.kernel_counts import gpu_bound, phase_counts
 from graphs.semantics.exact import (
     Inexact,
     Number,
@@ -658,6 +658,20 @@ class SymbolicProfile:
     def pushed_words(self, box, subs: dict) -> int:
         """The words a device box's `on` pushes to the GPU, at concrete sizes (`substitution`)."""
         return int(sum(_value(w, subs) for _, w in box.pushed))
+
+    def on_bound(self, span, values: dict[str, int]) -> str | None:
+        """What bounds the `on` at `span` on the GPU at these sizes (graphs.kernel_counts'
+        `gpu_bound`: transfer, launch, memory or compute); None where no device box has that
+        span."""
+        boxes = self.evaluation.boxes
+        index = next((k for k, box in enumerate(boxes) if box.span == span), None)
+        if index is None:
+            return None
+        subs = self.substitution(values)
+        box = boxes[index]
+        transfer = sum(_value(expr, subs) for expr in box.parts.values())
+        kernel = subs[self.evaluation.box_symbols[index]] * self.options.profile.unit_scales()[1]
+        return gpu_bound(transfer, kernel, self.box_counts(box, subs), self.options.profile)
 
     def box_total(self, index: int, subs: dict) -> float:
         """The edge of the `index`-th device box at concrete sizes (`substitution`), in the CPU

@@ -3,10 +3,12 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import pytest
 from conftest import ROOT
 
-from graphs.kernel_counts import kernel_counts, roofline_of_paths
+from graphs.kernel_counts import gpu_bound, kernel_counts, roofline_of_paths
 from graphs.semantics.explicit import OffloadCollector, evaluate
 from graphs.semantics.options import EvaluationOptions
 from models.device_profile import DeviceProfile
@@ -50,3 +52,22 @@ def test_zipmul_roofline_from_its_counts():
     expected = 8 / 1e9 + (2e-6 + max(320 * 8 / 1e9, 64 / 1e8)) + 64 * 8 / 1e9
     assert roofline_of_paths(zipmul_paths(64), profile) == pytest.approx(expected)
     assert roofline_of_paths(zipmul_paths(64), DeviceProfile()) is None
+
+
+def test_what_bounds_an_on_on_the_gpu():
+    """`gpu_bound`: the largest of the transfers, the launches and the kernels' rest, the rest
+    named by the heavier of its words (at l each) and operations (at 1 each)."""
+    profile = DeviceProfile().with_gpu(global_latency=10.0, launch=5.0)
+    reads = [KernelCounts(10, 0, 50, 1, 64, 0)]  # 10 words · 10 > 50 operations
+    adds = [KernelCounts(1, 0, 50, 1, 64, 0)]  # 1 word · 10 < 50 operations
+    assert gpu_bound(100.0, 40.0, reads, profile) == "transfer"
+    assert gpu_bound(1.0, 40.0, reads, profile) == "memory"
+    assert gpu_bound(1.0, 40.0, adds, profile) == "compute"
+    # two launches of 5 outweigh a kernel's 8 of the rest
+    assert gpu_bound(1.0, 18.0, [replace(adds[0], launches=2)], profile) == "launch"
+    assert gpu_bound(1.0, 40.0, None, profile) == "kernel"  # counts unknown
+    # calibrated rates: the roofline's memory and compute times decide
+    rates = DeviceProfile(units="seconds").with_gpu(seconds_per_unit=1e-9, dram_bytes_per_s=8e9,
+                                                     ops_per_s=1e9)
+    assert gpu_bound(0.0, 1.0, [KernelCounts(100, 0, 50, 0, 64, 0)], rates) == "memory"
+    assert gpu_bound(0.0, 1.0, [KernelCounts(10, 0, 500, 0, 64, 0)], rates) == "compute"

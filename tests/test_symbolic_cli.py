@@ -72,6 +72,8 @@ def test_place_finds_the_break_even_size():
     assert on["written"] == "gpu" and on["method"] == "symbolic"
     assert on["cheaper_from_1"] == "cpu"
     assert [(c["n"], c["cheaper"]) for c in on["crossings"]] == [(7407, "gpu")]
+    # at n = 1024 the `on` moves 2n words each way for a kernel of n threads
+    assert on["bound"] == "transfer"
 
 
 def test_place_without_a_size_parameter_is_a_usage_error(tmp_path):
@@ -136,7 +138,7 @@ def test_place_under_a_calibrated_cpu_prices_the_on_as_validate_does():
     result = json.loads(out.stdout)
     assert result["procs"] == 16 and result["units"] == "seconds"
     on = next(site for site in result["sites"] if site["written"] == "gpu")
-    assert on["method"] == "calibrated"
+    assert on["method"] == "calibrated" and on["bound"] == "launch"  # 8 threads' kernels
     assert on["cheaper_from_1"] == "gpu"
     (crossing,) = on["crossings"]
     assert crossing["cheaper"] == "cpu" and 32_768 < crossing["n"] < 65_536

@@ -253,6 +253,12 @@ class OnPlacement:
         self.index, self.span = spans.index(span), span
         self._times: dict[tuple, tuple[float, float]] = {}
 
+    def bound(self, params: dict[str, int]) -> str | None:
+        """What bounds the `on` on the GPU at these sizes (graphs.kernel_counts.gpu_bound)."""
+        gpu = self.predictions.gpu
+        assert gpu is not None  # checked when made
+        return gpu.on_bound(self.span, params)
+
     def times(self, params: dict[str, int]) -> tuple[float, float]:
         """(CPU, GPU) seconds of the `on` at these sizes; NotRegular where they have none."""
         key = tuple(sorted(params.items()))
