@@ -72,9 +72,20 @@ def gpu_bound(transfer: float, kernel: float, counts: list[KernelCounts] | None,
     weights (a global access l, an operation 1); "kernel" where the counts are unknown.
     `transfer` and `kernel` are in one unit (the CPU graph's, as the device-box edge's parts
     are)."""
-    gpu = profile.gpu
     counts = counts or []
-    launch = min(kernel, sum(c.launches for c in counts) * gpu.launch * profile.unit_scales()[1])
+    launch = min(kernel, sum(c.launches for c in counts) * profile.gpu.launch
+                 * profile.unit_scales()[1])
+    terms = {"transfer": transfer, "launch": launch, kernel_side(counts, profile): kernel - launch}
+    return max(terms, key=lambda term: terms[term])
+
+
+def kernel_side(counts: list[KernelCounts] | None, profile: DeviceProfile) -> str:
+    """Whether kernels are bound by "memory" or "compute" (`gpu_bound`'s rule: their global
+    words against their operations, weighed by the roofline's rates where the profile has them,
+    else by the GPU model's l and 1); "kernel" where the counts are unknown."""
+    if not counts:
+        return "kernel"
+    gpu = profile.gpu
     words = sum(c.words for c in counts)
     operations = sum(c.operations for c in counts)
     if roofline_available(profile):
@@ -82,6 +93,4 @@ def gpu_bound(transfer: float, kernel: float, counts: list[KernelCounts] | None,
         compute = operations / gpu.ops_per_s
     else:
         memory, compute = words * gpu.global_latency, float(operations)
-    inside = "kernel" if not counts else "memory" if memory >= compute else "compute"
-    terms = {"transfer": transfer, "launch": launch, inside: kernel - launch}
-    return max(terms, key=lambda term: terms[term])
+    return "memory" if memory >= compute else "compute"
