@@ -20,7 +20,7 @@ from cli.common import (
 from cli.progress import verdict_progress
 from graphs.analysis import analyse
 from graphs.crossings import crossings, ladder, resolved_upper
-from graphs.kernel_counts import gpu_bound, kernel_counts
+from graphs.kernel_counts import on_bound
 from graphs.numbers import json_text
 from graphs.render_symbolic import PLACE_HEADINGS, place_cells, render_place, render_symbolic
 from graphs.semantics.explicit import Evaluation, evaluate
@@ -286,8 +286,5 @@ def _place_explicit(site: dict, cpu: CheckedProgram, gpu: CheckedProgram, values
                 searched_up_to=upper)
     record = next((r for r in given[values[parameter]].ons if r.span == span), None)
     if record is not None:
-        info = record.info
-        site["bound"] = gpu_bound(info.grow + info.transfer_in + info.transfer_out + info.merge,
-                                  info.kernel, kernel_counts(record.paths, options.profile.gpu)
-                                  if record.paths else None, options.profile)
+        site["bound"] = on_bound(record, options.profile)
     return site

@@ -22,6 +22,7 @@ from __future__ import annotations
 import math
 
 from graphs.devicebox import GSub, Phase, launches_kernel
+from graphs.semantics.explicit import OnRecord
 from models.base import AccessKind, Space
 from models.device_profile import DeviceProfile, GpuParameters
 from models.roofline import KernelCounts, roofline_available, roofline_of_kernels
@@ -94,3 +95,11 @@ def kernel_side(counts: list[KernelCounts] | None, profile: DeviceProfile) -> st
     else:
         memory, compute = words * gpu.global_latency, float(operations)
     return "memory" if memory >= compute else "compute"
+
+
+def on_bound(record: OnRecord, profile: DeviceProfile) -> str:
+    """`gpu_bound` of an explicitly evaluated `on`: its device-box edge's parts, and its kernels'
+    counts where the evaluation kept its GPU paths (under an observer), else "kernel"."""
+    info = record.info
+    counts = kernel_counts(record.paths, profile.gpu) if record.paths else None
+    return gpu_bound(info.total - info.kernel, info.kernel, counts, profile)

@@ -211,6 +211,12 @@ def serial_kernels(checked: CheckedProgram) -> dict[Span, int]:
     return out
 
 
+def cpu_variant(gpu: CheckedProgram) -> CheckedProgram:
+    """The CPU placement whose parts are predicted: every `on` body of `gpu` run on the CPU as a
+    cost centre named OFFLOAD_CENTRE and its index (profiler.transform.centre_on_bodies)."""
+    return check_program(with_body(gpu.program, centre_on_bodies(gpu.body, OFFLOAD_CENTRE)))
+
+
 def kernel_units(processors: int, counts: list[KernelCounts] | None,
                  ) -> list[tuple[int, float]] | None:
     """Each kernel of an `on` body (`KernelCounts`, in order) as (the compute units of the CPU
@@ -242,8 +248,8 @@ class OnPlacement:
 
     def __init__(self, gpu: CheckedProgram, span: Span, profile: DeviceProfile, mode: str,
                  processors: int) -> None:
-        cpu = check_program(with_body(gpu.program, centre_on_bodies(gpu.body, OFFLOAD_CENTRE)))
-        self.predictions = SymbolicPredictions(gpu, cpu, profile, mode, {}, processors)
+        self.predictions = SymbolicPredictions(gpu, cpu_variant(gpu), profile, mode, {},
+                                               processors)
         if self.predictions.gpu is None:
             raise NotRegular(self.predictions.reason or "no symbolic profile", span)
         spans = [box.span for box in self.predictions.gpu.evaluation.boxes]

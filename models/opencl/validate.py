@@ -49,6 +49,7 @@ from models.opencl.predict import (
     OnPrediction,
     SymbolicPredictions,
     cpu_units,
+    cpu_variant,
     growth_as_write,
     kernel_units,
     serial_kernels,
@@ -56,7 +57,7 @@ from models.opencl.predict import (
 from models.providers import providers_for
 from profiler.checker import CheckedProgram, bind_parameters, check_program
 from profiler.parser import parse
-from profiler.transform import centre_on_bodies, gpu_placement, has_on, with_body
+from profiler.transform import gpu_placement, has_on, with_body
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"  # the repository's examples/
 SIZES = [2**10, 2**12, 2**14]
@@ -98,8 +99,7 @@ def _variants(checked: CheckedProgram) -> tuple[CheckedProgram, CheckedProgram]:
     program = checked.program
     gpu_body = checked.body if has_on(checked.body) else gpu_placement(checked.body)
     gpu = check_program(with_body(program, gpu_body)) if gpu_body is not checked.body else checked
-    cpu = check_program(with_body(program, centre_on_bodies(gpu.body, OFFLOAD_CENTRE)))
-    return gpu, cpu
+    return gpu, cpu_variant(gpu)
 
 
 CPU_MEASURED = (
