@@ -96,16 +96,24 @@ def crossings(cost_a, cost_b, parameter: str, formula_a: sp.Expr | None = None,
     # The formulas, compiled, sort the ladder quickly; the exact costs then check every bracket
     # and both ends, and bisect. Where the formulas misled (a kernel formula holds for its
     # reference sizes' residue class), the changes found do not lead from the exact verdict at
-    # the first size to the one at the last: then every size of the ladder is priced exactly.
+    # the first size to the one at the last. Then the sizes up to EXACT_BELOW, where a kernel's
+    # last, partial work group makes its formula miss most, are priced exactly and the formulas
+    # sort the rest (every larger size of the ladder is a multiple of the largest work group);
+    # where the story still does not hold, every size of the ladder is priced exactly.
     fast = _fast_verdict(formula_a, formula_b, parameter, names)
     if fast is not None:
-        found = _scan(points, fast, cheaper, roots)
-        last = found[-1].cheaper if found else cheaper(points[0])
-        if last == cheaper(points[-1]):
-            return found
+        def small_exact(n: int) -> str:
+            return cheaper(n) if n <= EXACT_BELOW else fast(n)
+
+        for guess in (fast, small_exact):
+            found = _scan(points, guess, cheaper, roots)
+            last = found[-1].cheaper if found else cheaper(points[0])
+            if last == cheaper(points[-1]):
+                return found
     return _scan(points, cheaper, cheaper, roots)
 
 
+EXACT_BELOW = 4096  # `crossings` prices the ladder's sizes up to this exactly before all of them
 RESOLUTION = 1e-14  # relative (about 90 ulps): below it, two costs in floats are not told apart
 EXACT_FLOATS = 2**50  # below it, quarter units (abstract profiles' weights) are exact in floats
 
