@@ -11,21 +11,18 @@
 
 Answers in seconds (issue 19): where the system can fork, a plot's data is computed in a child
 process while this one loads matplotlib, and the report's formulas and speedup curve while this
-one draws the profile's own pictures (`_Beside`).
+one draws the profile's own pictures (`cli.forked.Beside`).
 """
 
 from __future__ import annotations
 
 import argparse
 import json
-import os
-import pickle
-import signal
 import sys
 from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
-from typing import Generic, TypeVar
+from typing import TypeVar
 
 from cli.commands import run_program, saved_result
 from cli.common import (
@@ -40,6 +37,7 @@ from cli.common import (
     parse_sizes,
     write_output,
 )
+from cli.forked import Beside
 from graphs import plots
 from graphs.analysis import ProfileResult, analyse, snippet
 from graphs.draw import draw_cost_graph
@@ -80,61 +78,11 @@ def _analysed(args: argparse.Namespace, checked, params: dict[str, int], evaluat
     )
 
 
-class _Beside(Generic[T]):
-    """`work()`, computed in a child process forked now, beside this one, while this one goes
-    on; `result()` waits for it. On two cores the report's formulas and speedup curve are
-    computed while its pictures are drawn: each takes about half of its time. Where there is no
-    fork, or the child fails (an error in the program then shows here as it would have), `work`
-    runs here, in `result()`."""
-
-    def __init__(self, work: Callable[[], T]) -> None:
-        self.work = work
-        self.pid = 0
-        if not hasattr(os, "fork"):  # Windows
-            return
-        read, write = os.pipe()
-        try:
-            self.pid = os.fork()
-        except OSError:
-            os.close(read)
-            os.close(write)
-            return
-        if self.pid == 0:  # the child: its result through the pipe, and nothing else
-            os.close(read)
-            code = 1
-            try:
-                with os.fdopen(write, "wb") as pipe:
-                    pickle.dump(work(), pipe)
-                code = 0
-            finally:
-                os._exit(code)  # no clean-up of the parent's: its buffers, atexit, threads
-        os.close(write)
-        self.pipe = os.fdopen(read, "rb")
-
-    def result(self) -> T:
-        if self.pid:
-            with self.pipe:
-                data = self.pipe.read()
-            _, status = os.waitpid(self.pid, 0)
-            self.pid = 0
-            if status == 0:
-                return pickle.loads(data)
-        return self.work()
-
-    def cancel(self) -> None:
-        """Stop the child, where this process stops before it asks for the result."""
-        if self.pid:
-            os.kill(self.pid, signal.SIGKILL)
-            self.pipe.close()
-            os.waitpid(self.pid, 0)
-            self.pid = 0
-
-
 def _while_matplotlib_loads(fmt: str, compute: Callable[[], T]) -> T:
-    """`compute()` beside this process (`_Beside`) while it loads matplotlib for the picture:
-    matplotlib takes 0.3 to 0.4 s of a plot's time, about what evaluating and scheduling an
-    example takes."""
-    beside = _Beside(compute)
+    """`compute()` beside this process (`cli.forked.Beside`) while it loads matplotlib for the
+    picture: matplotlib takes 0.3 to 0.4 s of a plot's time, about what evaluating and
+    scheduling an example takes."""
+    beside = Beside(compute)
     try:
         plots.load_matplotlib(fmt)
         return beside.result()
@@ -331,8 +279,8 @@ def command_report(args: argparse.Namespace, holder: SourceHolder) -> int:
     checked, params, evaluation, profile = run_program(args, holder)
     graph = evaluation.graph
     procs = list(range(1, args.max_procs + 1))
-    beside = _Beside(lambda: (_formulas(args, checked, params),
-                              plots.speedup_points(graph, procs, args.schedule)))
+    beside = Beside(lambda: (_formulas(args, checked, params),
+                             plots.speedup_points(graph, procs, args.schedule)))
     try:
         result = _analysed(args, checked, params, evaluation, profile)
         assert result.timeline is not None

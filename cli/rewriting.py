@@ -25,6 +25,7 @@ from cli.common import (
     parse_params,
     write_output,
 )
+from cli.forked import forked_map
 from cli.progress import verdict_progress
 from graphs.numbers import json_text, number, signed
 from graphs.rewrite_score import (
@@ -94,20 +95,26 @@ def _list(args: argparse.Namespace, scorer: Scorer, subject: Subject,
     # are regular; the ladder of explicit evaluations answers for the others.
     solver = symbolic_solver(scorer) if parameter is not None else None
     rewrites = offered(subject)
-    assessments: list[Assessment] = []
     size = scorer.params.get(parameter) if parameter is not None else None
-    # Each row is shown as soon as it is scored, under a progress bar (on a terminal only).
+    if solver is not None and parameter is not None:  # shared by every row, made before the fork
+        written = solver.curve_of(subject, parameter)
+        if written is not None:
+            _ = written.formula, written(1)
+    # The rows are scored by this process and a forked one (cli.forked), and each is shown as
+    # soon as it is scored, under a progress bar (on a terminal only).
     with verdict_progress(args) as progress:
         task = progress.add_task("scoring rewrites", total=len(rewrites))
-        for rewrite in rewrites:
-            progress.update(task, description=f"scoring {rewrite.key}")
-            assessment = scorer.assess(rewrite, parameter, args.ladder_max, solver)
-            assessments.append(assessment)
+
+        def shown(_: int, assessment: Assessment) -> None:
             if not progress.disable:
                 cells = _cells(assessment, parameter, size, "")
                 progress.console.print(f"{cells[0]}: {cells[4]}, {cells[3]}, pays when "
                                        f"{cells[7]}")
             progress.advance(task)
+
+        assessments = forked_map(
+            lambda i: scorer.assess(rewrites[i], parameter, args.ladder_max, solver),
+            len(rewrites), shown)
     if args.format == "json":
         data = {"file": args.file, "params": scorer.params, "procs": scorer.procs,
                 "schedule": args.schedule, "time": base.time, "space": base.space,

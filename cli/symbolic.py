@@ -17,6 +17,7 @@ from cli.common import (
     parse_params,
     write_output,
 )
+from cli.forked import forked_map
 from cli.progress import verdict_progress
 from graphs.analysis import analyse
 from graphs.crossings import crossings, ladder, resolved_upper
@@ -96,25 +97,35 @@ def command_place(args: argparse.Namespace, holder: SourceHolder) -> int:
     if args.procs is None:  # the CPU device's compute units where the profile measured them
         args.procs = options.profile.cpu.processors or 2
     subject = Subject(checked)
-    sites = []
     curves = _Curves(values, parameter, options, args.procs)
     # Only the two placement rules are tried: the others' results are not checked for nothing.
     rules = tuple(rule for rule in RULES if rule.name in PLACEMENT_RULES)
     placements = [r for r in offered(subject, rules) if r.site.rule in PLACEMENT_RULES]
-    # Each site's verdict is shown as soon as it is decided, under a progress bar (on a terminal
-    # only, as `hetprof rewrite` does); the table follows on stdout.
+    if placements and not calibrated:  # the written program's curve, in every row: made once
+        try:
+            written = curves(subject)
+            _ = written.formula, written(1)
+        except NotRegular:
+            pass
+
+    def place(index: int) -> dict[str, Any]:
+        rewrite = placements[index]
+        written_on = rewrite.site.rule == "remove-on"
+        gpu, cpu = ((rewrite.before, rewrite.after) if written_on
+                    else (rewrite.after, rewrite.before))
+        if calibrated:
+            return _place_on(rewrite.site, written_on, cpu, gpu, values, parameter, options,
+                             args, curves)
+        return _place_site(rewrite.site, written_on, cpu, gpu, values, parameter, options, args,
+                           curves)
+
+    # The sites are placed by this process and a forked one (cli.forked), and each verdict is
+    # shown as soon as it is decided, under a progress bar (on a terminal only, as `hetprof
+    # rewrite` does); the table follows on stdout.
     with verdict_progress(args) as progress:
         task = progress.add_task("placing parallel forms", total=len(placements))
-        for rewrite in placements:
-            progress.update(task, description=f"placing {rewrite.site.where}")
-            written_on = rewrite.site.rule == "remove-on"
-            gpu, cpu = ((rewrite.before, rewrite.after) if written_on
-                        else (rewrite.after, rewrite.before))
-            site = (_place_on(rewrite.site, written_on, cpu, gpu, values, parameter, options,
-                              args, curves) if calibrated else
-                    _place_site(rewrite.site, written_on, cpu, gpu, values, parameter,
-                                options, args, curves))
-            sites.append(site)
+
+        def shown(_: int, site: dict[str, Any]) -> None:
             if not progress.disable:
                 cells = dict(zip(PLACE_HEADINGS, place_cells(site, options.profile.units),
                                  strict=True))
@@ -122,6 +133,8 @@ def command_place(args: argparse.Namespace, holder: SourceHolder) -> int:
                     f"{cells['site']}: use {cells['use']} (CPU {cells['CPU time']}, GPU "
                     f"{cells['GPU time']}); {cells['cheaper as n grows']}", markup=False)
             progress.advance(task)
+
+        sites = forked_map(place, len(placements), shown)
     result = {"file": args.file, "parameter": parameter, "params": values, "procs": args.procs,
               "units": options.profile.units, "time": PLACEMENT_TIME,
               "sites": sites}

@@ -24,11 +24,13 @@ from typing import Any
 
 from graphs.analysis import analyse
 from graphs.crossings import BreakEven, crossings, ladder_break_even, resolved_upper
+from graphs.kernel_counts import kernel_side
 from graphs.schedule import Policy
 from graphs.semantics.explicit import Evaluation, evaluate
 from graphs.semantics.options import EvaluationOptions
 from graphs.semantics.symbolic import NotRegular
 from graphs.symbolic_profile import TimeCurve
+from models.device_profile import DeviceProfile
 from profiler.errors import HetprofError
 from profiler.rewrite import Rewrite, Subject, offered
 
@@ -47,7 +49,8 @@ class Score:
     """A subject's predicted costs in the profile's units: `time` (schedule time, eq. 5) and
     `space` (peak words on both worlds, eq. 9); `transfer` (δ* + δ† + merges + growth), `kernel`
     (device-box time without launches), `launch`, `cpu` (the rest of the time) and the count of
-    bank-conflicting steps."""
+    bank-conflicting steps; `kernel_side`, whether its kernels are bound by memory or compute
+    (graphs.kernel_counts.kernel_side)."""
 
     time: float
     space: int
@@ -58,6 +61,7 @@ class Score:
     cpu: float
     bank_conflicts: int
     value: str = field(default="", compare=False)
+    kernel_side: str = field(default="kernel", compare=False)  # memory or compute (kernel_side)
 
     def term(self, name: str) -> float:
         """A term by its name in `moved_term`'s answers."""
@@ -132,8 +136,9 @@ class Scorer:
         values = {**self.params, **(params or {})}
         key = (subject.key(), tuple(sorted(values.items())))
         if key not in self._cache:
-            evaluation = evaluate(subject.checked, values, self.options_for(subject))
-            self._cache[key] = _score(evaluation, self.procs, self.policy)
+            options = self.options_for(subject)
+            evaluation = evaluate(subject.checked, values, options)
+            self._cache[key] = _score(evaluation, self.procs, self.policy, options.profile)
             self._steps[key] = evaluation.steps
         return self._cache[key]
 
@@ -161,7 +166,8 @@ class Scorer:
                           before, after, speedup(before, after), moved_term(before, after), found)
 
 
-def _score(evaluation: Evaluation, procs: int, policy: Policy | str) -> Score:
+def _score(evaluation: Evaluation, procs: int, policy: Policy | str,
+           profile: DeviceProfile) -> Score:
     result = analyse(evaluation, procs, policy, pictures=False)
     transfer = sum(o.grow + o.transfer_in + o.transfer_out + o.merge for o in result.on)
     launch = 0.0
@@ -174,7 +180,10 @@ def _score(evaluation: Evaluation, procs: int, policy: Policy | str) -> Score:
     return Score(time=result.time, space=result.space["peak"], work=result.work,
                  transfer=transfer, kernel=kernel, launch=launch, cpu=result.time - on_total,
                  bank_conflicts=sum(o.bank_conflicts for o in result.on),
-                 value=evaluation.render_value(10**6))
+                 value=evaluation.render_value(10**6),
+                 kernel_side=kernel_side([phase.counts for record in evaluation.ons
+                                          for phase in record.box.phases
+                                          if phase.counts is not None], profile))
 
 
 def speedup(before: Score, after: Score) -> float:
@@ -213,12 +222,14 @@ def moved_term(before: Score, after: Score) -> str:
 
 def bound_term(score: Score) -> str:
     """What bounds a program's predicted time (as Intel Advisor's offload report says): the
-    largest of its transfer, launch, kernel (named "bank conflicts" where it has some) and CPU
-    terms."""
+    largest of its transfer, launch, kernel and CPU terms, a kernel named by what bounds it
+    (memory or compute: `Score.kernel_side`), or "bank conflicts" where it has some."""
     terms = {"transfer": score.transfer, "launch": score.launch, "kernel": score.kernel,
              "CPU": score.cpu}
     term = max(terms, key=lambda t: terms[t])
-    return "bank conflicts" if term == "kernel" and score.bank_conflicts else term
+    if term != "kernel":
+        return term
+    return "bank conflicts" if score.bank_conflicts else score.kernel_side
 
 
 def break_even(scorer: Scorer, before: Subject, after: Subject, parameter: str,
@@ -248,28 +259,39 @@ def break_even(scorer: Scorer, before: Subject, after: Subject, parameter: str,
     return ladder_break_even(pays, parameter, ladder_max, steps, LADDER_STEPS)
 
 
-def symbolic_solver(scorer: Scorer, upper: int = 10**12) -> Solver:
+def symbolic_solver(scorer: Scorer, upper: int = 10**12) -> SymbolicSolver:
+    """A break-even solver for graphs.rewrite_score.break_even (`SymbolicSolver`)."""
+    return SymbolicSolver(scorer, upper)
+
+
+class SymbolicSolver:
     """A break-even solver for graphs.rewrite_score.break_even: both programs profiled
     symbolically in the size parameter, their times (PLACEMENT_TIME) compared for every n up
     to `upper` in O(log upper) evaluations (`crossings`). None where a program is not regular
     (the ladder of explicit evaluations answers then)."""
-    curves: dict = {}  # a subject's TimeCurve (None: not regular), shared by every rewrite
-    prices: dict = {}  # kernel prices, shared by every curve (most kernels are in all of them)
 
-    def curve_of(subject, parameter: str) -> TimeCurve | None:
+    def __init__(self, scorer: Scorer, upper: int = 10**12):
+        self.scorer, self.upper = scorer, upper
+        self.curves: dict = {}  # a subject's TimeCurve (None: not regular), shared by every rewrite
+        self.prices: dict = {}  # kernel prices, shared by every curve (most kernels are in all)
+
+    def curve_of(self, subject: Subject, parameter: str) -> TimeCurve | None:
+        """The subject's time curve in `parameter`, made once; None where it is not regular."""
         key = (subject.key(), parameter)
-        if key not in curves:
+        if key not in self.curves:
+            scorer = self.scorer
             try:
-                curves[key] = TimeCurve(subject.checked, scorer.options_for(subject),
-                                        scorer.params, parameter, scorer.procs, prices)
+                self.curves[key] = TimeCurve(subject.checked, scorer.options_for(subject),
+                                             scorer.params, parameter, scorer.procs, self.prices)
             except NotRegular:
-                curves[key] = None
-        return curves[key]
+                self.curves[key] = None
+        return self.curves[key]
 
-    def solve(before, after, parameter: str):
-        first, second = (curve_of(s, parameter) for s in (before, after))
+    def __call__(self, before: Subject, after: Subject, parameter: str) -> BreakEven | None:
+        first, second = (self.curve_of(s, parameter) for s in (before, after))
         if first is None or second is None:
             return None
+        upper = self.upper
         try:
             largest = resolved_upper(first, second, parameter, first.formula, second.formula,
                                      upper)
@@ -278,7 +300,7 @@ def symbolic_solver(scorer: Scorer, upper: int = 10**12) -> Solver:
             pays_at_1 = second(1) < first(1)
         except NotRegular:
             return None
-        method = "symbolic (time's lower bound)" if scorer.procs > 1 else "symbolic (work)"
+        method = "symbolic (time's lower bound)" if self.scorer.procs > 1 else "symbolic (work)"
         if largest < upper:
             method += (f"; above {parameter} = {largest} the two times differ by less than "
                        "their floating-point resolution")
@@ -290,8 +312,6 @@ def symbolic_solver(scorer: Scorer, upper: int = 10**12) -> Solver:
             method += f"; {len(found)} crossings, the last one shown"
         return BreakEven(parameter, "from" if last.cheaper == "after" else "below", last.n,
                          method, largest)
-
-    return solve
 
 
 # --------------------------------------------------------------------------------------------------

@@ -6,11 +6,12 @@ import json
 import os
 import subprocess
 import sys
+import time
 
 import pytest
 from conftest import ROOT
 
-from cli.pictures import _Beside
+from cli.forked import Beside, forked_map
 
 
 def hetprof(*args: str, cwd=ROOT) -> subprocess.CompletedProcess:
@@ -205,8 +206,8 @@ def test_report_writes_a_default_file_and_says_where(tmp_path):
 
 
 def test_work_done_beside_comes_back_from_the_child():
-    assert _Beside(lambda: {"a": [1, 2.5], "b": None}).result() == {"a": [1, 2.5], "b": None}
-    assert _Beside(os.getpid).result() != os.getpid()
+    assert Beside(lambda: {"a": [1, 2.5], "b": None}).result() == {"a": [1, 2.5], "b": None}
+    assert Beside(os.getpid).result() != os.getpid()
 
 
 def test_work_that_fails_beside_is_done_again_here_and_fails_here():
@@ -217,14 +218,44 @@ def test_work_that_fails_beside_is_done_again_here_and_fails_here():
         raise ValueError("the program's error")
 
     with pytest.raises(ValueError, match="the program's error"):
-        _Beside(failing).result()
+        Beside(failing).result()
     assert calls == [os.getpid()]
 
 
 def test_work_beside_is_stopped_when_not_waited_for():
-    beside = _Beside(lambda: __import__("time").sleep(60))
+    beside = Beside(lambda: __import__("time").sleep(60))
     beside.cancel()
     assert beside.pid == 0
+
+
+def test_forked_map_gives_every_item_in_order_and_shares_them_with_a_child():
+    """Items slow enough that the child takes some: the results in order, each reported once
+    where it is finished, and some computed in the child."""
+    def work(index: int) -> tuple[int, int]:
+        time.sleep(0.02)
+        return index * index, os.getpid()
+
+    finished: list[int] = []
+    results = forked_map(work, 12, lambda index, _: finished.append(index))
+    assert [square for square, _ in results] == [i * i for i in range(12)]
+    assert sorted(finished) == list(range(12))
+    if (os.cpu_count() or 1) > 1:  # on one core all is done here
+        assert {pid for _, pid in results} - {os.getpid()}  # a child did some
+
+
+def test_forked_map_raises_the_first_error_in_order_here():
+    """Items 3 and 7 fail, whichever process took them: the serial loop's error (item 3's) is
+    raised here, after the other items are done."""
+    def work(index: int) -> int:
+        time.sleep(0.01)
+        if index in (3, 7):
+            raise ValueError(f"item {index}")
+        return index
+
+    with pytest.raises(ValueError, match="item 3"):
+        forked_map(work, 10)
+    assert forked_map(lambda index: index, 1) == [0]  # one item: here, no child
+    assert forked_map(lambda index: index, 0) == []
 
 
 def test_a_report_has_the_formulas_of_a_regular_program_only(tmp_path):
