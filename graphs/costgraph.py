@@ -27,12 +27,11 @@ from enum import Enum
 from functools import partial
 from typing import TYPE_CHECKING, Any, NamedTuple
 
-import numpy as np
-
 from profiler.syntax import Span, World
 
-if TYPE_CHECKING:  # networkx is imported where a view is built (issue 19: start-up time)
+if TYPE_CHECKING:  # networkx and numpy are imported where used (issue 19: start-up time)
     import networkx as nx
+    import numpy as np
 
 
 class NodeKind(Enum):
@@ -410,6 +409,8 @@ class CostGraph:
         Kept until the graph grows."""
         size = (len(self.node_kind), len(self.edge_source))
         if self._adjacency is None or self._adjacency_size != size:
+            import numpy as np
+
             # numpy sorts and counts a million edges in milliseconds; the typed arrays it fills
             # are what the passes index, one element at a time (8 bytes an entry, where a list
             # of ints costs 36). Each temporary goes as soon as it is used, since the peak of
@@ -500,6 +501,8 @@ class CostGraph:
 
 def _int_array(values: np.ndarray) -> array[int]:
     """A numpy array of integers as a typed array of 64-bit ints (indexed faster than numpy's)."""
+    import numpy as np
+
     result = array("q", [0]) * len(values)
     with memoryview(result) as view:
         np.frombuffer(view, dtype=np.int64)[:] = values  # no copy in between

@@ -38,7 +38,7 @@ import numpy as np
 
 from models.device_profile import CpuParameters
 from models.opencl.calibrate import ARITHMETIC, COPY, Fit  # the same kernels as the GPU's
-from models.opencl.runner import WORK_GROUP
+from models.opencl.codegen import WORK_GROUP
 
 EMPTY = "__kernel void empty(__global long* out) { }\n"
 

@@ -73,6 +73,12 @@ class BackendError(DeviceError):
     kind = "OpenCL backend"
 
 
+WORK_GROUP = 256
+"""The work items of a kernel's work groups, at most (or the device's largest group): the OpenCL
+CPU device runs a work group on one compute unit, so a kernel of n items keeps at most ⌈n/256⌉
+of them busy (models/opencl/predict.py)."""
+
+
 PRELUDE = """\
 #pragma OPENCL EXTENSION cl_khr_fp64 : enable
 #pragma OPENCL FP_CONTRACT OFF

@@ -27,7 +27,7 @@ span S, between max(W/P, S) (Brent's lower bound) and W/P + (1 - 1/P)·S (Graham
 (graphs.symbolic_profile.shape_time). The prediction is the middle of the two; the report keeps
 both bounds. For the parmaps of the suite at the sizes it runs, W/P is many times S, and the two
 bounds are within a few percent of each other. P is the device's compute units, or fewer where
-the `on`'s widest kernel has fewer work groups (models.opencl.runner.WORK_GROUP items each): the
+the `on`'s widest kernel has fewer work groups (models.opencl.codegen.WORK_GROUP items each): the
 device runs each work group on one compute unit.
 
 Under a profile that prices the CPU by operation class (models/cpu.py), each kernel of one work
@@ -52,8 +52,7 @@ from graphs.semantics.options import EvaluationOptions
 from graphs.symbolic_profile import SymbolicProfile, symbolic_profile
 from models.cpu import by_class, cpu_floor, cpu_model
 from models.device_profile import AllocationParameters, CpuParameters, DeviceProfile
-from models.opencl.codegen import compile_offload
-from models.opencl.runner import WORK_GROUP
+from models.opencl.codegen import WORK_GROUP, compile_offload
 from models.roofline import KernelCounts, roofline_of_kernels
 from profiler.checker import CheckedProgram, bind_parameters, check_program
 from profiler.errors import DeviceError, EvaluationError
@@ -229,7 +228,7 @@ def kernel_units(processors: int, counts: list[KernelCounts] | None,
 
 def cpu_units(processors: int, threads: int) -> int:
     """The compute units of the CPU device that run an `on` body whose widest kernel has
-    `threads` work items: the device runs a work group (models.opencl.runner.WORK_GROUP items)
+    `threads` work items: the device runs a work group (models.opencl.codegen.WORK_GROUP items)
     on one unit, so at most ⌈threads / WORK_GROUP⌉ of its `processors` are busy."""
     return max(1, min(processors, -(-threads // WORK_GROUP)))
 

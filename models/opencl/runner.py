@@ -23,6 +23,7 @@ from models.opencl.codegen import (
     ERR_DIVIDE,
     ERR_FULL,
     ERR_INDEX,
+    WORK_GROUP,
     Plan,
     compile_offload,
 )
@@ -199,12 +200,6 @@ class DeviceSession:
         """An NDRange of at least n work items, in whole work groups."""
         group = max(1, min(self.max_group, n))
         return (max(1, -(-n // group) * group),), (group,)
-
-
-WORK_GROUP = 256
-"""The work items of a kernel's work groups, at most (or the device's largest group): the OpenCL
-CPU device runs a work group on one compute unit, so a kernel of n items keeps at most ⌈n/256⌉
-of them busy (models/opencl/predict.py)."""
 
 
 def event_seconds(event) -> float:
