@@ -31,12 +31,38 @@ _LOG2 = re.compile(r"log\(([^()]*)\)/log\(2\)")
 
 def formula(text: str | sp.Expr) -> str:
     """A formula for people: `ceiling(log(n)/log(2))` as ⌈log₂(n)⌉, `floor(x)` as ⌊x⌋, `Max` as
-    max. Text that is not a formula (such as "-") is returned as it is."""
+    max. A formula's text (sympy's `sstr`, as the JSON reports keep it) is rewritten as it
+    stands, its terms in the same order, without parsing it back (a second of sympy for the
+    formulas of one `place`); text that is not a formula (such as "-") is returned as it is."""
     if isinstance(text, str):
-        try:
-            expr = sp.sympify(text)
-        except (sp.SympifyError, TypeError, SyntaxError):
-            return text
-    else:
-        expr = text
-    return _LOG2.sub(r"log₂(\1)", _FormulaPrinter().doprint(expr))
+        return _LOG2.sub(r"log₂(\1)", _notation(text))
+    return _LOG2.sub(r"log₂(\1)", _FormulaPrinter().doprint(text))
+
+
+_CALL = re.compile(r"(?<![\w.])(ceiling|floor|Max|Min)\(")
+_BRACKETS = {"ceiling": ("⌈", "⌉"), "floor": ("⌊", "⌋"), "Max": ("max(", ")"),
+             "Min": ("min(", ")")}
+
+
+def _notation(text: str) -> str:
+    """`_FormulaPrinter`'s notation on sympy's plain text of a formula: each call of ceiling,
+    floor, Max and Min, to its matching parenthesis, as _FormulaPrinter prints it."""
+    out: list[str] = []
+    closing: list[str] = []  # what each open parenthesis closes with
+    at = 0
+    for match in re.finditer(r"[()]", text):
+        call = _CALL.search(text, at, match.end()) if match.group() == "(" else None
+        if call is not None and call.end() == match.end():
+            out.append(text[at:call.start()])
+            opening, close = _BRACKETS[call.group(1)]
+            out.append(opening)
+            closing.append(close)
+        elif match.group() == "(":
+            out.append(text[at:match.end()])
+            closing.append(")")
+        else:
+            out.append(text[at:match.start()])
+            out.append(closing.pop() if closing else ")")
+        at = match.end()
+    out.append(text[at:])
+    return "".join(out)
