@@ -28,6 +28,7 @@ from graphs.costgraph import EdgeKind
 from models.base import AccessKind, GpuModel, MemoryAccess, Space, StepCost
 from models.device_profile import GpuParameters
 from models.gpu_cache import Traffic
+from models.roofline import KernelCounts
 from profiler.syntax import Span
 
 
@@ -217,6 +218,7 @@ class PhaseCost:
     traffic: Traffic | None = None  # a stateful (cache) model's memory traffic, summed
     bound: str = ""  # a stateful model's largest term: "latency", "DRAM bandwidth", ...
     latency: float = 0.0  # a stateful model's latency term: the rounds' lock-step time
+    counts: KernelCounts | None = None  # its global words, operations, launches (count_phase)
 
 
 @dataclass(slots=True)
@@ -379,7 +381,34 @@ def phase_cost(phase: Phase, model: GpuModel, p: GpuParameters,
     stacks = set(map(_centres_of, chain.from_iterable(threads)))
     common = set.intersection(*map(set, stacks)) if stacks else set()
     cost.centres = tuple(sorted(common))
+    cost.counts = count_phase(phase, p)
     return cost
+
+
+def count_phase(phase: Phase, gpu: GpuParameters) -> KernelCounts:
+    """The global words read and written, operations, launches, threads and allocations of one
+    phase, as graphs.kernel_counts counts them (its module doc), for the roofline and for what
+    bounds a kernel (memory or compute)."""
+    read = written = operations = allocations = 0
+    for thread in phase.threads:
+        for edge in thread:
+            access = edge.access
+            if access is None:
+                if not edge.bookkeeping:
+                    operations += 1
+            elif access.space is Space.GLOBAL:
+                if access.kind is AccessKind.READ:
+                    read += 1
+                else:
+                    written += max(1, edge.words)
+                    allocations += 1
+    if phase.parallel and phase.threads:
+        groups = math.ceil(len(phase.threads) / gpu.work_group_size)
+        read += phase.staged * groups
+        if phase.writeback:
+            written += groups
+    return KernelCounts(read, written, operations, 1 if launches_kernel(phase) else 0,
+                        len(phase.threads) if phase.parallel else 1, allocations)
 
 
 def launches_kernel(phase: Phase) -> bool:

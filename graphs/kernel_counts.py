@@ -19,37 +19,16 @@ code) is counted on its own:
 
 from __future__ import annotations
 
-import math
-
-from graphs.devicebox import GSub, Phase, launches_kernel
+from graphs.devicebox import GSub, Phase, count_phase
 from graphs.semantics.explicit import OnRecord
-from models.base import AccessKind, Space
 from models.device_profile import DeviceProfile, GpuParameters
 from models.roofline import KernelCounts, roofline_available, roofline_of_kernels
 
 
 def phase_counts(phase: Phase, gpu: GpuParameters) -> KernelCounts:
-    """The global words read and written, operations and launches of one phase (module doc)."""
-    read = written = operations = allocations = 0
-    for thread in phase.threads:
-        for edge in thread:
-            access = edge.access
-            if access is None:
-                if not edge.bookkeeping:
-                    operations += 1
-            elif access.space is Space.GLOBAL:
-                if access.kind is AccessKind.READ:
-                    read += 1
-                else:
-                    written += max(1, edge.words)
-                    allocations += 1
-    if phase.parallel and phase.threads:
-        groups = math.ceil(len(phase.threads) / gpu.work_group_size)
-        read += phase.staged * groups
-        if phase.writeback:
-            written += groups
-    return KernelCounts(read, written, operations, 1 if launches_kernel(phase) else 0,
-                        len(phase.threads) if phase.parallel else 1, allocations)
+    """The global words read and written, operations and launches of one phase (module doc;
+    graphs.devicebox.count_phase, which keeps them on every phase it prices)."""
+    return count_phase(phase, gpu)
 
 
 def kernel_counts(paths: GSub | None, gpu: GpuParameters) -> list[KernelCounts]:
@@ -98,8 +77,8 @@ def kernel_side(counts: list[KernelCounts] | None, profile: DeviceProfile) -> st
 
 
 def on_bound(record: OnRecord, profile: DeviceProfile) -> str:
-    """`gpu_bound` of an explicitly evaluated `on`: its device-box edge's parts, and its kernels'
-    counts where the evaluation kept its GPU paths (under an observer), else "kernel"."""
+    """`gpu_bound` of an explicitly evaluated `on`: its device-box edge's parts, and the counts
+    its device box kept of each kernel (`PhaseCost.counts`)."""
     info = record.info
-    counts = kernel_counts(record.paths, profile.gpu) if record.paths else None
-    return gpu_bound(info.total - info.kernel, info.kernel, counts, profile)
+    counts = [phase.counts for phase in record.box.phases if phase.counts is not None]
+    return gpu_bound(info.total - info.kernel, info.kernel, counts or None, profile)

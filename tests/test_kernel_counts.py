@@ -8,7 +8,13 @@ from dataclasses import replace
 import pytest
 from conftest import ROOT
 
-from graphs.kernel_counts import gpu_bound, kernel_counts, roofline_of_paths
+from graphs.kernel_counts import (
+    gpu_bound,
+    kernel_counts,
+    kernel_side,
+    on_bound,
+    roofline_of_paths,
+)
 from graphs.semantics.explicit import OffloadCollector, evaluate
 from graphs.semantics.options import EvaluationOptions
 from models.device_profile import DeviceProfile
@@ -71,3 +77,24 @@ def test_what_bounds_an_on_on_the_gpu():
                                                      ops_per_s=1e9)
     assert gpu_bound(0.0, 1.0, [KernelCounts(100, 0, 50, 0, 64, 0)], rates) == "memory"
     assert gpu_bound(0.0, 1.0, [KernelCounts(10, 0, 500, 0, 64, 0)], rates) == "compute"
+
+
+def test_a_device_box_keeps_its_kernels_counts():
+    """Without an observer the explicit evaluation keeps no GPU paths, but each phase of its
+    device box keeps the counts its paths gave (`PhaseCost.counts`), so that an `on` evaluated
+    explicitly (hetprof place's irregular sites, every row of hetprof rewrite) is still named
+    memory- or compute-bound."""
+    path = ROOT / "examples" / "zipmul.lg"
+    checked = check_program(parse(path.read_text(), "examples/zipmul.lg"))
+    evaluation = evaluate(checked, bind_parameters(checked, {"n": 64}), EvaluationOptions())
+    (record,) = evaluation.ons
+    assert record.paths is None
+    kept = [phase.counts for phase in record.box.phases]
+    assert kept == kernel_counts(zipmul_paths(64), DeviceProfile().gpu)
+    # zipmul's words (385 at l = 32) outweigh its 64 operations; with ten times the
+    # operations they would not
+    assert kernel_side(kept, DeviceProfile().with_gpu(global_latency=32.0)) == "memory"
+    more = [replace(c, operations=c.operations * 1000) for c in kept]
+    assert kernel_side(more, DeviceProfile().with_gpu(global_latency=32.0)) == "compute"
+    assert on_bound(record, DeviceProfile()) == gpu_bound(
+        record.info.total - record.info.kernel, record.info.kernel, kept, DeviceProfile())

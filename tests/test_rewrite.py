@@ -7,6 +7,8 @@ direction of the textbook cases is asserted with real numbers of the default pro
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import pytest
 from conftest import EXAMPLES
 from hypothesis import HealthCheck, given, note, settings
@@ -464,3 +466,17 @@ def test_the_moved_term_moved_the_way_the_time_did():
     assert moved_term(before, after) == "transfer"
     assert moved_term(after, before) == "transfer"  # slower: the transfers grew most
     assert bound_term(after) == "CPU" and bound_term(before) == "transfer"
+
+
+def test_a_kernel_bound_row_says_memory_or_compute():
+    """The rewrite table's bound column names a kernel-bound program's kernels as `place` does
+    (graphs.kernel_counts.kernel_side, from the counts each device box kept); "bank conflicts"
+    where its kernels have some."""
+    kernel = Score(time=10_000, space=10, work=0, transfer=100, kernel=9_000, launch=100,
+                   cpu=800, bank_conflicts=0, kernel_side="compute")
+    assert bound_term(kernel) == "compute"
+    assert bound_term(replace(kernel, bank_conflicts=3)) == "bank conflicts"
+    source = (EXAMPLES[0].parent / "zipmul.lg").read_text()
+    scorer = Scorer({"n": 4096})
+    score = scorer.score(start(check_program(parse(source))))
+    assert score.kernel_side == "memory"  # 5 words a thread, at l = 32, against 1 operation
