@@ -71,6 +71,12 @@ class CpuModel(ABC):
         """δm, merging the tables after a parallel form; `in_thread`: the form is inside another
         parallel form's thread."""
 
+    def serial_scale(self) -> float:
+        """The factor on a read's, a write's (and a region's growth's) and a step's cost outside
+        every parallel form's threads, where one compute unit runs a dependent chain alone
+        (models/cpu.py); 1 for the paper's PRAM, which prices every context alike."""
+        return 1.0
+
 
 class GpuModel(ABC):
     """Costs of one warp step, given each active thread's edge in that step."""

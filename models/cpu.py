@@ -24,6 +24,16 @@ code does for it:
   `launch_s`, where the form is not inside another's thread (then it is a kernel of its own), and
   one step, `op_s`, inside a thread (where the backend runs it as a loop).
 
+Those classes are measured with every compute unit busy, each class alone, and priced one after
+another. Serial code, outside every parallel form's threads, is a dependent chain that one work
+item runs alone (the backend's one-item kernels): its core overlaps the loads and arithmetic of
+a step with the allocation's atomic, and has the memory system to itself. Its reads, writes (and
+growth) and steps are priced times `serial_scale`: the measured time of one such chain's step
+(`serial_step_s`: two loads, a multiply-add, a bump and a store, the generated code's commonest
+serial step, each step loading the cell the one before stored) over what the classes price that
+step at. On the H200's host (2026-11-27): 9.9 ns against 16.8 ns, a scale of 0.59. Where the
+profile has no `serial_step_s` the scale is 1 and the classes price serial code as before.
+
 Two shared resources bound a parallel stretch however many processors run it (`cpu_floor`): the
 socket's memory bandwidth, `bytes_per_s` (a stride-1 copy over all compute units), for the words
 it moves; and, where more than one compute unit runs it, the allocation pointer, whose cache line
@@ -69,6 +79,13 @@ class CalibratedCpu(CpuModel):
     def merge(self, in_thread: bool) -> float:
         return self.parameters.op_s if in_thread else self.parameters.launch_s
 
+    def serial_scale(self) -> float:
+        """`serial_step_s` over what the classes price its step at (2 reads, a step, an
+        allocating write), where the profile measured it; else 1 (the module's docstring)."""
+        p = self.parameters
+        step = 2 * p.read_s + p.op_s + p.write_s + p.alloc_s
+        return p.serial_step_s / step if p.serial_step_s > 0 and step > 0 else 1.0
+
 
 def by_class(profile: DeviceProfile) -> bool:
     """Whether `profile` prices the CPU world by operation class: a profile in seconds whose
@@ -110,6 +127,29 @@ def cpu_floor(profile: DeviceProfile, words: float, allocations: float,
     else:
         bumps = allocations * contended_allocation(cpu, processors) if processors > 1 else 0.0
     return max(bandwidth, bumps)
+
+
+LAUNCH_WORDS = (10, 16, 19, 22)  # log2 of the words copied in before the launches measured
+
+
+def launch_after(cpu: CpuParameters, words: float) -> float:
+    """A CPU kernel's launch after the host moved `words` words in (an `on`'s inputs, which the
+    backend's runner copies before its kernels): interpolated, linearly in log2 of the words,
+    between the launches measured after 2^10 (`launch_s`), 2^16, 2^19 and 2^22 words, and held
+    at the ends. A copy larger than the caches leaves the kernels' launch cold: on the H200's
+    host about 20 µs after 2^10 words and 39 µs after 2^22 (benchmarks/cpu_launch_probe.py).
+    `launch_s` alone where the others were not measured."""
+    points = [cpu.launch_s, cpu.launch_after_16_s, cpu.launch_after_19_s, cpu.launch_after_22_s]
+    if not all(points[1:]):
+        return cpu.launch_s
+    at = math.log2(max(words, 1.0))
+    if at <= LAUNCH_WORDS[0]:
+        return points[0]
+    for (low, high), (a, b) in zip(itertools.pairwise(LAUNCH_WORDS),
+                                   itertools.pairwise(points), strict=True):
+        if at <= high:
+            return a + (b - a) * (at - low) / (high - low)
+    return points[-1]
 
 
 def allocation_rate(cpu: CpuParameters, units: int) -> float:

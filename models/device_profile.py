@@ -15,7 +15,9 @@ Schema (all numbers finite, non-negative and at most 10^15; see docs/device-prof
               parmap's per-task overhead), "launch_s" (a CPU kernel), "contended_alloc_s" (an
               allocation while every compute unit allocates; "contended_alloc_2_s", "_4_s",
               "_8_s": while 2, 4 or 8 do), "bytes_per_s" (the socket's bandwidth),
-              "processors" (the compute units measured)},
+              "processors" (the compute units measured), "serial_step_s" (one work item's
+              dependent step alone), "launch_after_16_s", "_19_s", "_22_s" (a launch after
+              the host moved 2^16, 2^19, 2^22 words in)},
       "gpu": {"warp_width": w, "work_group_size": threads per work group, "global_latency": l,
               "local_latency": 1, "conflict_cost": 2 (paper mode), "banks": 32,
               "threads_at_once": H, "op": 1, "launch": cost of one kernel launch,
@@ -87,6 +89,14 @@ class CpuParameters:
     contended_alloc_8_s: float = 0.0
     bytes_per_s: float = 0.0  # the socket's memory bandwidth, all compute units copying
     processors: int = 0  # the compute units these were measured with
+    # one work item's dependent chain step (2 loads, multiply-add, bump, store), alone on the
+    # device (0: not measured; models/cpu.py's `serial_scale`)
+    serial_step_s: float = 0.0
+    # a kernel's launch after the host copied 2^16, 2^19, 2^22 words in (0: not measured;
+    # models/cpu.py's `launch_after`); launch_s is the same after 2^10
+    launch_after_16_s: float = 0.0
+    launch_after_19_s: float = 0.0
+    launch_after_22_s: float = 0.0
 
     @property
     def by_class(self) -> bool:

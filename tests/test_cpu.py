@@ -19,6 +19,7 @@ from models.cpu import (
     contended_allocation,
     cpu_floor,
     cpu_model,
+    launch_after,
 )
 from models.device_profile import (
     AllocationParameters,
@@ -27,7 +28,7 @@ from models.device_profile import (
     GpuParameters,
     RegionParameters,
 )
-from models.opencl.predict import cpu_units
+from models.opencl.predict import cpu_units, on_launches
 from models.pram import Pram
 from profiler.checker import check_program
 from profiler.parser import parse
@@ -157,3 +158,68 @@ def test_symbolic_work_and_span_equal_the_explicit_ones_by_class(name):
         numbers = profile.at(params)
         assert numbers["work"] == pytest.approx(evaluation.graph.work())
         assert numbers["span"] == pytest.approx(evaluation.graph.span())
+
+
+# A lone dependent chain's step measured at half of what the classes price it at
+# (2 reads + a step + an allocating write: 2·2 + 7 + 3 + 5 = 19).
+SERIAL = replace(BY_CLASS, cpu=replace(CLASSES, serial_step_s=9.5))
+
+
+def test_serial_code_is_priced_at_the_measured_chain_rate():
+    """Outside every parallel form's threads a read, a write and a step cost `serial_scale`
+    times their class (a dependent chain alone on one compute unit); inside them, their class.
+    The PRAM and a profile that did not measure the chain keep one price for both."""
+    assert cpu_model(SERIAL).serial_scale() == pytest.approx(0.5)
+    assert cpu_model(BY_CLASS).serial_scale() == cpu_model(DeviceProfile()).serial_scale() == 1.0
+    graph = run(NESTED, {"n": 3}, profile=SERIAL).graph
+    weights: dict[EdgeKind, set[float]] = {}
+    for w, k in zip(graph.edge_weight, graph.edge_kind, strict=True):
+        weights.setdefault(k, set()).add(w)
+    # the threads' reads (2) and writes (8); the top level's reads of the vectors it maps (1)
+    assert weights[EdgeKind.READ] == {1.0, 2.0}
+    assert 8.0 in weights[EdgeKind.WRITE] and weights[EdgeKind.WRITE] <= {4.0, 8.0}
+    # forks are inside parallel forms and launches are not a chain's steps: both unscaled
+    assert weights[EdgeKind.FORK] == {11.0}
+    assert {1000.0, 7.0} == {w for w, k in zip(graph.edge_weight, graph.edge_kind, strict=True)
+                             if k is EdgeKind.MERGE}
+
+
+@pytest.mark.parametrize("name", ["zipmul_cpu", "dc_sum", "matvec", "normalize_inc"])
+def test_symbolic_equals_explicit_with_serial_code_scaled(name):
+    """The differential backbone under a profile that prices serial code at its own rate, and
+    grows regions at a write's price (serial or not, as the write is)."""
+    source = (ROOT / "examples" / f"{name}.lg").read_text()
+    checked = check_program(parse(source, f"{name}.lg"))
+    profile_ = replace(SERIAL, allocation=AllocationParameters(
+        latency=cpu_model(SERIAL).write(), per_word=0.0))
+    profile = symbolic_profile(checked, EvaluationOptions(profile=profile_))
+    for n in (1, 2, 5, 40):
+        params = {p.name: n for p in checked.program.params}
+        evaluation = run(source, params, profile=profile_)
+        numbers = profile.at(params)
+        assert numbers["work"] == pytest.approx(evaluation.graph.work())
+        assert numbers["span"] == pytest.approx(evaluation.graph.span())
+
+
+LAUNCHES = replace(CLASSES, launch_s=20.0, launch_after_16_s=22.0, launch_after_19_s=30.0,
+                   launch_after_22_s=38.0)
+
+
+def test_a_launch_after_a_large_copy_is_cold():
+    """launch_after: the launches measured after 2^10 (launch_s), 2^16, 2^19 and 2^22 words
+    copied in, linear in log2 of the words between them and held at both ends; launch_s alone
+    where the others were not measured."""
+    assert launch_after(LAUNCHES, 0) == launch_after(LAUNCHES, 1024) == 20.0
+    assert launch_after(LAUNCHES, 2**13) == pytest.approx(21.0)
+    assert launch_after(LAUNCHES, 2**19) == pytest.approx(30.0)
+    assert launch_after(LAUNCHES, 2**21) == pytest.approx(30.0 + 8.0 * 2 / 3)
+    assert launch_after(LAUNCHES, 2**30) == 38.0
+    assert launch_after(CLASSES, 2**30) == CLASSES.launch_s
+
+
+def test_an_on_pays_each_kernels_launch_after_its_inputs_moved_in():
+    """on_launches: a one-work-item kernel's whole launch (the graph has no δm for it), and for
+    a parallel step what its launch costs beyond the δm its merge already charges."""
+    assert on_launches(LAUNCHES, (1, 2), 2**22) == pytest.approx(38.0 + 2 * (38.0 - 20.0))
+    assert on_launches(LAUNCHES, (0, 3), 100) == 0.0  # warm: the graph's δm is the launch
+    assert on_launches(LAUNCHES, (1, 0), 100) == 20.0

@@ -20,7 +20,12 @@ from models.device_profile import (
     load_profile,
     save_profile,
 )
-from models.opencl.predict import SymbolicPredictions, growth_as_write, serial_kernels
+from models.opencl.predict import (
+    SymbolicPredictions,
+    growth_as_write,
+    plan_kernels,
+    serial_kernels,
+)
 from models.opencl.runner import DeviceSession, run_offload, select_device
 from models.opencl.validate import _explicit_floor, _variants, explicit_predictions, validate
 from profiler.checker import bind_parameters, check_program
@@ -146,20 +151,22 @@ def test_a_serial_on_body_costs_the_cpu_one_kernel_launch():
     assert before.cpu > profile.cpu.launch_s
 
 
-@pytest.mark.parametrize("program, expected", [("examples/zipmul.lg", 0),
-                                               ("benchmarks/suite/sample.lg", 1),
-                                               ("benchmarks/suite/serial_loop.lg", 1)])
-def test_serial_kernels_are_the_plans_one_item_steps(program, expected, pocl):
-    """predict.serial_kernels counts the backend's one-work-item kernels of each `on`: none where
-    the body is a parmap over a variable (zipmul), one for `iota 8`'s count (sample) and one for
-    a body of serial code (serial_loop); the run's plan on PoCL has exactly those."""
+@pytest.mark.parametrize("program, expected", [("examples/zipmul.lg", (0, 1)),
+                                               ("benchmarks/suite/sample.lg", (1, 2)),
+                                               ("benchmarks/suite/serial_loop.lg", (1, 0))])
+def test_plan_kernels_are_the_plans_steps(program, expected, pocl):
+    """predict.plan_kernels counts the backend's kernels of each `on`, one-work-item and
+    parallel: a map over a variable (zipmul); `iota 8`'s count, the iota and the map (sample);
+    a body of serial code (serial_loop). The run's plan on PoCL has exactly those."""
     checked = check_program(parse((ROOT / program).read_text(), program))
     gpu, _ = _variants(checked)
-    (count,) = serial_kernels(gpu).values()
+    (count,) = plan_kernels(gpu).values()
     assert count == expected
+    assert list(serial_kernels(gpu).values()) == [expected[0]]
     params = bind_parameters(checked, {"n": 16})
     collector = OffloadCollector()
     evaluate(gpu, params, EvaluationOptions(observer=collector))
     (offload,) = collector.offloads
     run = run_offload(pocl, offload, gpu.types, params, repeats=1)
-    assert sum(1 for step in run.plan.steps if step.kind == "serial") == expected
+    serial = sum(1 for step in run.plan.steps if step.kind == "serial")
+    assert (serial, len(run.plan.steps) - serial) == expected

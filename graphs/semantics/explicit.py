@@ -254,11 +254,13 @@ class Evaluator:
         self.profile = options.profile
         self.cpu_scale, self.gpu_scale = self.profile.unit_scales()
         # The CPU model (models/cpu.py: the PRAM, or by operation class) prices every read,
-        # write, step and ⊗ edge alike: asked once here, not once per node.
+        # write, step and ⊗ edge alike: asked once here, not once per node; outside every
+        # parallel form's threads (serial code) times its `serial_scale` (`_cpu_weights`).
         self.cpu: CpuModel = cpu_model(self.profile)
-        self.cpu_read, self.cpu_write = self.cpu.read(), self.cpu.write()
-        self.cpu_op, self.cpu_fork = self.cpu.op(), self.cpu.fork()
+        self.serial_scale = self.cpu.serial_scale()
+        self.cpu_fork = self.cpu.fork()
         self.threads = 0  # CPU parallel forms whose threads we are inside (`_merge_cost`)
+        self._cpu_weights()
         self.cpu_space: dict[int, tuple[tuple[World, int], ...]] = {}  # words -> a write's space
         self.gpu: GpuModel = gpu_model(self.profile, options.gpu_mode)
         self.gpu_op = self.profile.gpu.op  # the weight of a GPU step, once per GPU edge
@@ -328,7 +330,7 @@ class Evaluator:
             if space is None:  # one tuple per size, shared by every write of that size
                 space = self.cpu_space[words] = ((_CPU, words),)
             if expanded:
-                return self.graph.step(before, self.providers.allocation(expanded),
+                return self.graph.step(before, self._growth(expanded),
                                        EdgeKind.EXPAND, _WRITE_NODE, span, self.centres, space,
                                        expanded=expanded)
             return self.graph.step(before, self.cpu_write, _WRITE_EDGE, _WRITE_NODE, span,
@@ -382,6 +384,20 @@ class Evaluator:
         writeback = self.paper and any(r.local for r in self.gpu_stack.values())
         return self.paths.par_all(branches, span, staged, writeback)
 
+    def _cpu_weights(self) -> None:
+        """The CPU read, write and step weights in the current context: the model's inside a
+        parallel form's threads, times its `serial_scale` outside them (models/cpu.py)."""
+        scale = 1.0 if self.threads else self.serial_scale
+        read, write, op = self.cpu.read(), self.cpu.write(), self.cpu.op()
+        if scale != 1.0:
+            read, write, op = read * scale, write * scale, op * scale
+        self.cpu_read, self.cpu_write, self.cpu_op = read, write, op
+
+    def _growth(self, words: int) -> float:
+        """A CPU region's growth by `words` (Δa), scaled as a write is (`_cpu_weights`)."""
+        cost = self.providers.allocation(words)
+        return cost if self.threads or self.serial_scale == 1.0 else cost * self.serial_scale
+
     @contextmanager
     def _kernel(self, world: World, stages: bool = True):
         """The threads of a parallel form; on 𝔾 at the top of an `on` body, a kernel. A kernel
@@ -392,11 +408,15 @@ class Evaluator:
         if world is _CPU or self.kernel_depth:
             self.kernel_depth += world is _GPU
             self.threads += 1
+            if self.threads == 1:
+                self._cpu_weights()
             try:
                 yield 0
             finally:
                 self.kernel_depth -= world is _GPU
                 self.threads -= 1
+                if self.threads == 0:
+                    self._cpu_weights()
             return
         # The paper's local memory holds the whole region and stages nothing (§7.1.2).
         limits = ({rid: min(r.ap, self.local_share) for rid, r in self.gpu_stack.items()

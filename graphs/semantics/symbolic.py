@@ -702,11 +702,10 @@ class SymbolicEvaluator:
         self.cpu_scale, self.gpu_scale = profile.unit_scales()
         cpu = cpu_model(profile)  # the PRAM, or by operation class (models/cpu.py)
         self.cpu = cpu
-        self.read_w = number(cpu.read())
-        self.write_w = number(cpu.write())
-        self.op_w = number(cpu.op())
+        self.serial_scale = cpu.serial_scale()
         self.fork_w = number(cpu.fork())
         self.threads = 0  # CPU parallel forms whose threads we are inside (`_merge_weight`)
+        self._cpu_weights()
         self.gpu_op = float(profile.gpu.op)
         self.providers = providers_for(profile)
         self.bsize = profile.region.bsize
@@ -791,8 +790,11 @@ class SymbolicEvaluator:
                 # `expanded` is the words this allocation grew its region by (0: none).
                 alloc = self._allocation()
                 # The provider is in seconds in a calibrated profile, as the explicit
-                # evaluator charges it: not scaled by the CPU's unit.
-                grow = number(alloc.latency) + number(alloc.per_word) * expanded
+                # evaluator charges it: not scaled by the CPU's unit (in serial code by
+                # `_scale`, as a write is).
+                scale = self._scale()
+                grow = (number(alloc.latency * scale)
+                        + number(alloc.per_word * scale) * expanded)
                 return step(before, sp.Piecewise((self.write_w, sp.Eq(expanded, 0)),
                                                  (grow, True)))
             return step(before, self.write_w)
@@ -1312,6 +1314,8 @@ class SymbolicEvaluator:
 
         self.loops += 1
         self.threads += 1
+        if self.threads == 1:
+            self._cpu_weights()
         try:
             set_counters(unknown)
             body(var)
@@ -1331,6 +1335,8 @@ class SymbolicEvaluator:
         finally:
             self.loops -= 1
             self.threads -= 1
+            if self.threads == 0:
+                self._cpu_weights()
         self._restore(state)
         if self.loops:  # a loop inside a thread: the outer thread allocates it all, in order
             for w, rid, r in regions:
@@ -1367,7 +1373,21 @@ class SymbolicEvaluator:
 
     def _grow_cost(self) -> sp.Expr:
         alloc = self._allocation()
-        return number(alloc.latency + alloc.per_word * self.bsize)
+        return number((alloc.latency + alloc.per_word * self.bsize) * self._scale())
+
+    def _scale(self) -> float:
+        """The CPU weights' factor here: the model's `serial_scale` outside every parallel
+        form's threads, else 1 (the explicit evaluator's `_cpu_weights`)."""
+        return 1.0 if self.threads else self.serial_scale
+
+    def _cpu_weights(self) -> None:
+        """The CPU read, write and step weights in the current context (`_scale`), as the
+        explicit evaluator's `_cpu_weights` sets them."""
+        scale, cpu = self._scale(), self.cpu
+        read, write, op = cpu.read(), cpu.write(), cpu.op()
+        if scale != 1.0:
+            read, write, op = read * scale, write * scale, op * scale
+        self.read_w, self.write_w, self.op_w = number(read), number(write), number(op)
 
     def _parmap(self, func: Expr, vector: Expr, region: str | None, span: Span, env: dict,
                 regions: dict, world: World):

@@ -8,7 +8,15 @@ cost per processor is what `reps` more of it add, times the compute units P that
 over the items and reps: (T(reps) - T(0)) · P / (N · reps). The per-processor seconds are what a
 CPU edge weighs in the cost graph, whose time on P processors is about its work over P.
 
-- launch_s: an empty kernel of P items (a kernel's launch and join on the device);
+- launch_s: a kernel's launch and join on the device as the backend launches them: three empty
+  kernels of one work item taking the generated code's arguments (models/opencl/codegen.py's
+  COMMON: the heap, the regions' bases, capacities and pointers, the error word and the slots),
+  in turn, each round after the host has copied 2^10 words into the heap, as the runner moves an
+  `on`'s inputs in before its kernels; the median of 300 launches. launch_after_16_s, _19_s and
+  _22_s: the same after copying 2^16, 2^19 and 2^22 words, which leave the caches cold (on the
+  H200's host the median went from about 20 to about 39 µs: benchmarks/cpu_launch_probe.py);
+  also, for the report only, the bare empty kernel of P items with one argument that launch_s
+  was until 2026-11-27;
 - task_s: a kernel whose items do nothing (a branch never taken), per item, less the launch;
 - read_s: items summing `reps` words in a row of a buffer larger than the caches (stride 1);
   also, for the report only (the cost semantics does not classify CPU reads yet), the same at a
@@ -24,6 +32,13 @@ CPU edge weighs in the cost graph, whose time on P processors is about its work 
   since the more units wait for the line the longer each handoff; the bump alone, without the
   store, is measured beside it for the report;
 - op_s: a chain of dependent 64-bit multiply-adds (the backend's values are 64-bit);
+- serial_step_s: one work item alone (the other units idle, as the backend runs an `on` body's
+  top-level serial code) walking a dependent chain of the generated code's commonest step: load
+  two boxed ints, multiply-add, allocate a cell (the bump and its bounds check), store, and the
+  next step loads the cell just stored. The classes above are each measured with every unit
+  busy and priced one after another; a lone dependent chain overlaps its loads and arithmetic
+  with the atomic's latency, and its core has no sibling thread to share (models/cpu.py:
+  `serial_scale`);
 - bytes_per_s: a stride-1 copy over all compute units, bytes read plus written over its time;
 - and, for profiles priced by the PRAM (`--units` of old), seconds per PRAM step: a map kernel as
   the backend writes one (two reads, an allocating write), as `hetprof calibrate` always did.
@@ -31,6 +46,7 @@ CPU edge weighs in the cost graph, whose time on P processors is about its work 
 
 from __future__ import annotations
 
+import statistics
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 
@@ -38,9 +54,14 @@ import numpy as np
 
 from models.device_profile import CpuParameters
 from models.opencl.calibrate import ARITHMETIC, COPY, Fit  # the same kernels as the GPU's
-from models.opencl.codegen import WORK_GROUP
+from models.opencl.codegen import PRELUDE, WORK_GROUP
 
 EMPTY = "__kernel void empty(__global long* out) { }\n"
+EMPTY_COMMON = PRELUDE + "__kernel void empty_common(COMMON) { }\n"
+# three kernels of one program, as a plan's steps are (a store never taken keeps each apart)
+THREE_KERNELS = PRELUDE + "".join(
+    f"__kernel void step{k}(COMMON) {{ if (get_global_id(0) == 1000000) heap[{k}] = {k}; }}\n"
+    for k in range(3))
 
 TASK = """\
 __kernel void task(__global long* out, const long never) {
@@ -95,7 +116,27 @@ __kernel void cpu_map(__global const long* a, __global const long* b, __global l
 }
 """
 
+SERIAL = """\
+__kernel void serial_chain(__global long* heap, __global int* ap, __global int* err,
+                           const int cap, const int reps, const int mask) {
+    /* one work item: x = heap[a] * heap[1] + 12345 into a fresh cell, a = that cell (the
+       bounds check as ALLOC makes it; the cells wrap around a buffer of mask + 1 words, since
+       the pointer runs on over the repetitions) */
+    long a = 0;
+    for (int r = 0; r < reps; r++) {
+        long x = heap[a];
+        long y = heap[1];
+        int offset = atomic_add(ap, 1);
+        if (offset + 1 > cap) { atomic_or(err, 1); offset = 0; }
+        long t = 2 + (offset & mask);
+        heap[t] = x * y + 12345;
+        a = t;
+    }
+}
+"""
+
 REPS = 16
+LAUNCH_ROUNDS = 100  # rounds of three launches whose median is `launch_s`
 LINE_WORDS = 8  # 64-byte cache lines of 8-byte words
 
 
@@ -106,6 +147,27 @@ class CpuCalibration:
     cpu: CpuParameters
     fits: list[Fit]
     processors: int
+
+
+def _launch_after(session, words: int, rounds: int) -> float:
+    """The median launch of THREE_KERNELS (one work item each, in turn) over `rounds` rounds,
+    each after copying `words` words into the heap (`calibrate_cpu`'s launch_s)."""
+    from models.opencl.runner import event_seconds
+
+    cl = session.cl
+    program = session.program(THREE_KERNELS)
+    kernels = [session.kernel(program, f"step{k}") for k in range(3)]
+    data = np.arange(words, dtype=np.int64)
+    sizes = (8 * max(words, 1 << 10), 32, 16, 16, 4, 128)  # the COMMON arguments, in bytes
+    buffers = [cl.Buffer(session.context, cl.mem_flags.READ_WRITE, size) for size in sizes]
+    samples = []
+    for run in range(rounds + 1):
+        cl.enqueue_copy(session.queue, buffers[0], data).wait()
+        for kernel in kernels:
+            seconds = event_seconds(kernel(session.queue, (1,), None, *buffers))
+            if run:  # the first round compiles and warms up
+                samples.append(seconds)
+    return statistics.median(samples)
 
 
 def calibrate_cpu(session, quick: bool = False, repeats: int = 7,
@@ -141,8 +203,17 @@ def calibrate_cpu(session, quick: bool = False, repeats: int = 7,
     progress("CPU launch", 0.9)
     empty, _ = time_kernel(session, EMPTY, "empty", processors, None, [np.zeros(1, np.int64)], [],
                            repeats * 3)
-    launch = empty.median
-    fits.append(Fit("CPU kernel launch", {"seconds": launch}, [(processors, launch, launch)]))
+    fits.append(Fit("CPU kernel launch, bare (report only)", {"seconds": empty.median},
+                    [(processors, empty.median, empty.median)]))
+
+    after = {log_words: _launch_after(session, 1 << log_words, LAUNCH_ROUNDS)
+             for log_words in (10, 16, 19, 22)}
+    for log_words, seconds in after.items():
+        fits.append(Fit(f"CPU kernel launch, three kernels of one work item in turn with the "
+                        f"backend's arguments, after copying 2^{log_words} words in",
+                        {"seconds": seconds, "launches": 3 * LAUNCH_ROUNDS},
+                        [(1 << log_words, seconds, seconds)]))
+    launch = after[10]
     tasks = items * 16
     task_t, (out,) = time_kernel(session, TASK, "task", tasks, None, [np.zeros(1, np.int64)],
                                  [np.int64(-1)], repeats)
@@ -235,6 +306,26 @@ def calibrate_cpu(session, quick: bool = False, repeats: int = 7,
     progress("CPU arithmetic", 0.94)
     op = per_processor("multiply-add", ARITHMETIC, "arithmetic",
                        lambda: [np.zeros(items, np.int64)], lambda reps: [np.int32(reps)])
+    # -- a lone dependent chain (one work item; the backend's serial code) -------------------------
+    progress("CPU serial chain", 0.945)
+    steps = 1 << (14 if quick else 18)
+
+    def chain_buffers():
+        heap = np.zeros(steps + 2, np.int64)
+        heap[0], heap[1] = 3, 5
+        return [heap, np.zeros(1, np.int32), np.zeros(1, np.int32)]
+
+    chain = [time_kernel(session, SERIAL, "serial_chain", 1, None, chain_buffers(),
+                         [np.int32(2**31 - 1), np.int32(r), np.int32(steps - 1)], repeats)
+             for r in (0, steps)]
+    _, (heap, used, err) = chain[1]
+    if int(err[0]) or int(used[0]) != steps * (repeats + 1):
+        raise RuntimeError("the CPU serial-chain microbenchmark lost or overflowed a bump")
+    serial = max(1e-12, (chain[1][0].median - chain[0][0].median) / steps)
+    fits.append(Fit("CPU serial chain step (one work item: 2 loads, multiply-add, bump, store)",
+                    {"seconds": serial, "steps": steps},
+                    [(0, chain[0][0].median, chain[0][0].median),
+                     (steps, chain[1][0].median, chain[0][0].median + serial * steps)]))
     # -- the socket's bandwidth -------------------------------------------------------------------
     progress("CPU bandwidth", 0.95)
     copy_t, (_, copied) = time_kernel(session, COPY, "copy", words, None,
@@ -266,6 +357,8 @@ def calibrate_cpu(session, quick: bool = False, repeats: int = 7,
                   merge=launch / seconds_per_unit, read_s=read, write_s=write, alloc_s=alloc,
                   op_s=op, task_s=task, launch_s=launch, contended_alloc_s=contended,
                   contended_alloc_2_s=fewer.get(2, 0.0), contended_alloc_4_s=fewer.get(4, 0.0),
-                  contended_alloc_8_s=fewer.get(8, 0.0),
+                  contended_alloc_8_s=fewer.get(8, 0.0), serial_step_s=serial,
+                  launch_after_16_s=after[16], launch_after_19_s=after[19],
+                  launch_after_22_s=after[22],
                   bytes_per_s=bandwidth, processors=processors)
     return CpuCalibration(cpu, fits, processors)

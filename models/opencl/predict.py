@@ -31,12 +31,14 @@ the `on`'s widest kernel has fewer work groups (models.opencl.codegen.WORK_GROUP
 device runs each work group on one compute unit.
 
 Under a profile that prices the CPU by operation class (models/cpu.py), each kernel of one work
-item that the backend runs an `on` body's top-level serial code as (`serial_kernels`: the whole
-body of serial_loop, `iota 8`'s count in sample) adds a launch (`launch_s`); the cost graph's δm
-charges one only where a parallel form merges. And neither bound is below the centre's floor
-(`cpu_floor`): the words it moves over the socket's bandwidth, or, where more than one compute
-unit runs it, its allocations one after another on the allocation pointer. Its reads and allocations are counted by evaluating the CPU placement once more
-under a counting profile (`counting_profile`: a read, or a write, weighs 1 and every other edge
+item that the backend runs an `on` body's top-level serial code as (`plan_kernels`: the whole
+body of serial_loop, `iota 8`'s count in sample) adds a launch; the cost graph's δm charges one
+(`launch_s`) only where a parallel form merges. Every launch is priced after the `on`'s inputs
+moved in (`on_launches`, models.cpu.launch_after): a copy past the caches leaves the launches
+that follow it cold, about twice a warm one on the H200's host. And neither bound is below the
+centre's floor (`cpu_floor`): the words it moves over the socket's bandwidth, or, where more than
+one compute unit runs it, its allocations one after another on the allocation pointer. Its reads
+and allocations are counted by evaluating the CPU placement once more under a counting profile (`counting_profile`: a read, or a write, weighs 1 and every other edge
 0; the work is then their number, since work is the sum of the edge weights); the words it reads
 from memory are at most the words its `on` pushes (what the centre starts from): re-reads beyond
 them hit the caches.
@@ -50,7 +52,7 @@ from graphs.semantics.explicit import OFFLOAD_CENTRE
 from graphs.semantics.irregular import NotRegular
 from graphs.semantics.options import EvaluationOptions
 from graphs.symbolic_profile import SymbolicProfile, symbolic_profile
-from models.cpu import by_class, cpu_floor, cpu_model
+from models.cpu import by_class, cpu_floor, cpu_model, launch_after
 from models.device_profile import AllocationParameters, CpuParameters, DeviceProfile
 from models.opencl.codegen import WORK_GROUP, compile_offload
 from models.roofline import KernelCounts, roofline_of_kernels
@@ -113,7 +115,7 @@ class SymbolicPredictions:
         self.cpu: SymbolicProfile | None = None
         self.others: dict[str, SymbolicProfile] = {}
         self.counts: dict[str, SymbolicProfile] = {}  # the CPU part's reads and writes
-        self.serial = serial_kernels(gpu) if by_class(profile) else {}
+        self.kernels = plan_kernels(gpu) if by_class(profile) else {}
         try:
             self.gpu = symbolic_profile(gpu, EvaluationOptions(profile=profile, gpu_mode=mode))
             self.cpu = symbolic_profile(cpu, EvaluationOptions(profile=profile, gpu_mode=mode))
@@ -169,7 +171,8 @@ class SymbolicPredictions:
                     floor = self.floor(name, params, self.gpu.pushed_words(box, subs), units,
                                        kernel_units(self.processors, counts))
                     low, high = max(low, floor), max(high, floor)
-                    launches = self.serial.get(box.span, 0) * self.profile.cpu.launch_s
+                    launches = on_launches(self.profile.cpu, self.kernels.get(box.span, (0, 0)),
+                                           self.gpu.pushed_words(box, subs))
                     low, high = low + launches, high + launches
             whole = self.gpu.box_total(k, subs)
             out.append(OnPrediction(kernel, models, roofline, low, high, whole))
@@ -187,12 +190,13 @@ class SymbolicPredictions:
         return cpu_floor(self.profile, words, writes[0], units, kernels)
 
 
-def serial_kernels(checked: CheckedProgram) -> dict[Span, int]:
-    """For each `on` of a program (by its span), the kernels of one work item the OpenCL backend
-    runs its body's top-level serial code as (models/opencl/codegen.py's "serial" steps: every
-    top-level expression that is not a parmap, iota, reduce, let or variable). The plan does not
-    depend on the sizes; an `on` the backend cannot compile is left out."""
-    out: dict[Span, int] = {}
+def plan_kernels(checked: CheckedProgram) -> dict[Span, tuple[int, int]]:
+    """For each `on` of a program (by its span), the kernels the OpenCL backend launches for its
+    body (models/opencl/codegen.py's plan): (one-work-item kernels, the "serial" steps: every
+    top-level expression that is not a parmap, iota, reduce, let or variable; parallel steps, a
+    map, an iota or a reduction, each counted once). The plan does not depend on the sizes; an
+    `on` the backend cannot compile is left out."""
+    out: dict[Span, tuple[int, int]] = {}
     defaults = bind_parameters(checked, {})  # constants in the code; the steps are the same
     todo = [checked.body]
     while todo:
@@ -206,8 +210,24 @@ def serial_kernels(checked: CheckedProgram) -> dict[Span, int]:
             plan = compile_offload(node.body, checked.types, defaults, names, free, node.local)
         except DeviceError:
             continue
-        out[node.span] = sum(1 for step in plan.steps if step.kind == "serial")
+        serial = sum(1 for step in plan.steps if step.kind == "serial")
+        out[node.span] = (serial, len(plan.steps) - serial)
     return out
+
+
+def serial_kernels(checked: CheckedProgram) -> dict[Span, int]:
+    """For each `on` of a program (by its span), its one-work-item kernels (`plan_kernels`)."""
+    return {span: serial for span, (serial, _) in plan_kernels(checked).items()}
+
+
+def on_launches(cpu: CpuParameters, kernels: tuple[int, int], words: float) -> float:
+    """What the CPU part of an `on` pays for its kernels' launches beyond its cost graph's, the
+    backend having moved its `words` inputs in first (models.cpu.launch_after): a whole launch
+    for each one-work-item kernel (the graph has no δm for serial code), and for each parallel
+    step what the launch costs beyond the δm (`launch_s`) its merge already charges."""
+    serial, parallel = kernels
+    launch = launch_after(cpu, words)
+    return serial * launch + parallel * (launch - cpu.launch_s)
 
 
 def cpu_variant(gpu: CheckedProgram) -> CheckedProgram:

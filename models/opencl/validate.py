@@ -52,7 +52,8 @@ from models.opencl.predict import (
     cpu_variant,
     growth_as_write,
     kernel_units,
-    serial_kernels,
+    on_launches,
+    plan_kernels,
 )
 from models.providers import providers_for
 from profiler.checker import CheckedProgram, bind_parameters, check_program
@@ -334,7 +335,7 @@ def explicit_predictions(gpu_checked: CheckedProgram, cpu_checked: CheckedProgra
     if not processors:
         return gpu_collector.offloads, cpu_collector.offloads, []
     times: dict[int, dict[str, float]] = {}  # the CPU placement's centres on so many units
-    serial = serial_kernels(gpu_checked) if by_class(profile) else {}
+    kernels = plan_kernels(gpu_checked) if by_class(profile) else {}
     predictions = []
     for k, offload in enumerate(gpu_collector.offloads):
         assert offload.on is not None  # all of the GPU placement's parallel work is in `on`s
@@ -343,7 +344,8 @@ def explicit_predictions(gpu_checked: CheckedProgram, cpu_checked: CheckedProgra
         if units not in times:
             times[units] = centre_times(cpu_evaluation, schedule(cpu_evaluation.graph, units,
                                                                  "1df"))
-        launches = serial.get(offload.node.span, 0) * profile.cpu.launch_s
+        launches = on_launches(profile.cpu, kernels.get(offload.node.span, (0, 0)),
+                               offload.on.pushed_words)
         predictions.append(_explicit_prediction(offload, k, profile, mode, baselines,
                                                 times[units], cpu_evaluation, units, launches,
                                                 processors))
@@ -368,7 +370,7 @@ def _explicit_prediction(offload: Offload, k: int, profile: DeviceProfile, mode:
         kernels = kernel_units(processors or units, kernel_counts(offload.on.paths, profile.gpu))
         cpu = max(cpu, _explicit_floor(cpu_evaluation, name, offload.on.pushed_words, profile,
                                        units, kernels))
-        cpu += launches  # its serial code's one-item kernels (predict.serial_kernels)
+        cpu += launches  # its kernels' launches beyond the graph's (predict.on_launches)
     return OnPrediction(offload.on.info.kernel, models,
                         roofline_of_paths(offload.on.paths, profile), cpu, cpu)
 
