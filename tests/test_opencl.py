@@ -202,8 +202,17 @@ def test_quick_calibration_and_validation_on_pocl(pocl, tmp_path):
                for p in result.per_mode.values())
     # the CPU world by operation class (models/opencl/calibrate_cpu.py)
     assert profile.cpu.by_class and profile.cpu.processors == pocl.info.compute_units
-    assert {"CPU kernel launch", "CPU read, stride 1", "CPU memory bandwidth, stride-1 copy",
+    assert {"CPU read, stride 1", "CPU memory bandwidth, stride-1 copy",
             "CPU PRAM step"} <= names
+    # the launch as the backend launches: after the host copied 2^10 ... 2^22 words in
+    launches = {f.name.rsplit("2^", 1)[1].split()[0]: f.parameters["seconds"]
+                for f in result.fits if f.name.startswith("CPU kernel launch, three kernels")}
+    assert launches.keys() == {"10", "16", "19", "22"}
+    cpu = profile.cpu
+    assert (cpu.launch_s, cpu.launch_after_16_s, cpu.launch_after_19_s, cpu.launch_after_22_s) == (
+        launches["10"], launches["16"], launches["19"], launches["22"])
+    chain = next(f for f in result.fits if f.name.startswith("CPU serial chain step"))
+    assert cpu.serial_step_s == chain.parameters["seconds"] > 0
     save_profile(profile, tmp_path / "pocl.json")
     assert load_profile(tmp_path / "pocl.json") == profile
     report = validate(pocl, pocl, profile, [str(ROOT / "examples" / "map_map.lg")], [64],
