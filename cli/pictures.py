@@ -24,7 +24,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import TypeVar
 
-from cli.commands import run_program, saved_result
+from cli.commands import prepare_program, run_program, saved_result
 from cli.common import (
     EXIT_OK,
     SourceHolder,
@@ -47,6 +47,7 @@ from graphs.placement import SizePoint, time_by_size
 from graphs.render_dot import graphviz_picture, picture_to_dot
 from graphs.render_html import HtmlRenderer, ReportExtras
 from graphs.schedule import Policy
+from graphs.semantics.explicit import evaluate
 from graphs.semantics.irregular import NotRegular
 from graphs.semantics.options import EvaluationOptions
 from profiler.checker import bind_parameters
@@ -292,13 +293,14 @@ def command_report(args: argparse.Namespace, holder: SourceHolder) -> int:
     # and again, in each process, the forked ones included (graphs.costgraph.cyclic_gc_paused):
     # paused, it takes 0.1 to 0.2 s less of each.
     with cyclic_gc_paused():
-        checked, params, evaluation, profile = run_program(args, holder)
-        graph = evaluation.graph
+        checked, params, options, profile = prepare_program(args, holder)
         # Two children beside this one: the formulas, and the plots' own data (which the space
         # plot waits for, so it does not wait for the formulas as well).
         formulas_beside = Beside(lambda: _formulas(args, checked, params))
         plots_beside: Beside | None = None
         try:
+            evaluation = evaluate(checked, params, options)
+            graph = evaluation.graph
             graph.adjacency()  # once, before the fork, for the analysis and the child's schedules
             plots_beside = Beside(lambda: _plot_data(args, graph))
             result = _analysed(args, checked, params, evaluation, profile)
