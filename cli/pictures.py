@@ -314,7 +314,8 @@ def command_report(args: argparse.Namespace, holder: SourceHolder) -> int:
             # The profile's schedule is one of the space plot's: its samples are not made again.
             known = {result.schedule: result.timeline["space"], **other_space}
             extras.space = {name: known[name] for name in plots.SPACE_POLICIES}
-            drawn["space"] = renderer.figure(result, "space")
+            # Every picture the formulas do not change is drawn before waiting for them.
+            drawn.update({name: renderer.figure(result, name) for name in ("space", "speedup")})
             formulas = formulas_beside.result()
         except BaseException:
             formulas_beside.cancel()
