@@ -43,12 +43,21 @@ def run_program(args: argparse.Namespace, holder: SourceHolder,
                 observer: OffloadObserver | None = None) -> tuple[
         CheckedProgram, dict[str, int], Evaluation, DeviceProfile]:
     """Read, check and evaluate the program of a command line."""
+    checked, params, options, profile = prepare_program(args, holder, observer)
+    return checked, params, evaluate(checked, params, options), profile
+
+
+def prepare_program(args: argparse.Namespace, holder: SourceHolder,
+                    observer: OffloadObserver | None = None) -> tuple[
+        CheckedProgram, dict[str, int], EvaluationOptions, DeviceProfile]:
+    """Read and check the program of a command line, and what evaluating it takes: all that
+    `run_program` does before it evaluates (where `hetprof report` starts its formulas)."""
     checked = load_checked(args.file, holder)
     params = bind_parameters(checked, parse_params(args.param))
     profile = device_profile(args)
     options = evaluation_options(args, observer, profile)
     _refuse_a_graph_too_large(checked, params, options)
-    return checked, params, evaluate(checked, params, options), profile
+    return checked, params, options, profile
 
 
 def _refuse_a_graph_too_large(checked: CheckedProgram, params: dict[str, int],

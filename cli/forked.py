@@ -30,8 +30,9 @@ WORKERS = 2  # this process and one child: the examples' rows are too few to pay
 
 class Beside(Generic[T]):
     """`work()`, computed in a child process forked now, beside this one, while this one goes
-    on; `result()` waits for it. On two cores the report's formulas and speedup curve are
-    computed while its pictures are drawn: each takes about half of its time. Where there is no
+    on; `result()` waits for it. On two cores the report's formulas and its plots' data (the
+    speedup curve, the space plot's other schedule) are computed while its pictures are drawn:
+    together they take about half of its time. Where there is no
     fork, or the child fails (an error in the program then shows here as it would have), `work`
     runs here, in `result()`."""
 

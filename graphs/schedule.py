@@ -201,11 +201,13 @@ class _Makespan:
     """The time of the 1df or bf schedule, as `_Simulation.run` finds it but without space, steps
     or processors' names: the same instants and the same ready keys, so the same tasks start at
     each instant, counted rather than assigned to processors. What does not depend on the number
-    of processors is made once: the index as lists (indexed faster than typed arrays), and each
-    node's one out-edge where it has one of positive weight (most nodes), which its reaching
-    makes ready with no further look. The tasks ending at an instant are kept together, one heap
-    entry per instant rather than per task: on unit-weight graphs all the tasks started at an
-    instant end together."""
+    of processors is made once: the index as lists (indexed faster than typed arrays), and the
+    tasks by their 1DF number, which is what the ready heap holds: each task's weight, and the
+    number of the task its end makes ready at once where there is one (its target has no other
+    in-edge and one out-edge, of positive weight: most tasks), so that the loop, run once per
+    task for each number of processors, looks nothing else up. The tasks ending at an instant
+    are kept together, one heap entry per instant rather than per task: on unit-weight graphs
+    all the tasks started at an instant end together."""
 
     def __init__(self, index: _GraphIndex, numbers: list[int], by_number: list[int]) -> None:
         self.index = index
@@ -219,6 +221,12 @@ class _Makespan:
             first = start[node]
             if start[node + 1] - first == 1 and weight[order[first]] > 0:
                 self.only[node] = numbers[order[first]]
+        # By 1DF number: the task's weight, and the number its end makes ready at once (-1 where
+        # its target waits for other edges or has other out-edges: `time` counts those).
+        in_degree, target, only = index.in_degree, self.target, self.only
+        self.weight_of = [weight[edge] for edge in by_number]
+        self.next_of = [only[target[edge]] if in_degree[target[edge]] == 1 else -1
+                        for edge in by_number]
 
     def time(self, procs: int, breadth_first: bool) -> float:
         """The makespan on `procs` processors under bf (`breadth_first`) or 1df."""
@@ -233,11 +241,12 @@ class _Makespan:
                     time = time + weight[edge]
             return time
         target, only, numbers, by_number = self.target, self.only, self.numbers, self.by_number
+        weight_of, next_of = self.weight_of, self.next_of
         remaining = list(index.in_degree)
         count = len(numbers)
         heappush, heappop = heapq.heappush, heapq.heappop
         ready: list[int] = []  # keys, as the simulation's: a 1DF number, after the instant (bf)
-        ending: dict[float, list[int]] = {}  # the tasks ending at each instant still to come
+        ending: dict[float, list[int]] = {}  # the tasks (1DF numbers) ending at each instant
         instants: list[float] = []  # those instants, a heap
         free = procs
         time = 0
@@ -263,15 +272,17 @@ class _Makespan:
             last_end: float = -1
             tasks: list[int] = []
             while ready and free:
-                edge = by_number[heappop(ready) % count]
-                end = time + weight[edge]
+                task = heappop(ready)
+                if breadth_first:
+                    task %= count
+                end = time + weight_of[task]
                 if end != last_end:  # the tasks started together mostly end together
                     last_end = end
                     tasks = ending.get(end)  # type: ignore[assignment]
                     if tasks is None:
                         tasks = ending[end] = []
                         heappush(instants, end)
-                tasks.append(edge)
+                tasks.append(task)
                 free -= 1
             if not instants:
                 return time
@@ -280,8 +291,12 @@ class _Makespan:
             base = instant * count if breadth_first else 0
             tasks = ending.pop(time)
             free += len(tasks)
-            for edge in tasks:
-                node = target[edge]
+            for task in tasks:
+                key = next_of[task]
+                if key >= 0:
+                    heappush(ready, base + key)
+                    continue
+                node = target[by_number[task]]
                 left = remaining[node] - 1
                 remaining[node] = left
                 if left:
