@@ -1,13 +1,18 @@
 """Issue 15's calibration noise, measured apart: how steady a CPU kernel's launch is on the OpenCL
 CPU device, the figure every small CPU part of the suite is mostly made of.
 
-`hetprof calibrate` takes `launch_s` as the median of 21 launches of an empty kernel. Three
+Until 2026-11-27 `hetprof calibrate` took `launch_s` as the median of 21 launches of an empty
+kernel. Three
 calibrations on the H200's hosts within an hour (2026-11-27) gave 23.7, 28.7 and 45.1 µs, while
-the suite's serial_loop at n = 25 (three one-item kernels and 25 steps) measured 23.1 µs in all.
-Here each of `rounds` rounds launches the empty kernel with the generated code's arguments
-(`calibrate_cpu.EMPTY_COMMON`, one work item, as the backend launches a serial step) `launches`
-times, and prints the distribution of the profiled event times (start to end, as the suite times
-kernels): min, p10, p25, median, p75, p90, mean. Nothing is fitted here: it only prints.
+the suite's serial_loop at n = 25 (one kernel of one work item, 25 steps) measured 23.1 µs.
+Each of `rounds` rounds prints the distribution of the profiled event times (start to end, as
+the suite times kernels: min, p10, p25, median, p75, p90, mean) of `launches` launches of an
+empty kernel of one work item taking the generated code's arguments (`calibrate_cpu`'s
+EMPTY_COMMON, as the backend launches a serial step): back to back; each followed by a blocking
+read of the error word, as the runner checks it; three different kernels in turn; and three in
+turn after the host copied 2^22 words in, as the runner moves an `on`'s inputs in first
+(`calibrate_cpu.launches_after`, whose median after 2^10 ... 2^22 words the profile keeps).
+`--beside nvidia` opens the GPU too, as `hetprof validate` holds it. Nothing is fitted here.
 
     python benchmarks/cpu_launch_probe.py [--device pocl] [--rounds 3] [--launches 400]
 """
@@ -23,8 +28,7 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from models.opencl.calibrate_cpu import EMPTY_COMMON  # noqa: E402
-from models.opencl.codegen import PRELUDE  # noqa: E402
+from models.opencl.calibrate_cpu import EMPTY_COMMON, THREE_KERNELS, launches_after  # noqa: E402
 from models.opencl.runner import (  # noqa: E402
     DeviceSession,
     event_seconds,
@@ -58,40 +62,15 @@ def main() -> None:
             _show(f"{round_}{' copy' if between else ''}", samples)
         samples = sorted(s * 1e6 for s in _turns(session, args.launches))
         _show(f"{round_} turns", samples)
-        samples = sorted(s * 1e6 for s in _after_copy(session, args.launches // 4))
+        samples = sorted(s * 1e6 for s in launches_after(session, 1 << 22, args.launches // 4))
         _show(f"{round_} after", samples)
-
-
-THREE = PRELUDE + "".join(
-    f"__kernel void step{k}(COMMON) {{ if (get_global_id(0) == 1000000) heap[{k}] = {k}; }}\n"
-    for k in range(3))
-
-
-def _after_copy(session: DeviceSession, count: int) -> list[float]:
-    """The event times of `count` rounds of the three kernels of `_turns`, each round after
-    copying 2^22 words into the heap (as the backend's runner resets an `on`'s regions before
-    each repeat): the first kernel of a round and the others apart, all in one list."""
-    cl = session.cl
-    program = session.program(THREE)
-    kernels = [session.kernel(program, f"step{k}") for k in range(3)]
-    words = np.arange(1 << 22, dtype=np.int64)
-    sizes = (8 << 22, 32, 16, 16, 4, 128)
-    buffers = [cl.Buffer(session.context, cl.mem_flags.READ_WRITE, size) for size in sizes]
-    samples = []
-    for run in range(count + 1):
-        cl.enqueue_copy(session.queue, buffers[0], words).wait()
-        for kernel in kernels:
-            seconds = event_seconds(kernel(session.queue, (1,), None, *buffers))
-            if run:
-                samples.append(seconds)
-    return samples
 
 
 def _turns(session: DeviceSession, count: int) -> list[float]:
     """The event times of `count` launches of three different kernels of one program in turn
     (a serial step, an iota and a map of the backend's plan, say), each of one work item."""
     cl = session.cl
-    program = session.program(THREE)
+    program = session.program(THREE_KERNELS)
     kernels = [session.kernel(program, f"step{k}") for k in range(3)]
     sizes = (8 << 22, 32, 16, 16, 4, 128)
     buffers = [cl.Buffer(session.context, cl.mem_flags.READ_WRITE, size) for size in sizes]

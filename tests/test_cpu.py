@@ -42,6 +42,11 @@ BY_CLASS = DeviceProfile(units="seconds", cpu=CLASSES, gpu=GpuParameters(seconds
                          allocation=AllocationParameters(latency=8.0, per_word=0.0),
                          region=RegionParameters(bsize=64, word_bytes=8))
 
+# A lone dependent chain's step measured at half of what the classes price it at
+# (2 reads + a step + an allocating write: 2·2 + 7 + 3 + 5 = 19).
+SERIAL = replace(BY_CLASS, cpu=replace(CLASSES, serial_step_s=9.5))
+
+
 NESTED = """\
 param n : int = 3
 letregion r in
@@ -145,24 +150,26 @@ def test_a_top_level_form_merges_with_a_launch_and_a_nested_one_with_a_step():
     assert forks and set(forks) == {11.0}
 
 
-@pytest.mark.parametrize("name", ["zipmul_cpu", "dc_sum", "matvec", "map_map"])
-def test_symbolic_work_and_span_equal_the_explicit_ones_by_class(name):
-    """The differential backbone, under a profile whose every class has its own weight."""
+# Serial code at half its classes' price, growth at a write's (serial or not, as the write is)
+SERIAL_GROWING = replace(SERIAL, allocation=AllocationParameters(
+    latency=cpu_model(SERIAL).write(), per_word=0.0))
+
+
+@pytest.mark.parametrize("name", ["zipmul_cpu", "dc_sum", "matvec", "map_map", "normalize_inc"])
+@pytest.mark.parametrize("classes", [BY_CLASS, SERIAL_GROWING], ids=["classes", "serial"])
+def test_symbolic_work_and_span_equal_the_explicit_ones_by_class(name, classes):
+    """The differential backbone, under a profile whose every class has its own weight, and one
+    that also prices serial code at its own rate (`serial_scale`)."""
     source = (ROOT / "examples" / f"{name}.lg").read_text()
     checked = check_program(parse(source, f"{name}.lg"))
-    options = EvaluationOptions(profile=BY_CLASS)
+    options = EvaluationOptions(profile=classes)
     profile = symbolic_profile(checked, options)
-    for n in (1, 2, 5, 8):
+    for n in (1, 2, 5, 8, 40):
         params = {p.name: n for p in checked.program.params}
-        evaluation = run(source, params, profile=BY_CLASS)
+        evaluation = run(source, params, profile=classes)
         numbers = profile.at(params)
         assert numbers["work"] == pytest.approx(evaluation.graph.work())
         assert numbers["span"] == pytest.approx(evaluation.graph.span())
-
-
-# A lone dependent chain's step measured at half of what the classes price it at
-# (2 reads + a step + an allocating write: 2·2 + 7 + 3 + 5 = 19).
-SERIAL = replace(BY_CLASS, cpu=replace(CLASSES, serial_step_s=9.5))
 
 
 def test_serial_code_is_priced_at_the_measured_chain_rate():
@@ -182,23 +189,6 @@ def test_serial_code_is_priced_at_the_measured_chain_rate():
     assert weights[EdgeKind.FORK] == {11.0}
     assert {1000.0, 7.0} == {w for w, k in zip(graph.edge_weight, graph.edge_kind, strict=True)
                              if k is EdgeKind.MERGE}
-
-
-@pytest.mark.parametrize("name", ["zipmul_cpu", "dc_sum", "matvec", "normalize_inc"])
-def test_symbolic_equals_explicit_with_serial_code_scaled(name):
-    """The differential backbone under a profile that prices serial code at its own rate, and
-    grows regions at a write's price (serial or not, as the write is)."""
-    source = (ROOT / "examples" / f"{name}.lg").read_text()
-    checked = check_program(parse(source, f"{name}.lg"))
-    profile_ = replace(SERIAL, allocation=AllocationParameters(
-        latency=cpu_model(SERIAL).write(), per_word=0.0))
-    profile = symbolic_profile(checked, EvaluationOptions(profile=profile_))
-    for n in (1, 2, 5, 40):
-        params = {p.name: n for p in checked.program.params}
-        evaluation = run(source, params, profile=profile_)
-        numbers = profile.at(params)
-        assert numbers["work"] == pytest.approx(evaluation.graph.work())
-        assert numbers["span"] == pytest.approx(evaluation.graph.span())
 
 
 LAUNCHES = replace(CLASSES, launch_s=20.0, launch_after_16_s=22.0, launch_after_19_s=30.0,

@@ -149,9 +149,11 @@ class CpuCalibration:
     processors: int
 
 
-def _launch_after(session, words: int, rounds: int) -> float:
-    """The median launch of THREE_KERNELS (one work item each, in turn) over `rounds` rounds,
-    each after copying `words` words into the heap (`calibrate_cpu`'s launch_s)."""
+def launches_after(session, words: int, rounds: int) -> list[float]:
+    """The event times of THREE_KERNELS' launches (one work item each, in turn) over `rounds`
+    rounds, each round after copying `words` words into the heap, as the backend's runner moves
+    an `on`'s inputs in before its kernels (`calibrate_cpu`'s launch_s is their median;
+    benchmarks/cpu_launch_probe.py prints their distribution)."""
     from models.opencl.runner import event_seconds
 
     cl = session.cl
@@ -167,7 +169,7 @@ def _launch_after(session, words: int, rounds: int) -> float:
             seconds = event_seconds(kernel(session.queue, (1,), None, *buffers))
             if run:  # the first round compiles and warms up
                 samples.append(seconds)
-    return statistics.median(samples)
+    return samples
 
 
 def calibrate_cpu(session, quick: bool = False, repeats: int = 7,
@@ -206,7 +208,7 @@ def calibrate_cpu(session, quick: bool = False, repeats: int = 7,
     fits.append(Fit("CPU kernel launch, bare (report only)", {"seconds": empty.median},
                     [(processors, empty.median, empty.median)]))
 
-    after = {log_words: _launch_after(session, 1 << log_words, LAUNCH_ROUNDS)
+    after = {log_words: statistics.median(launches_after(session, 1 << log_words, LAUNCH_ROUNDS))
              for log_words in (10, 16, 19, 22)}
     for log_words, seconds in after.items():
         fits.append(Fit(f"CPU kernel launch, three kernels of one work item in turn with the "
