@@ -17,7 +17,7 @@ from cli.common import (
     parse_params,
     write_output,
 )
-from cli.forked import forked_map
+from cli.forked import Beside, forked_map
 from cli.progress import verdict_progress
 from graphs.analysis import analyse
 from graphs.crossings import crossings, ladder, resolved_upper
@@ -52,11 +52,19 @@ def command_symbolic_profile(args: argparse.Namespace, holder: SourceHolder) -> 
     checked = load_checked(args.file, holder)
     values = bind_parameters(checked, parse_params(args.param))
     options = evaluation_options(args)
-    profile = symbolic_profile(checked, options, values)
-    result = report(profile, values, args.procs)
+    # The explicit graph's time beside the formulas, in a child (cli.forked); not waited for
+    # where the graph is too large to schedule, or the program has no symbolic profile.
+    explicit = Beside(lambda: _explicit_time(checked, values, options, args))
+    try:
+        profile = symbolic_profile(checked, options, values)
+        result = report(profile, values, args.procs)
+        small = result["values"]["nodes"] <= EXPLICIT_NODES
+        explicit_time = explicit.result() if small else None
+    finally:
+        explicit.cancel()  # a child not waited for; nothing where its result came back
     result["file"] = args.file
     result["schedule"] = args.schedule
-    result["explicit_time"] = _explicit_time(checked, values, options, args, result)
+    result["explicit_time"] = explicit_time
     if args.format == "json":
         write_output(json_text(result, default=str) + "\n", args.output)
     else:
@@ -65,10 +73,9 @@ def command_symbolic_profile(args: argparse.Namespace, holder: SourceHolder) -> 
 
 
 def _explicit_time(checked: CheckedProgram, values: dict[str, int], options: EvaluationOptions,
-                   args: argparse.Namespace, result: dict) -> float | None:
-    """The exact time under the schedule, from the explicit graph, where it is small enough."""
-    if result["values"]["nodes"] > EXPLICIT_NODES:
-        return None
+                   args: argparse.Namespace) -> float:
+    """The exact time under the schedule, from the explicit graph (the caller asks only where
+    the symbolic profile counts at most EXPLICIT_NODES nodes)."""
     evaluation = evaluate(checked, values, options)
     return analyse(evaluation, args.procs, args.schedule, pictures=False).time
 
