@@ -286,36 +286,32 @@ def measure_hierarchy(session, quick: bool = False, max_bytes: int | None = None
             raise RuntimeError("the pointer-chase microbenchmark followed a wrong chain")
         result.chase.append((size, max(0.0, timing.median - result.launch) / steps))
     say("atomic latency")
-    timing, (counter, _) = time_kernel(session, ATOMIC_CHAIN, "atomic_chain", 1, 1,
-                                       [np.zeros(1, np.int32), one[0].copy()],
-                                       [np.int32(hops)], repeats)
+    result.atomic_latency, (counter, _) = _chain_latency(
+        session, ATOMIC_CHAIN, "atomic_chain", lambda: [np.zeros(1, np.int32), one[0].copy()],
+        hops, repeats)
     if int(counter[0]) <= 0:
         raise RuntimeError("the atomic microbenchmark added nothing")
-    result.atomic_latency = max(0.0, timing.median - result.launch) / hops
     say("an allocation step of a work group")
     result.group_alloc_latency = measure_group_allocation(session, repeats)
     say("store then load")
-    timing, _ = time_kernel(session, STORE_LOAD, "store_load", 1, 1,
-                            [np.zeros(4096, np.int64), one[0].copy()], [np.int32(hops)],
-                            repeats)
-    result.store_load_latency = max(0.0, timing.median - result.launch) / hops
+    result.store_load_latency, _ = _chain_latency(
+        session, STORE_LOAD, "store_load", lambda: [np.zeros(4096, np.int64), one[0].copy()],
+        hops, repeats)
     result.store_load_alias_latency = _aliased(session, STORE_LOAD_ALIAS, "store_load_alias",
                                                4096, hops, repeats, result.launch)
     result.store_fresh_latency = _aliased(session, STORE_FRESH, "store_fresh", 16 * hops,
                                           hops, repeats, result.launch)
     say("operation latency")
     op_hops = 4 * hops
-    timing, (out,) = time_kernel(session, OP_CHAIN, "op_chain", 1, 1, [one[0].copy()],
-                                 [np.int32(op_hops)], repeats)
+    result.op_latency, (out,) = _chain_latency(session, OP_CHAIN, "op_chain",
+                                               lambda: [one[0].copy()], op_hops, repeats)
     x = 3
     for _ in range(op_hops):
         x = (x * 3 + 1) & 0xFFFFFFFFFFFFFFFF
     if int(out[0]) & 0xFFFFFFFFFFFFFFFF != x:
         raise RuntimeError("the operation-latency microbenchmark computed a wrong value")
-    result.op_latency = max(0.0, timing.median - result.launch) / op_hops
-    timing, _ = time_kernel(session, FLOAT_CHAIN, "float_chain", 1, 1, [np.zeros(1)],
-                            [np.int32(op_hops)], repeats)
-    result.float_op_latency = max(0.0, timing.median - result.launch) / op_hops
+    result.float_op_latency, _ = _chain_latency(session, FLOAT_CHAIN, "float_chain",
+                                                lambda: [np.zeros(1)], op_hops, repeats)
     say("L1 lines per second")
     group = min(256, session.info.max_work_group_size)
     units = session.info.compute_units
@@ -389,6 +385,20 @@ def fit_line_time(points: list[tuple[int, float]], warps: int, reps: int) -> flo
         return 0.0
     slope = float(np.polyfit(xs, ys, 1)[0])
     return max(slope, 0.0)
+
+
+def _chain_latency(session, source: str, name: str, buffers, hops: int, repeats: int):
+    """Seconds per hop of a one-thread dependent chain (its kernel's one int argument is the
+    hops), and the buffers after its run of `hops`: the slope between runs of `hops` and of
+    2·`hops`, each at its fastest of `repeats` (noise only adds time), so that neither the
+    launch nor its jitter enters it (a subtraction of the launch measured apart came out 0 on a
+    loaded 2-core machine)."""
+    from models.opencl.runner import time_kernel
+
+    short, out = time_kernel(session, source, name, 1, 1, buffers(), [np.int32(hops)], repeats)
+    long, _ = time_kernel(session, source, name, 1, 1, buffers(), [np.int32(2 * hops)],
+                          repeats)
+    return max(0.0, (long.best - short.best) / hops), out
 
 
 def _aliased(session, source: str, name: str, words: int, hops: int, repeats: int,
