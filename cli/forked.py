@@ -81,12 +81,16 @@ class Beside(Generic[T]):
 
 def forked_map(work: Callable[[int], T], count: int,
                done: Callable[[int, T], None] | None = None,
-               workers: int = WORKERS) -> list[T]:
+               workers: int = WORKERS, forked: Callable[[], None] | None = None) -> list[T]:
     """[work(0), ..., work(count - 1)], each item computed by whichever of this process and
     `workers - 1` forked children takes it first; `done(i, result)` is called here for each, in
     the order they finish. A child's item that fails is computed again here (after the others),
     so an error is raised here, as the serial loop would raise it; so is every item of a child
-    that dies. Serial where there is no fork, one core, or at most one item."""
+    that dies. Serial where there is no fork, one core, or at most one item.
+
+    `forked()` is called once the children exist (at once where there are none): a progress
+    display's thread is started there, after the fork, so that no child starts with a lock the
+    thread held at that moment (a child that then printed a warning would wait for it forever)."""
     results: dict[int, T] = {}
 
     def finish(index: int, value: T) -> None:
@@ -95,6 +99,8 @@ def forked_map(work: Callable[[int], T], count: int,
             done(index, value)
 
     children = _fork_workers(work, count, workers) if count > 1 else None
+    if forked is not None:
+        forked()
     if children is None:
         for index in range(count):
             finish(index, work(index))

@@ -101,20 +101,24 @@ def _list(args: argparse.Namespace, scorer: Scorer, subject: Subject,
         if written is not None:
             _ = written.formula, written(1)
     # The rows are scored by this process and a forked one (cli.forked), and each is shown as
-    # soon as it is scored, under a progress bar (on a terminal only).
-    with verdict_progress(args) as progress:
-        task = progress.add_task("scoring rewrites", total=len(rewrites))
+    # soon as it is scored, under a progress bar (on a terminal only; started once the child is
+    # forked).
+    progress = verdict_progress(args)
+    task = progress.add_task("scoring rewrites", total=len(rewrites))
 
-        def shown(_: int, assessment: Assessment) -> None:
-            if not progress.disable:
-                cells = _cells(assessment, parameter, size, "")
-                progress.console.print(f"{cells[0]}: {cells[4]}, {cells[3]}, pays when "
-                                       f"{cells[7]}")
-            progress.advance(task)
+    def shown(_: int, assessment: Assessment) -> None:
+        if not progress.disable:
+            cells = _cells(assessment, parameter, size, "")
+            progress.console.print(f"{cells[0]}: {cells[4]}, {cells[3]}, pays when "
+                                   f"{cells[7]}")
+        progress.advance(task)
 
+    try:
         assessments = forked_map(
             lambda i: scorer.assess(rewrites[i], parameter, args.ladder_max, solver),
-            len(rewrites), shown)
+            len(rewrites), shown, forked=progress.start)
+    finally:
+        progress.stop()
     if args.format == "json":
         data = {"file": args.file, "params": scorer.params, "procs": scorer.procs,
                 "schedule": args.schedule, "time": base.time, "space": base.space,

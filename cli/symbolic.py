@@ -128,20 +128,23 @@ def command_place(args: argparse.Namespace, holder: SourceHolder) -> int:
 
     # The sites are placed by this process and a forked one (cli.forked), and each verdict is
     # shown as soon as it is decided, under a progress bar (on a terminal only, as `hetprof
-    # rewrite` does); the table follows on stdout.
-    with verdict_progress(args) as progress:
-        task = progress.add_task("placing parallel forms", total=len(placements))
+    # rewrite` does; started once the child is forked); the table follows on stdout.
+    progress = verdict_progress(args)
+    task = progress.add_task("placing parallel forms", total=len(placements))
 
-        def shown(_: int, site: dict[str, Any]) -> None:
-            if not progress.disable:
-                cells = dict(zip(PLACE_HEADINGS, place_cells(site, options.profile.units),
-                                 strict=True))
-                progress.console.print(
-                    f"{cells['site']}: use {cells['use']} (CPU {cells['CPU time']}, GPU "
-                    f"{cells['GPU time']}); {cells['cheaper as n grows']}", markup=False)
-            progress.advance(task)
+    def shown(_: int, site: dict[str, Any]) -> None:
+        if not progress.disable:
+            cells = dict(zip(PLACE_HEADINGS, place_cells(site, options.profile.units),
+                             strict=True))
+            progress.console.print(
+                f"{cells['site']}: use {cells['use']} (CPU {cells['CPU time']}, GPU "
+                f"{cells['GPU time']}); {cells['cheaper as n grows']}", markup=False)
+        progress.advance(task)
 
-        sites = forked_map(place, len(placements), shown)
+    try:
+        sites = forked_map(place, len(placements), shown, forked=progress.start)
+    finally:
+        progress.stop()
     result = {"file": args.file, "parameter": parameter, "params": values, "procs": args.procs,
               "units": options.profile.units, "time": PLACEMENT_TIME,
               "sites": sites}

@@ -258,6 +258,15 @@ def test_forked_map_raises_the_first_error_in_order_here():
     assert forked_map(lambda index: index, 0) == []
 
 
+def test_forked_map_calls_forked_once_here():
+    """`forked` (a progress display's start) runs once, in this process, whether or not there
+    are children."""
+    calls: list[int] = []
+    assert forked_map(lambda i: i, 3, forked=lambda: calls.append(os.getpid())) == [0, 1, 2]
+    assert forked_map(lambda i: i, 1, forked=lambda: calls.append(os.getpid())) == [0]
+    assert calls == [os.getpid(), os.getpid()]
+
+
 def test_a_report_has_the_formulas_of_a_regular_program_only(tmp_path):
     """The formulas are computed beside the pictures; the symbolic evaluator declines a vector
     literal under the paper's rules, and the report then has none."""
