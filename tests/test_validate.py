@@ -24,7 +24,6 @@ from models.opencl.predict import (
     SymbolicPredictions,
     growth_as_write,
     plan_kernels,
-    serial_kernels,
 )
 from models.opencl.runner import DeviceSession, run_offload, select_device
 from models.opencl.validate import _explicit_floor, _variants, explicit_predictions, validate
@@ -162,7 +161,6 @@ def test_plan_kernels_are_the_plans_steps(program, expected, pocl):
     gpu, _ = _variants(checked)
     (count,) = plan_kernels(gpu).values()
     assert count == expected
-    assert list(serial_kernels(gpu).values()) == [expected[0]]
     params = bind_parameters(checked, {"n": 16})
     collector = OffloadCollector()
     evaluate(gpu, params, EvaluationOptions(observer=collector))

@@ -215,11 +215,6 @@ def plan_kernels(checked: CheckedProgram) -> dict[Span, tuple[int, int]]:
     return out
 
 
-def serial_kernels(checked: CheckedProgram) -> dict[Span, int]:
-    """For each `on` of a program (by its span), its one-work-item kernels (`plan_kernels`)."""
-    return {span: serial for span, (serial, _) in plan_kernels(checked).items()}
-
-
 def on_launches(cpu: CpuParameters, kernels: tuple[int, int], words: float) -> float:
     """What the CPU part of an `on` pays for its kernels' launches beyond its cost graph's, the
     backend having moved its `words` inputs in first (models.cpu.launch_after): a whole launch
