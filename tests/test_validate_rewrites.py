@@ -12,6 +12,7 @@ import pytest
 from conftest import ROOT
 
 from graphs.semantics.explicit import evaluate
+from graphs.semantics.options import EvaluationOptions
 from models.device_profile import load_profile
 from models.opencl.runner import DeviceSession, select_device
 from models.opencl.validate import EXAMPLES
@@ -85,6 +86,66 @@ def test_measure_runs_every_part_and_matches_the_interpreter(pocl):
     assert parts.value == evaluate(program, params).render_value(10**6)
     assert parts.measured_gpu > 0 and parts.measured_cpu > 0
     assert parts.predicted_gpu > 0 and parts.predicted_cpu > 0
+
+
+@pytest.mark.parametrize("n", [24, 600])
+def test_a_cpu_part_is_priced_as_validate_prices_an_on_body_on_the_cpu(pocl, n):
+    """zipmul_cpu's first CPU part (the input's parmap of n pairs) under a profile that prices
+    the CPU by class: its centre's 1DF time on the compute units its n work items' groups fill
+    (1 group of 256 at n = 24, 3 at n = 600), at least its floor (its allocations on the
+    contended pointer, or the words over the socket's bandwidth), plus its launches beyond the
+    graph's after its inputs were copied in; not its time on every unit of the device."""
+    from dataclasses import replace as replaced
+
+    from graphs.analysis import centre_times
+    from graphs.schedule import schedule
+    from models.cpu import cpu_floor, launch_after
+    from models.opencl.predict import growth_as_write
+    from models.opencl.validate_rewrites import cpu_part
+    from profiler.transform import with_body
+
+    profile = load_profile(ROOT / "profiles" / "nvidia-h200-serial.json")
+    program = checked("zipmul_cpu")
+    params = bind_parameters(program, {"n": n})
+    wide = DeviceSession(pocl.info)
+    wide.info = replaced(pocl.info, compute_units=16)  # the H200 host's PoCL had 16
+    parts = measure(pocl, wide, profile, program, params, repeats=1)
+    marked = check_program(with_body(program.program, mark_cpu_work(program.body)))
+    evaluation = evaluate(marked, params, EvaluationOptions(
+        profile=growth_as_write(profile), gpu_mode=profile.gpu.mode))
+    units = 1 if n <= 256 else 3
+    on_units = centre_times(evaluation, schedule(evaluation.graph, units, "1df"))["__offload0"]
+    on_all = centre_times(evaluation, schedule(evaluation.graph, 16, "1df"))["__offload0"]
+    graph = evaluation.graph
+    kinds = [kind.value for kind, names in zip(graph.edge_kind, graph.edge_centres,
+                                                strict=True) if "__offload0" in names]
+    writes, reads = kinds.count("write") + kinds.count("expand"), kinds.count("read")
+    # per element its iota cell, the 1 of i + 1, the sum and the pair; the two vectors and
+    # iota's count
+    assert writes == 4 * n + 3
+    run = next(iter(pocl_runs(pocl, marked, params)))
+    assert max(run.work_items.values()) == n
+    floor = cpu_floor(profile, writes + min(reads, run.words_in), writes, units)
+    # the iota's count (a one-item kernel, which no δm in the graph charges), the iota, the map
+    assert [step.kind for step in run.plan.steps] == ["serial", "iota", "map"]
+    cold = launch_after(profile.cpu, run.words_in)
+    launches = cold + 2 * (cold - profile.cpu.launch_s)
+    found = cpu_part(evaluation, "__offload0", run, profile, 16, {})
+    assert found == pytest.approx(max(on_units, floor) + launches, rel=1e-12)
+    assert found > on_all  # fewer units than the device has, a floor and cold launches
+    assert parts.predicted_cpu >= found
+
+
+def pocl_runs(session, marked, params):
+    """The runs of a marked program's CPU parts on `session`, in program order."""
+    from graphs.semantics.explicit import OffloadCollector
+    from models.opencl.runner import run_offload
+
+    collector = OffloadCollector()
+    evaluate(marked, params, EvaluationOptions(observer=collector))
+    for offload in collector.offloads:
+        if isinstance(offload.node, Profile):
+            yield run_offload(session, offload, marked.types, params, repeats=1)
 
 
 def test_a_part_the_rewrite_leaves_is_timed_once(pocl):

@@ -246,6 +246,9 @@ class OffloadRun:
     words_in: int
     words_out: int
     plan: Plan
+    # step kernel name -> the most work items one launch of it had (1 for a serial kernel): the
+    # widest kernel's work groups bound the compute units a CPU device runs it on
+    work_items: dict[str, int] = field(default_factory=dict)
 
     @property
     def checked(self) -> bool:
@@ -579,6 +582,7 @@ def run_offload(session: DeviceSession, offload: Offload, types: dict, params: d
     kernels: dict[str, Timing] = {step.kernel: Timing() for step in plan.steps}
     value = None
     words_in = words_out = 0
+    work_items: dict[str, int] = {}
     attempts = 3
     for attempt in range(attempts):
         layout = _layout(regions, extra)
@@ -595,6 +599,7 @@ def run_offload(session: DeviceSession, offload: Offload, types: dict, params: d
                         kernels[name].samples.append(seconds)
                 value = device_value(outcome["heap"], outcome["result"], result_type)
                 words_in, words_out = outcome["words_in"], outcome["words_out"]
+                work_items = outcome["work_items"]
             break
         except _RegionFull as full:
             extra = [max(2 * e + 4096, 5 * n // 4 + 4096)
@@ -606,7 +611,8 @@ def run_offload(session: DeviceSession, offload: Offload, types: dict, params: d
                                   f"{attempts - 1} times") from None
     matches = _same(value, expected) if expected is not None else None
     return OffloadRun(where, session.info.describe(), value, expected, matches,
-                      transfer_in, transfer_out, kernels, words_in, words_out, plan)
+                      transfer_in, transfer_out, kernels, words_in, words_out, plan,
+                      work_items)
 
 
 class _RegionFull(Exception):
@@ -699,12 +705,14 @@ def _run_once(session: DeviceSession, program, plan: Plan, offload: Offload, lay
         return [int(x) for x in out]
 
     times: dict[str, float] = {}
+    widest: dict[str, int] = {}
 
     def launch(kernel_name: str, n: int, *extra) -> None:
         kernel = session.kernel(program, kernel_name)
         global_size, local_size = session.global_size(n)
         event = kernel(queue, global_size, local_size, *common, *extra)
         times[kernel_name] = times.get(kernel_name, 0.0) + event_seconds(event)
+        widest[kernel_name] = max(widest.get(kernel_name, 0), n)
 
     for step in plan.steps:
         check_full()
@@ -712,6 +720,7 @@ def _run_once(session: DeviceSession, program, plan: Plan, offload: Offload, lay
             program_kernel = session.kernel(program, step.kernel)
             event = program_kernel(queue, (1,), None, *common)
             times[step.kernel] = times.get(step.kernel, 0.0) + event_seconds(event)
+            widest[step.kernel] = max(widest.get(step.kernel, 0), 1)
         elif step.kind in ("map", "iota"):
             source = read_slot(step.vector)
             n = read_word(source)
@@ -757,7 +766,8 @@ def _run_once(session: DeviceSession, program, plan: Plan, offload: Offload, lay
     heap = np.array(heap)  # a copy in ordinary memory: the pinned buffer goes back
     session.release_pinned()
     return {"in": seconds_in, "out": seconds_out, "kernels": times, "heap": heap,
-            "result": result, "words_in": int(sum(layout.used)), "words_out": int(words_out)}
+            "result": result, "words_in": int(sum(layout.used)), "words_out": int(words_out),
+            "work_items": widest}
 
 
 # ---------------------------------------------------------------------------------------------------

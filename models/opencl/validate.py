@@ -365,14 +365,26 @@ def _explicit_prediction(offload: Offload, k: int, profile: DeviceProfile, mode:
     models = {m: _kernel_seconds(offload, p) for m, p in baselines.items()}
     models[mode] = offload.on.info.kernel
     name = f"{OFFLOAD_CENTRE}{k}"
-    cpu = centre_time.get(name)
-    if cpu is not None:
-        kernels = kernel_units(processors or units, kernel_counts(offload.on.paths, profile.gpu))
-        cpu = max(cpu, _explicit_floor(cpu_evaluation, name, offload.on.pushed_words, profile,
-                                       units, kernels))
-        cpu += launches  # its kernels' launches beyond the graph's (predict.on_launches)
+    kernels = kernel_units(processors or units, kernel_counts(offload.on.paths, profile.gpu))
+    cpu = explicit_cpu_part(cpu_evaluation, name, centre_time, offload.on.pushed_words, profile,
+                            units, launches, kernels)
     return OnPrediction(offload.on.info.kernel, models,
                         roofline_of_paths(offload.on.paths, profile), cpu, cpu)
+
+
+def explicit_cpu_part(evaluation: Evaluation, centre: str, centre_time: dict[str, float],
+                      words: int, profile: DeviceProfile, units: int, launches: float = 0.0,
+                      kernels: list[tuple[int, float]] | None = None) -> float | None:
+    """A CPU part's prediction from an explicit evaluation: its cost centre's time under the
+    1DF schedule on the `units` compute units that run it (`centre_time`), at least its floor
+    (the words it moves, its reads counted up to the `words` its inputs hold, and its
+    allocations: models.cpu.cpu_floor), plus `launches`, its kernels' launches beyond the
+    graph's (predict.on_launches); None where the evaluation has no such centre. `validate`
+    prices an `on` body on the CPU so, and `validate-rewrites` each CPU part."""
+    cpu = centre_time.get(centre)
+    if cpu is None:
+        return None
+    return max(cpu, _explicit_floor(evaluation, centre, words, profile, units, kernels)) + launches
 
 
 def _explicit_floor(evaluation: Evaluation, centre: str, pushed_words: int,

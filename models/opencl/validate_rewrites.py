@@ -9,9 +9,14 @@ calibrated device profile and its device work is run through the OpenCL backend:
   uses for a whole `on`: δ* of the words the backend moves, the device box's kernel time, and δ†
   of the words it copies back (the merge's bookkeeping is host work no device event times);
 - every outermost CPU `parmap` or `reduce` (outside every `on` and every function) is marked as a
-  cost centre and runs as kernels on the OpenCL CPU device; its prediction is the centre's time
-  under a 1DF schedule on as many processors as that device has compute units (as `validate`'s
-  CPU placement).
+  cost centre and runs as kernels on the OpenCL CPU device; its prediction is the one `hetprof
+  validate` makes for an `on` body run on that device (`cpu_part`): the centre's time under a
+  1DF schedule on the compute units its widest kernel's work groups fill, at least its floor
+  (socket bandwidth, the contended allocation pointer), plus its launches after its inputs were
+  copied in. Until 2026-11-27 it was the centre's 1DF time on all the device's compute units,
+  with no floor and no launches beyond the graph's; on the examples under the `cache` profile
+  that under-predicted the CPU parts several times over (zipmul's `insert-on` at 16384:
+  predicted 11.5x, measured 48x).
 A program's predicted time is the sum of its parts' predictions and its measured time the sum of
 the parts' fastest runs, so the two stand for the same work. Two choices keep noise out of the
 measured speedups (on an H200 host, 2026-11-26, PoCL's CPU parts varied by up to 43% between
@@ -44,8 +49,16 @@ from graphs.analysis import centre_times
 from graphs.schedule import schedule
 from graphs.semantics.explicit import OFFLOAD_CENTRE, OffloadCollector, evaluate
 from graphs.semantics.options import EvaluationOptions
+from models.cpu import by_class
 from models.device_profile import DeviceProfile
-from models.opencl.validate import EXAMPLES, SQUARE, rewrite_figures, size_params
+from models.opencl.predict import cpu_units, growth_as_write, on_launches
+from models.opencl.validate import (
+    EXAMPLES,
+    SQUARE,
+    explicit_cpu_part,
+    rewrite_figures,
+    size_params,
+)
 from models.providers import providers_for
 from profiler.checker import CheckedProgram, bind_parameters, check_program
 from profiler.errors import HetprofError
@@ -143,17 +156,16 @@ def measure(session, cpu_session, profile: DeviceProfile, checked: CheckedProgra
 
     marked = check_program(with_body(checked.program, mark_cpu_work(checked.body)))
     collector = OffloadCollector()
+    # Region growth priced as a write, as `validate` prices a CPU part (predict.growth_as_write):
+    # the backend sizes every region before a kernel; the kernels are the same either way.
     evaluation = evaluate(marked, params, EvaluationOptions(
-        profile=profile, gpu_mode=profile.gpu.mode, observer=collector))
+        profile=growth_as_write(profile), gpu_mode=profile.gpu.mode, observer=collector))
     providers = providers_for(profile)
     predicted_gpu = predicted_cpu = measured_gpu = measured_cpu = 0.0
     gpu_parts = cpu_parts = 0
     matches = True
-    cpu_offloads = [o for o in collector.offloads if isinstance(o.node, Profile)]
-    centre_time: dict[str, float] = {}
-    if cpu_offloads:
-        processors = max(1, cpu_session.info.compute_units)
-        centre_time = centre_times(evaluation, schedule(evaluation.graph, processors, "1df"))
+    processors = max(1, cpu_session.info.compute_units)
+    times: dict[int, dict[str, float]] = {}  # the centres' 1DF times on so many compute units
     for offload in collector.offloads:
         if offload.on is not None:
             done = run(session, offload)
@@ -163,7 +175,8 @@ def measure(session, cpu_session, profile: DeviceProfile, checked: CheckedProgra
             gpu_parts += 1
         elif isinstance(offload.node, Profile):
             done = run(cpu_session, offload)
-            predicted_cpu += centre_time.get(offload.node.name, 0.0)
+            predicted_cpu += cpu_part(evaluation, offload.node.name, done, profile, processors,
+                                      times)
             measured_cpu += done.kernel_time("best")
             cpu_parts += 1
         else:
@@ -171,6 +184,27 @@ def measure(session, cpu_session, profile: DeviceProfile, checked: CheckedProgra
         matches = matches and done.matches
     return Parts(predicted_gpu, predicted_cpu, measured_gpu, measured_cpu, gpu_parts, cpu_parts,
                  matches, evaluation.render_value(10**6))
+
+
+def cpu_part(evaluation, centre: str, done, profile: DeviceProfile, processors: int,
+             times: dict[int, dict[str, float]]) -> float:
+    """A CPU part's prediction as `validate` predicts an `on` body run on the CPU
+    (validate.explicit_cpu_part): its centre's time under the 1DF schedule on the compute units
+    its widest kernel's work groups fill (predict.cpu_units; `done`, its run, says how many
+    work items each kernel had), at least its floor, plus its kernels' launches after its
+    inputs were copied in (predict.on_launches, under a profile that prices the CPU by class).
+    `times` keeps each number of units' schedule."""
+    units = cpu_units(processors, max(done.work_items.values(), default=1))
+    if units not in times:
+        times[units] = centre_times(evaluation, schedule(evaluation.graph, units, "1df"))
+    launches = 0.0
+    if by_class(profile):
+        serial = sum(1 for step in done.plan.steps if step.kind == "serial")
+        launches = on_launches(profile.cpu, (serial, len(done.plan.steps) - serial),
+                               done.words_in)
+    found = explicit_cpu_part(evaluation, centre, times[units], done.words_in, profile, units,
+                              launches)
+    return 0.0 if found is None else found
 
 
 def direction_right(predicted_speedup: float, measured_speedup: float,
