@@ -347,9 +347,10 @@ def phase_cost(phase: Phase, model: GpuModel, p: GpuParameters,
             cost.lockstep.append(record)
         time, steps = group_time(members, model, p, cost, cache, record, moved, groups)
         if phase.staged and phase.parallel:
-            # A kernel is launched in whole work groups (the backend rounds its size up), and
-            # every work item of the last one helps stage before the idle ones return.
-            time += staging_time(group_threads, model, p, phase.staged)
+            # Every work item of a group helps stage, the idle ones of the last included, before
+            # they return (`staging_items`).
+            time += staging_time(staging_items(len(threads), group_threads, model), model, p,
+                                 phase.staged)
         group_times.append(time)
         cost.steps = max(cost.steps, steps)
     resident = max(1, p.threads_at_once // group_threads) if phase.parallel else 1
@@ -560,6 +561,22 @@ def writeback_time(groups: int, p: GpuParameters) -> float:
     groups. The paper adds the term once to the kernel, outside its rounds, and so does hetprof:
     the write-backs are not overlapped with each other or with later rounds."""
     return groups * p.global_latency
+
+
+def staging_items(count: int, group: int, model: GpuModel) -> int:
+    """The work items of one work group of a kernel of `count` items that copy its staged
+    regions into local memory (`staging_time`). The calibrated modes take the group as the OpenCL
+    backend launches it (models.opencl.runner.DeviceSession.global_size): `group` items, the
+    kernel's size rounded up to whole groups, except that a kernel of fewer items than a group
+    is one group of exactly its items. Until 2026-11-27 every mode priced the copy with a whole
+    group's items, and a reduction's last levels (1, 2, 4 ... items, each copying up to 4 096
+    words) were predicted to stage up to 4 096 times faster than they did (on an H200, dot's
+    `stage-local`: predicted 0.93x, measured 0.31x). The paper's mode keeps that reading (a
+    kernel launched in whole work groups: tests/test_section71.py), which its preset's numbers
+    follow."""
+    if model.name == "paper":
+        return group
+    return max(1, min(group, count))
 
 
 def staging_time(threads: int, model: GpuModel, p: GpuParameters, staged_words: int) -> float:

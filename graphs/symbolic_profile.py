@@ -39,6 +39,7 @@ from graphs.devicebox import (
     box_model,
     group_time,
     phase_cost,
+    staging_items,
     staging_time,
     step_key,
     writeback_time,
@@ -505,6 +506,10 @@ class SymbolicProfile:
         `traffic`."""
         p = self.gpu
         model = model or self.model
+        # The work items that stage: a whole group's, or the kernel's where it is one group of
+        # fewer (graphs.devicebox.staging_items).
+        stagers = (p.work_group_size if groups > 1
+                   else staging_items(len(ids), p.work_group_size, model))
         local = PhaseCost(0, 0, 0, 0, 0, 0.0, 0.0)
         state = None
         if model.stateful:
@@ -525,7 +530,7 @@ class SymbolicProfile:
             if state is not None and local.traffic is not None:
                 local.traffic.add(state.traffic)
             local.conflicts, local.conflict_degree_max = summed.conflicts, summed.degree
-            return time + staging_time(p.work_group_size, model, p, staged), local
+            return time + staging_time(stagers, model, p, staged), local
         stepped = None
         if model is self.model and not model.stateful:
             stepped = self._lockstep_group(template, values, ids, local, build)
@@ -534,7 +539,7 @@ class SymbolicProfile:
             members = [thread(t) for t in ids]
             stepped = group_time(members, model, p, local, {}, groups=groups)
         time, local.steps = stepped
-        return time + staging_time(p.work_group_size, model, p, staged), local
+        return time + staging_time(stagers, model, p, staged), local
 
     def _lockstep_group(self, template: SPhase, values: dict, ids: range, local: PhaseCost,
                         build: _CompiledPath | None = None) -> tuple[float, int] | None:

@@ -76,6 +76,29 @@ def test_staging_loop_overlaps_u_iterations(overlap, expected):
     assert staging_time(256, DmmGpu(p), p, 0) == 0
 
 
+@pytest.mark.parametrize("items", [1, 4, 31, 32, 33, 100])
+def test_a_kernel_smaller_than_a_work_group_stages_with_its_own_items(items):
+    """The backend launches a kernel of fewer items than a work group as one group of exactly
+    its items (models.opencl.runner.DeviceSession.global_size), so its staging loop takes
+    ⌈words / items⌉ iterations; a larger kernel's groups, the last included, stage with a whole
+    group's items. The paper's mode keeps a whole group's for every kernel."""
+    from graphs.devicebox import Phase, phase_cost, staging_items, staging_time
+
+    p = GpuParameters(warp_width=8, work_group_size=32, global_latency=32.0,
+                      staging_overlap=1)
+    words = 640
+    stagers = items if items < 32 else 32
+    assert staging_items(items, 32, DmmGpu(p)) == stagers
+    assert staging_items(items, 32, PaperGpu(p)) == 32
+    staged, plain = (phase_cost(Phase([[] for _ in range(items)], True, staged=s), DmmGpu(p), p)
+                     for s in (words, 0))
+    # the empty threads' groups all finish at once, so the kernel takes one group's staging
+    assert staged.time - plain.time == staging_time(stagers, DmmGpu(p), p, words)
+    iterations = math.ceil(words / stagers)
+    assert staging_time(stagers, DmmGpu(p), p, words) == iterations * (
+        math.ceil(stagers / 8) + 31)
+
+
 def test_conflict_degree_counts_distinct_addresses():
     assert conflict_degree([0, 32, 64, 0], 32) == 3
     assert conflict_degree([], 32) == 0
