@@ -34,6 +34,13 @@ serial step, each step loading the cell the one before stored) over what the cla
 step at. On the H200's host (2026-11-27): 9.9 ns against 16.8 ns, a scale of 0.59. Where the
 profile has no `serial_step_s` the scale is 1 and the classes price serial code as before.
 
+The classes are measured with every compute unit busy. A part that fills fewer units (a CPU
+kernel runs a work group on one unit: `predict.cpu_units`) has the cores, caches and memory system
+more to itself: its threads' classes are priced times `busy_scale`, the generated code's map step
+per unit measured at 1, 2, 4 and 8 busy units over the same at all of them (on the H200's host,
+2026-11-27: 0.59 to 0.64 up to 8 of 16 units; `at_units`). Serial code keeps its measured price.
+A profile without those measurements prices every part as on all units.
+
 Two shared resources bound a parallel stretch however many processors run it (`cpu_floor`): the
 socket's memory bandwidth, `bytes_per_s` (a stride-1 copy over all compute units), for the words
 it moves; and, where more than one compute unit runs it, the allocation pointer, whose cache line
@@ -150,6 +157,56 @@ def launch_after(cpu: CpuParameters, words: float) -> float:
         if at <= high:
             return a + (b - a) * (at - low) / (high - low)
     return points[-1]
+
+
+UNIT_STEPS = (1, 2, 4, 8)  # the busy compute units the map step is measured at, beside all
+
+
+def busy_scale(cpu: CpuParameters, units: int) -> float:
+    """What a thread's read, write, allocation, step and task cost while only `units` compute
+    units are busy, as a fraction of their calibrated cost (measured with every unit busy): the
+    generated code's map step per unit at that many units over the same at all of them
+    (`unit_step_1_s` ... `unit_step_all_s`), interpolated in log2 of the units between the
+    measured points and held at the ends; 1 where the step was not measured.
+
+    On the H200's host (16 compute units, 2026-11-27, benchmarks/cpu_units_probe.py) the step
+    took 10-11 ns a unit with 1 to 4 units busy and 18.7 ns with all 16, the stores 0.4-0.6
+    times and the loads 0.6-0.9 times their all-units cost: a unit alone has a core, its caches
+    and its share of the memory system to itself, where 16 units are two threads on each of 8
+    cores (8 busy units measured 11 ns once and 20 ns once: whether they share cores is the
+    operating system's choice)."""
+    whole = cpu.unit_step_all_s
+    if whole <= 0:
+        return 1.0
+    points = [(k, t / whole) for k, t in zip(UNIT_STEPS, (cpu.unit_step_1_s, cpu.unit_step_2_s,
+                                                         cpu.unit_step_4_s, cpu.unit_step_8_s),
+                                            strict=True)
+              if t > 0 and (not cpu.processors or k < cpu.processors)]
+    points.append((cpu.processors or max(units, UNIT_STEPS[-1] * 2), 1.0))
+    if units <= points[0][0]:
+        return points[0][1]
+    for (k0, s0), (k1, s1) in itertools.pairwise(points):
+        if units <= k1:
+            return s0 + (s1 - s0) * math.log2(units / k0) / math.log2(k1 / k0)
+    return points[-1][1]
+
+
+def at_units(profile: DeviceProfile, units: int) -> DeviceProfile:
+    """`profile` with a thread's CPU classes (read, write, allocation bump, step, task) priced as
+    on `units` busy compute units (`busy_scale`); serial code, priced from `serial_step_s`
+    (`CalibratedCpu.serial_scale`), keeps its price, and launches, the contended pointer and the
+    socket's bandwidth are their own measurements. The profile itself where it does not price the
+    CPU by class or the scale is 1."""
+    if not by_class(profile):
+        return profile
+    cpu = profile.cpu
+    scale = busy_scale(cpu, units)
+    if scale == 1.0:
+        return profile
+    return replace(profile, cpu=replace(cpu, read_s=cpu.read_s * scale,
+                                        write_s=cpu.write_s * scale,
+                                        alloc_s=cpu.alloc_s * scale, op_s=cpu.op_s * scale,
+                                        task_s=cpu.task_s * scale))
 
 
 def allocation_rate(cpu: CpuParameters, units: int) -> float:

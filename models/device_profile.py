@@ -17,7 +17,9 @@ Schema (all numbers finite, non-negative and at most 10^15; see docs/device-prof
               "_8_s": while 2, 4 or 8 do), "bytes_per_s" (the socket's bandwidth),
               "processors" (the compute units measured), "serial_step_s" (one work item's
               dependent step alone), "launch_after_16_s", "_19_s", "_22_s" (a launch after
-              the host moved 2^16, 2^19, 2^22 words in)},
+              the host moved 2^16, 2^19, 2^22 words in), "unit_step_1_s", "_2_s", "_4_s",
+              "_8_s", "unit_step_all_s" (the map step per unit while 1, 2, 4, 8 or all units
+              run it)},
       "gpu": {"warp_width": w, "work_group_size": threads per work group, "global_latency": l,
               "local_latency": 1, "conflict_cost": 2 (paper mode), "banks": 32,
               "threads_at_once": H, "op": 1, "launch": cost of one kernel launch,
@@ -97,6 +99,14 @@ class CpuParameters:
     launch_after_16_s: float = 0.0
     launch_after_19_s: float = 0.0
     launch_after_22_s: float = 0.0
+    # the generated code's map step per compute unit (two loads, a multiply-add, a bump of the
+    # work group's own counter, a store) while only 1, 2, 4 or 8 units run it, and while all do
+    # (0: not measured; models/cpu.py's `busy_scale`)
+    unit_step_1_s: float = 0.0
+    unit_step_2_s: float = 0.0
+    unit_step_4_s: float = 0.0
+    unit_step_8_s: float = 0.0
+    unit_step_all_s: float = 0.0
 
     @property
     def by_class(self) -> bool:

@@ -15,6 +15,8 @@ from graphs.symbolic_profile import symbolic_profile
 from models.cpu import (
     CalibratedCpu,
     allocation_rate,
+    at_units,
+    busy_scale,
     by_class,
     contended_allocation,
     cpu_floor,
@@ -213,3 +215,44 @@ def test_an_on_pays_each_kernels_launch_after_its_inputs_moved_in():
     assert on_launches(LAUNCHES, (1, 2), 2**22) == pytest.approx(38.0 + 2 * (38.0 - 20.0))
     assert on_launches(LAUNCHES, (0, 3), 100) == 0.0  # warm: the graph's δm is the launch
     assert on_launches(LAUNCHES, (1, 0), 100) == 20.0
+
+
+# The map step per unit measured at 1, 2, 4 and 8 of 16 busy units and at all of them: a unit
+# alone runs it at 0.6 of its all-units cost (models/cpu.py's `busy_scale`).
+UNITS = replace(SERIAL, cpu=replace(SERIAL.cpu, processors=16, unit_step_1_s=6.0,
+                                    unit_step_2_s=6.0, unit_step_4_s=7.0, unit_step_8_s=8.0,
+                                    unit_step_all_s=10.0))
+
+
+@pytest.mark.parametrize("units, scale", [(1, 0.6), (2, 0.6), (3, 0.6 + 0.1 * math.log2(1.5)),
+                                          (4, 0.7), (8, 0.8), (16, 1.0), (12, 0.8 + 0.2 *
+                                                                         math.log2(1.5)),
+                                          (64, 1.0)])
+def test_the_busy_scale_follows_the_units_running_a_part(units, scale):
+    assert busy_scale(UNITS.cpu, units) == pytest.approx(scale)
+    # unmeasured (every profile before 2026-11-27): 1, and the profile as it is
+    assert busy_scale(SERIAL.cpu, units) == 1.0
+    assert at_units(SERIAL, units) is SERIAL
+    assert at_units(DeviceProfile(), units) == DeviceProfile()
+
+
+def test_a_part_on_few_units_prices_its_threads_lower_and_its_serial_code_the_same():
+    """On one busy unit of 16 a thread's reads, writes and steps cost 0.6 of their all-units
+    price; serial code keeps the measured chain's price (its scale moves the other way), and a
+    launch, the contended pointer and the socket's bandwidth are their own measurements."""
+    lone = at_units(UNITS, 1)
+    assert lone.cpu.read_s == pytest.approx(0.6 * UNITS.cpu.read_s)
+    assert lone.cpu.op_s == pytest.approx(0.6 * UNITS.cpu.op_s)
+    assert lone.cpu.task_s == pytest.approx(0.6 * UNITS.cpu.task_s)
+    assert (lone.cpu.launch_s, lone.cpu.contended_alloc_s, lone.cpu.bytes_per_s) == (
+        UNITS.cpu.launch_s, UNITS.cpu.contended_alloc_s, UNITS.cpu.bytes_per_s)
+    assert at_units(UNITS, 16) is UNITS
+
+    def reads(profile) -> list[float]:
+        graph = run(NESTED, {"n": 3}, profile=profile).graph
+        return sorted({w for w, k in zip(graph.edge_weight, graph.edge_kind, strict=True)
+                       if k is EdgeKind.READ})
+
+    # the threads' reads 2 -> 1.2; the top level's reads of the vectors it maps stay 1
+    assert reads(UNITS) == [1.0, 2.0]
+    assert reads(lone) == pytest.approx([1.0, 1.2])

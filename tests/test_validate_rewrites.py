@@ -101,6 +101,7 @@ def test_a_cpu_part_is_priced_as_validate_prices_an_on_body_on_the_cpu(pocl, n):
     from graphs.schedule import schedule
     from models.cpu import cpu_floor, launch_after
     from models.opencl.predict import growth_as_write
+    from models.opencl.validate import CpuOnUnits
     from models.opencl.validate_rewrites import cpu_part
     from profiler.transform import with_body
 
@@ -130,10 +131,25 @@ def test_a_cpu_part_is_priced_as_validate_prices_an_on_body_on_the_cpu(pocl, n):
     assert [step.kind for step in run.plan.steps] == ["serial", "iota", "map"]
     cold = launch_after(profile.cpu, run.words_in)
     launches = cold + 2 * (cold - profile.cpu.launch_s)
-    found = cpu_part(evaluation, "__offload0", run, profile, 16, {})
+    options = EvaluationOptions(profile=growth_as_write(profile), gpu_mode=profile.gpu.mode)
+    found = cpu_part(CpuOnUnits(marked, params, options, evaluation), "__offload0", run,
+                     profile, 16)
     assert found == pytest.approx(max(on_units, floor) + launches, rel=1e-12)
     assert found > on_all  # fewer units than the device has, a floor and cold launches
     assert parts.predicted_cpu >= found
+    # A profile that measured the map step on fewer busy units prices the part's threads as on
+    # its units (models.cpu.busy_scale): less, where its 1DF time is above its floor.
+    busy = replaced(profile, cpu=replaced(profile.cpu, unit_step_1_s=6.0, unit_step_2_s=6.0,
+                                          unit_step_4_s=6.0, unit_step_8_s=6.0,
+                                          unit_step_all_s=10.0))
+    busy_options = replaced(options, profile=growth_as_write(busy))
+    on_few = cpu_part(CpuOnUnits(marked, params, busy_options,
+                                 evaluate(marked, params, busy_options)), "__offload0", run,
+                      busy, 16)
+    if on_units > floor:  # n = 24, on one unit, where no other unit takes the pointer's line
+        assert on_few < found
+    else:  # n = 600: three units' allocations on the contended pointer bound it either way
+        assert on_few == found
 
 
 def pocl_runs(session, marked, params):

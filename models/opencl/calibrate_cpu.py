@@ -39,6 +39,9 @@ CPU edge weighs in the cost graph, whose time on P processors is about its work 
   busy and priced one after another; a lone dependent chain overlaps its loads and arithmetic
   with the atomic's latency, and its core has no sibling thread to share (models/cpu.py:
   `serial_scale`);
+- unit_step_1_s, _2_s, _4_s, _8_s and unit_step_all_s: the generated code's map step (two loads,
+  a multiply-add, a bump of the work group's own counter, a store) per compute unit while only
+  1, 2, 4 or 8 units run it, and while all do (`unit_steps`; models/cpu.py's `busy_scale`);
 - bytes_per_s: a stride-1 copy over all compute units, bytes read plus written over its time;
 - and, for profiles priced by the PRAM (`--units` of old), seconds per PRAM step: a map kernel as
   the backend writes one (two reads, an allocating write), as `hetprof calibrate` always did.
@@ -135,6 +138,28 @@ __kernel void serial_chain(__global long* heap, __global int* ap, __global int* 
 }
 """
 
+# The generated code's commonest parallel step (models/opencl/codegen.py's map kernel): load two
+# boxed values, multiply-add, allocate a cell from the work group's own counter (no unit waits on
+# another's line), store the result into it and read it back.
+UNIT_STEP = """\
+__kernel void map_step(__global const long* a, __global long* cells, __global int* counters,
+                       const int reps, const long mask) {
+    long i = get_global_id(0);
+    __global int* counter = counters + get_group_id(0) * 16;
+    long base = (long)get_group_id(0) * get_local_size(0) * reps;
+    long at = i * reps;
+    long acc = 0;
+    for (int r = 0; r < reps; r++) {
+        long x = a[(at + r) & mask];
+        long y = a[(at + r + 1) & mask];
+        int k = atomic_add(counter, 1);
+        long c = (base + k) & mask;
+        cells[c] = x * y + acc;
+        acc += cells[c] & 7;
+    }
+}
+"""
+
 REPS = 16
 LAUNCH_ROUNDS = 100  # rounds of three launches whose median is `launch_s`
 LINE_WORDS = 8  # 64-byte cache lines of 8-byte words
@@ -170,6 +195,34 @@ def launches_after(session, words: int, rounds: int) -> list[float]:
             if run:  # the first round compiles and warms up
                 samples.append(seconds)
     return samples
+
+
+def unit_steps(session, words: int, repeats: int, rounds: int = 3) -> dict[int, float]:
+    """UNIT_STEP's cost per compute unit while u units run it, for u in models.cpu.UNIT_STEPS
+    below the device's units and for all of them (the key: its units): u work groups of up to
+    1 024 items, one a unit, over `words` words in all (a buffer past the caches), each cost
+    (T(reps) - T(0)) · u / (items · reps); the median of `rounds` rounds, since whether a few
+    busy units share a core is the operating system's choice from one launch to the next."""
+    from models.cpu import UNIT_STEPS
+    from models.opencl.runner import time_kernel
+
+    processors = max(1, session.info.compute_units)
+    group = min(1024, session.info.max_work_group_size)
+    mask = words - 1
+    data = np.random.default_rng(7).integers(1, 1000, size=words, dtype=np.int64)
+    ladder = [u for u in UNIT_STEPS if u < processors] + [processors]
+    samples: dict[int, list[float]] = {u: [] for u in ladder}
+    for _ in range(rounds):
+        for units in ladder:
+            items = units * group
+            reps = max(1, words // items)
+            times = [time_kernel(session, UNIT_STEP, "map_step", items, group,
+                                 [data, np.zeros(words, np.int64),
+                                  np.zeros(16 * processors, np.int32)],
+                                 [np.int32(r), np.int64(mask)], repeats)[0].median
+                     for r in (0, reps)]
+            samples[units].append(max(1e-12, (times[1] - times[0]) * units / (items * reps)))
+    return {units: statistics.median(values) for units, values in samples.items()}
 
 
 def calibrate_cpu(session, quick: bool = False, repeats: int = 7,
@@ -328,6 +381,12 @@ def calibrate_cpu(session, quick: bool = False, repeats: int = 7,
                     {"seconds": serial, "steps": steps},
                     [(0, chain[0][0].median, chain[0][0].median),
                      (steps, chain[1][0].median, chain[0][0].median + serial * steps)]))
+    # -- the map step with only a few units busy --------------------------------------------------
+    progress("CPU busy units", 0.947)
+    stepped = unit_steps(session, 1 << (21 if quick else 25), repeats)
+    for units, seconds in stepped.items():
+        fits.append(Fit(f"CPU map step per unit, {units} of {processors} compute units busy",
+                        {"seconds": seconds, "units": units}, [(units, seconds, seconds)]))
     # -- the socket's bandwidth -------------------------------------------------------------------
     progress("CPU bandwidth", 0.95)
     copy_t, (_, copied) = time_kernel(session, COPY, "copy", words, None,
@@ -362,5 +421,10 @@ def calibrate_cpu(session, quick: bool = False, repeats: int = 7,
                   contended_alloc_8_s=fewer.get(8, 0.0), serial_step_s=serial,
                   launch_after_16_s=after[16], launch_after_19_s=after[19],
                   launch_after_22_s=after[22],
+                  unit_step_1_s=stepped.get(1, 0.0) if processors > 1 else 0.0,
+                  unit_step_2_s=stepped.get(2, 0.0) if processors > 2 else 0.0,
+                  unit_step_4_s=stepped.get(4, 0.0) if processors > 4 else 0.0,
+                  unit_step_8_s=stepped.get(8, 0.0) if processors > 8 else 0.0,
+                  unit_step_all_s=stepped[processors],
                   bytes_per_s=bandwidth, processors=processors)
     return CpuCalibration(cpu, fits, processors)

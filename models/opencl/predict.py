@@ -28,7 +28,9 @@ span S, between max(W/P, S) (Brent's lower bound) and W/P + (1 - 1/P)·S (Graham
 both bounds. For the parmaps of the suite at the sizes it runs, W/P is many times S, and the two
 bounds are within a few percent of each other. P is the device's compute units, or fewer where
 the `on`'s widest kernel has fewer work groups (models.opencl.codegen.WORK_GROUP items each): the
-device runs each work group on one compute unit.
+device runs each work group on one compute unit. On fewer units than the device has, a thread's
+classes are priced as on that many busy units (models.cpu.at_units; `SymbolicPredictions.cpu_on`
+keeps one CPU profile per number of units).
 
 Under a profile that prices the CPU by operation class (models/cpu.py), each kernel of one work
 item that the backend runs an `on` body's top-level serial code as (`plan_kernels`: the whole
@@ -52,7 +54,7 @@ from graphs.semantics.explicit import OFFLOAD_CENTRE
 from graphs.semantics.irregular import NotRegular
 from graphs.semantics.options import EvaluationOptions
 from graphs.symbolic_profile import SymbolicProfile, symbolic_profile
-from models.cpu import by_class, cpu_floor, cpu_model, launch_after
+from models.cpu import at_units, by_class, cpu_floor, cpu_model, launch_after
 from models.device_profile import AllocationParameters, CpuParameters, DeviceProfile
 from models.opencl.codegen import WORK_GROUP, compile_offload
 from models.roofline import KernelCounts, roofline_of_kernels
@@ -116,6 +118,8 @@ class SymbolicPredictions:
         self.others: dict[str, SymbolicProfile] = {}
         self.counts: dict[str, SymbolicProfile] = {}  # the CPU part's reads and writes
         self.kernels = plan_kernels(gpu) if by_class(profile) else {}
+        self.cpu_checked = cpu
+        self.cpu_at: dict[int, SymbolicProfile] = {}  # the CPU placement on so many busy units
         try:
             self.gpu = symbolic_profile(gpu, EvaluationOptions(profile=profile, gpu_mode=mode))
             self.cpu = symbolic_profile(cpu, EvaluationOptions(profile=profile, gpu_mode=mode))
@@ -151,7 +155,6 @@ class SymbolicPredictions:
         subs = self.gpu.substitution(params)
         evaluation = self.gpu.evaluation
         other_subs = {m: other.substitution(params) for m, other in self.others.items()}
-        cpu_subs = self.cpu.substitution(params)
         out = []
         for k, (box, symbol) in enumerate(zip(evaluation.boxes, evaluation.box_symbols,
                                              strict=True)):
@@ -163,7 +166,8 @@ class SymbolicPredictions:
             roofline = None if counts is None else roofline_of_kernels(counts, self.profile)
             name = f"{OFFLOAD_CENTRE}{k}"
             units = cpu_units(self.processors, self.gpu.kernel_threads(box, subs))
-            bounds = self.cpu.centre_time_at(name, cpu_subs, units)
+            cpu = self.cpu_on(units)
+            bounds = cpu.centre_time_at(name, cpu.substitution(params), units)
             low = high = None
             if bounds is not None:
                 low, high = bounds
@@ -177,6 +181,19 @@ class SymbolicPredictions:
             whole = self.gpu.box_total(k, subs)
             out.append(OnPrediction(kernel, models, roofline, low, high, whole))
         return out
+
+    def cpu_on(self, units: int) -> SymbolicProfile:
+        """The CPU placement's symbolic profile with its classes priced as on `units` busy
+        compute units (models.cpu.at_units); made once for each number of units where that
+        changes a price."""
+        assert self.cpu is not None
+        profile = at_units(self.profile, units)
+        if profile is self.profile:
+            return self.cpu
+        if units not in self.cpu_at:  # growth still priced as a write, the write now scaled
+            self.cpu_at[units] = symbolic_profile(self.cpu_checked, EvaluationOptions(
+                profile=growth_as_write(profile), gpu_mode=self.mode))
+        return self.cpu_at[units]
 
     def floor(self, name: str, params: dict[str, int], pushed_words: float,
               units: int, kernels: list[tuple[int, float]] | None = None) -> float:

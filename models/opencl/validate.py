@@ -43,7 +43,7 @@ from graphs.semantics.explicit import (
 )
 from graphs.semantics.inputs import NotVectorised, estimate_room, offload_inputs
 from graphs.semantics.options import EvaluationOptions
-from models.cpu import by_class, cpu_floor
+from models.cpu import at_units, by_class, cpu_floor
 from models.device_profile import GPU_MODES, DeviceProfile
 from models.opencl.predict import (
     OnPrediction,
@@ -330,26 +330,50 @@ def explicit_predictions(gpu_checked: CheckedProgram, cpu_checked: CheckedProgra
     mode = options.gpu_mode or profile.gpu.mode
     gpu_collector, cpu_collector = OffloadCollector(), OffloadCollector()
     evaluate(gpu_checked, params, replace(options, observer=gpu_collector))
-    cpu_evaluation = evaluate(cpu_checked, params, replace(
-        options, profile=growth_as_write(profile), observer=cpu_collector))
+    cpu_options = replace(options, profile=growth_as_write(profile), observer=None)
+    cpu_evaluation = evaluate(cpu_checked, params, replace(cpu_options, observer=cpu_collector))
     if not processors:
         return gpu_collector.offloads, cpu_collector.offloads, []
-    times: dict[int, dict[str, float]] = {}  # the CPU placement's centres on so many units
+    on_units = CpuOnUnits(cpu_checked, params, cpu_options, cpu_evaluation)
     kernels = plan_kernels(gpu_checked) if by_class(profile) else {}
     predictions = []
     for k, offload in enumerate(gpu_collector.offloads):
         assert offload.on is not None  # all of the GPU placement's parallel work is in `on`s
         units = cpu_units(processors, max((p.threads for p in offload.on.box.phases),
                                           default=1))
-        if units not in times:
-            times[units] = centre_times(cpu_evaluation, schedule(cpu_evaluation.graph, units,
-                                                                 "1df"))
         launches = on_launches(profile.cpu, kernels.get(offload.node.span, (0, 0)),
                                offload.on.pushed_words)
+        evaluation, times = on_units(units)
         predictions.append(_explicit_prediction(offload, k, profile, mode, baselines,
-                                                times[units], cpu_evaluation, units, launches,
+                                                times, evaluation, units, launches,
                                                 processors))
     return gpu_collector.offloads, cpu_collector.offloads, predictions
+
+
+class CpuOnUnits:
+    """A program's CPU work priced on so many busy compute units: its evaluation under the
+    profile's CPU classes as on that many units (models.cpu.at_units: a unit alone runs a thread's
+    loads, stores and steps faster than each of all the units at once), evaluated again only where
+    that changes a price, and its cost centres' times under the 1DF schedule on those units;
+    each number of units made once. `evaluation` is the program evaluated under `options`,
+    whose profile prices region growth as a write (predict.growth_as_write)."""
+
+    def __init__(self, checked: CheckedProgram, params: dict[str, int],
+                 options: EvaluationOptions, evaluation: Evaluation) -> None:
+        self.checked, self.params, self.options = checked, params, options
+        self.evaluation = evaluation
+        self.made: dict[int, tuple[Evaluation, dict[str, float]]] = {}
+
+    def __call__(self, units: int) -> tuple[Evaluation, dict[str, float]]:
+        if units not in self.made:
+            profile = at_units(self.options.profile, units)
+            # region growth still priced as a write (predict.growth_as_write), the write scaled
+            evaluation = (self.evaluation if profile is self.options.profile
+                          else evaluate(self.checked, self.params,
+                                        replace(self.options, profile=growth_as_write(profile))))
+            self.made[units] = (evaluation, centre_times(evaluation, schedule(
+                evaluation.graph, units, "1df")))
+        return self.made[units]
 
 
 def _explicit_prediction(offload: Offload, k: int, profile: DeviceProfile, mode: str,

@@ -45,8 +45,6 @@ from dataclasses import dataclass, field, replace
 from datetime import date
 from pathlib import Path
 
-from graphs.analysis import centre_times
-from graphs.schedule import schedule
 from graphs.semantics.explicit import OFFLOAD_CENTRE, OffloadCollector, evaluate
 from graphs.semantics.options import EvaluationOptions
 from models.cpu import by_class
@@ -55,6 +53,7 @@ from models.opencl.predict import cpu_units, growth_as_write, on_launches
 from models.opencl.validate import (
     EXAMPLES,
     SQUARE,
+    CpuOnUnits,
     explicit_cpu_part,
     rewrite_figures,
     size_params,
@@ -158,14 +157,14 @@ def measure(session, cpu_session, profile: DeviceProfile, checked: CheckedProgra
     collector = OffloadCollector()
     # Region growth priced as a write, as `validate` prices a CPU part (predict.growth_as_write):
     # the backend sizes every region before a kernel; the kernels are the same either way.
-    evaluation = evaluate(marked, params, EvaluationOptions(
-        profile=growth_as_write(profile), gpu_mode=profile.gpu.mode, observer=collector))
+    options = EvaluationOptions(profile=growth_as_write(profile), gpu_mode=profile.gpu.mode)
+    evaluation = evaluate(marked, params, replace(options, observer=collector))
     providers = providers_for(profile)
     predicted_gpu = predicted_cpu = measured_gpu = measured_cpu = 0.0
     gpu_parts = cpu_parts = 0
     matches = True
     processors = max(1, cpu_session.info.compute_units)
-    times: dict[int, dict[str, float]] = {}  # the centres' 1DF times on so many compute units
+    on_units = CpuOnUnits(marked, params, options, evaluation)
     for offload in collector.offloads:
         if offload.on is not None:
             done = run(session, offload)
@@ -175,8 +174,7 @@ def measure(session, cpu_session, profile: DeviceProfile, checked: CheckedProgra
             gpu_parts += 1
         elif isinstance(offload.node, Profile):
             done = run(cpu_session, offload)
-            predicted_cpu += cpu_part(evaluation, offload.node.name, done, profile, processors,
-                                      times)
+            predicted_cpu += cpu_part(on_units, offload.node.name, done, profile, processors)
             measured_cpu += done.kernel_time("best")
             cpu_parts += 1
         else:
@@ -186,23 +184,22 @@ def measure(session, cpu_session, profile: DeviceProfile, checked: CheckedProgra
                  matches, evaluation.render_value(10**6))
 
 
-def cpu_part(evaluation, centre: str, done, profile: DeviceProfile, processors: int,
-             times: dict[int, dict[str, float]]) -> float:
+def cpu_part(on_units: CpuOnUnits, centre: str, done, profile: DeviceProfile,
+             processors: int) -> float:
     """A CPU part's prediction as `validate` predicts an `on` body run on the CPU
     (validate.explicit_cpu_part): its centre's time under the 1DF schedule on the compute units
     its widest kernel's work groups fill (predict.cpu_units; `done`, its run, says how many
-    work items each kernel had), at least its floor, plus its kernels' launches after its
-    inputs were copied in (predict.on_launches, under a profile that prices the CPU by class).
-    `times` keeps each number of units' schedule."""
+    work items each kernel had), its classes priced as on that many busy units (`on_units`,
+    validate.CpuOnUnits), at least its floor, plus its kernels' launches after its inputs were
+    copied in (predict.on_launches, under a profile that prices the CPU by class)."""
     units = cpu_units(processors, max(done.work_items.values(), default=1))
-    if units not in times:
-        times[units] = centre_times(evaluation, schedule(evaluation.graph, units, "1df"))
+    evaluation, times = on_units(units)
     launches = 0.0
     if by_class(profile):
         serial = sum(1 for step in done.plan.steps if step.kind == "serial")
         launches = on_launches(profile.cpu, (serial, len(done.plan.steps) - serial),
                                done.words_in)
-    found = explicit_cpu_part(evaluation, centre, times[units], done.words_in, profile, units,
+    found = explicit_cpu_part(evaluation, centre, times, done.words_in, profile, units,
                               launches)
     return 0.0 if found is None else found
 
