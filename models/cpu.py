@@ -35,11 +35,15 @@ step at. On the H200's host (2026-11-27): 9.9 ns against 16.8 ns, a scale of 0.5
 profile has no `serial_step_s` the scale is 1 and the classes price serial code as before.
 
 The classes are measured with every compute unit busy. A part that fills fewer units (a CPU
-kernel runs a work group on one unit: `predict.cpu_units`) has the cores, caches and memory system
-more to itself: its threads' classes are priced times `busy_scale`, the generated code's map step
-per unit measured at 1, 2, 4 and 8 busy units over the same at all of them (on the H200's host,
-2026-11-27: 0.59 to 0.64 up to 8 of 16 units; `at_units`). Serial code keeps its measured price.
-A profile without those measurements prices every part as on all units.
+kernel runs a work group on one unit: `predict.cpu_units`) may have the cores, caches and memory
+system more to itself: under a profile that carries the generated code's map step per unit at 1,
+2, 4 and 8 busy units and at all of them (`unit_step_*_s`), its threads' classes are priced times
+`busy_scale`, the step's ratio at its units (on the H200's hosts, 2026-11-27: 0.53 to 0.64 up to
+4 of 16 units; `at_units`); serial code keeps its measured price. It is not the default: the
+calibration measures the step for its report only, because on a suite run predicted and
+measured on one host the scale made the parts on one unit 20-50% too fast, where re-predicting
+four earlier runs under another host's calibration had it help (README, "Parts on few units").
+A profile without those fields prices every part as on all units.
 
 Two shared resources bound a parallel stretch however many processors run it (`cpu_floor`): the
 socket's memory bandwidth, `bytes_per_s` (a stride-1 copy over all compute units), for the words

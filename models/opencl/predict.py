@@ -28,9 +28,9 @@ span S, between max(W/P, S) (Brent's lower bound) and W/P + (1 - 1/P)·S (Graham
 both bounds. For the parmaps of the suite at the sizes it runs, W/P is many times S, and the two
 bounds are within a few percent of each other. P is the device's compute units, or fewer where
 the `on`'s widest kernel has fewer work groups (models.opencl.codegen.WORK_GROUP items each): the
-device runs each work group on one compute unit. On fewer units than the device has, a thread's
-classes are priced as on that many busy units (models.cpu.at_units; `SymbolicPredictions.cpu_on`
-keeps one CPU profile per number of units).
+device runs each work group on one compute unit. Under a profile that measured the map step on
+fewer busy units, a thread's classes are priced as on that many (models.cpu.at_units, not the
+default; `SymbolicPredictions.cpu_on` keeps one CPU profile per number of units).
 
 Under a profile that prices the CPU by operation class (models/cpu.py), each kernel of one work
 item that the backend runs an `on` body's top-level serial code as (`plan_kernels`: the whole
