@@ -28,6 +28,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from benchmarks.repredict import program_path  # noqa: E402  (the suite's, then the examples')
 from cli.main import _with_deep_stack  # noqa: E402  (deep recursions, as the CLI evaluates them)
 from models.device_profile import load_profile  # noqa: E402
 from models.opencl.runner import DeviceSession, select_device  # noqa: E402
@@ -42,13 +43,6 @@ from models.opencl.validate_rewrites import (  # noqa: E402
 )
 from profiler.checker import check_program  # noqa: E402
 from profiler.parser import parse  # noqa: E402
-
-
-def program_path(name: str) -> Path:
-    for folder in (ROOT / "examples", ROOT / "benchmarks" / "suite"):
-        if (folder / f"{name}.lg").exists():
-            return folder / f"{name}.lg"
-    raise SystemExit(f"no program {name}.lg in examples or benchmarks/suite")
 
 
 def measured_as_saved(parts: Parts, saved: dict) -> Parts:
