@@ -123,9 +123,7 @@ def _pictures_commands(commands: Any) -> None:
                        help="draw each device box's kernels, warp boxes and lock-step steps")
     graph.add_argument("--max-nodes", type=int, default=60,
                        help="summarise the picture to about this many elements (default 60)")
-    graph.add_argument("--layout", choices=("auto", "graphviz", "matplotlib"), default="auto",
-                       help="lay the picture out with graphviz's dot (auto: where it is "
-                       "installed) or with hetprof's own matplotlib layout")
+    _layout_option(graph)
     graph.set_defaults(handler=_command_graph)
 
     plot = commands.add_parser("plot", help="plot space, the schedule, speedup, time vs size, "
@@ -167,8 +165,15 @@ def _pictures_commands(commands: Any) -> None:
                         help="the speedup plot's largest P (default 16)")
     report.add_argument("--expand-gpu", action="store_true",
                         help="draw each device box's warp boxes and steps")
+    _layout_option(report)
     _size_options(report, required=False)
     report.set_defaults(handler=_command_report)
+
+
+def _layout_option(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--layout", choices=("auto", "graphviz", "matplotlib"), default="auto",
+                        help="lay the cost graph out with graphviz's dot (auto: where it is "
+                        "installed) or with hetprof's own matplotlib layout")
 
 
 def _opencl_commands(commands: Any) -> None:

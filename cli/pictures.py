@@ -6,18 +6,20 @@
     hetprof plot speedup FILE -o OUT.png|svg [--max-procs P] [--schedule S]
     hetprof plot sizes FILE -o OUT.png|svg --sizes 64,256,1024 [--size-param n] [--procs P]
     hetprof plot validation REPORT.json -o OUT.png|svg
-    hetprof report FILE -o report.html [--sizes ...] [--max-procs P] [--expand-gpu]
+    hetprof report FILE -o report.html [--sizes ...] [--max-procs P] [--expand-gpu] [--layout L]
     hetprof report --load PROFILE.json -o report.html   # a profile saved with --format json
 
 Answers in seconds (issue 19): where the system can fork, a plot's data is computed in a child
-process while this one loads matplotlib, and the report's formulas and speedup curve while this
-one draws the profile's own pictures (`cli.forked.Beside`, one child each).
+process while this one loads matplotlib, and the report's formulas, its speedup curve and its
+cost-graph figure while this one analyses the profile and draws its other pictures
+(`cli.forked.Beside`, one child each).
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import shutil
 import sys
 from collections.abc import Callable
 from dataclasses import replace
@@ -46,7 +48,6 @@ from graphs.picture import cost_picture
 from graphs.placement import SizePoint, time_by_size
 from graphs.render_dot import graphviz_picture, picture_to_dot
 from graphs.render_html import HtmlRenderer, ReportExtras
-from graphs.schedule import Policy
 from graphs.semantics.explicit import evaluate
 from graphs.semantics.irregular import NotRegular
 from graphs.semantics.options import EvaluationOptions
@@ -55,6 +56,9 @@ from profiler.errors import HetprofError, ParameterError
 
 PICTURE_FORMATS = ("png", "svg")
 T = TypeVar("T")
+
+NO_GRAPHVIZ = ("--layout graphviz: graphviz's `dot` is not installed or failed (apt-get install "
+               "graphviz), or use --layout matplotlib")
 
 
 def _format(output: str, allowed: tuple[str, ...]) -> str:
@@ -94,14 +98,14 @@ def _while_matplotlib_loads(fmt: str, compute: Callable[[], T]) -> T:
         raise
 
 
-def _plot_data(args: argparse.Namespace, graph: CostGraph
-               ) -> tuple[dict[str, list[list[float]]], list[tuple[int, float]]]:
-    """What the report's plots need beyond the profile, made beside its analysis: the space
-    samples of the space plot's schedules other than the profile's own (which the analysis
-    makes), and the speedup curve's points."""
-    others = tuple(name for name in plots.SPACE_POLICIES if name != Policy(args.schedule).value)
-    return (plots.space_series(graph, args.procs, others),
-            plots.speedup_points(graph, list(range(1, args.max_procs + 1)), args.schedule))
+def _plot_data(args: argparse.Namespace, graph: CostGraph, source: str,
+               renderer: HtmlRenderer) -> tuple[list[tuple[int, float]], str]:
+    """What the report's pictures need beyond the profile, made beside its analysis: the speedup
+    curve's points and the cost graph's figure, drawn (its summary, critical path and layout
+    take about a fifth of a report's time)."""
+    picture = cost_picture(graph, lambda span: snippet(source, span, 32))
+    return (plots.speedup_points(graph, list(range(1, args.max_procs + 1)), args.schedule),
+            renderer.cost_graph_figure(picture, args.file))
 
 
 def _formulas(args: argparse.Namespace, checked, params: dict[str, int]) -> dict[str, str] | None:
@@ -155,8 +159,7 @@ def command_graph(args: argparse.Namespace, holder: SourceHolder) -> int:
         if args.layout != "matplotlib":
             drawn = graphviz_picture(picture, fmt, args.expand_gpu, title)
             if drawn is None and args.layout == "graphviz":
-                raise UsageError("--layout graphviz: graphviz's `dot` is not installed or "
-                                 "failed (apt-get install graphviz), or use --layout matplotlib")
+                raise UsageError(NO_GRAPHVIZ)
         write_output(drawn or draw_cost_graph(picture, fmt, args.expand_gpu, title),
                      args.output)
     return EXIT_OK
@@ -289,6 +292,8 @@ def command_report(args: argparse.Namespace, holder: SourceHolder) -> int:
         write_output(HtmlRenderer().render(saved), output)
         return EXIT_OK
     check_procs(args)
+    if args.layout == "graphviz" and shutil.which("dot") is None:
+        raise UsageError(NO_GRAPHVIZ)
     # The report's objects live until it is written, and the collector would walk them all again
     # and again, in each process, the forked ones included (graphs.costgraph.cyclic_gc_paused):
     # paused, each process takes 0.1 to 0.2 s less (matvec).
@@ -304,16 +309,17 @@ def command_report(args: argparse.Namespace, holder: SourceHolder) -> int:
             evaluation = evaluate(checked, params, options)
             graph = evaluation.graph
             graph.adjacency()  # once, before the fork, for the analysis and the child's schedules
-            plots_beside = Beside(lambda: _plot_data(args, graph))
-            result = _analysed(args, checked, params, evaluation, profile)
-            assert result.timeline is not None
             extras = ReportExtras()
-            renderer = HtmlRenderer(extras, args.expand_gpu)
-            drawn = {name: renderer.figure(result, name) for name in ("cost-graph", "timeline")}
-            other_space, extras.speedup = plots_beside.result()
+            renderer = HtmlRenderer(extras, args.expand_gpu, args.layout)
+            plots_beside = Beside(lambda: _plot_data(args, graph, checked.program.source,
+                                                     renderer))
+            result = _analysed(args, checked, params, evaluation, profile, graph_picture=False)
+            assert result.timeline is not None
+            drawn = {"timeline": renderer.figure(result, "timeline")}
             # The profile's schedule is one of the space plot's: its samples are not made again.
-            known = {result.schedule: result.timeline["space"], **other_space}
-            extras.space = {name: known[name] for name in plots.SPACE_POLICIES}
+            extras.space = plots.space_series(graph, args.procs,
+                                              known={result.schedule: result.timeline["space"]})
+            extras.speedup, drawn["cost-graph"] = plots_beside.result()
             # Every picture the formulas do not change is drawn before waiting for them.
             drawn.update({name: renderer.figure(result, name) for name in ("space", "speedup")})
             formulas = formulas_beside.result()

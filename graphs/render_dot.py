@@ -45,7 +45,8 @@ class _Writer:
         self.lines: list[str] = []
         self.links: list[str] = []
         self.count = 0
-        self.titles: dict[str, str] = {}  # node name -> its label, for SVG tooltips
+        self.titles: dict[str, str] = {}  # node name or edge id -> its tooltip in an SVG
+        self.edges = 0
 
     def text(self) -> str:
         return "\n".join(self.lines) + "\n"
@@ -72,6 +73,9 @@ class _Writer:
         }
         if critical:
             attributes["class"] = "critical-path"
+        self.edges += 1
+        attributes["id"] = f"e{self.edges}"
+        self.titles[attributes["id"]] = attributes["tooltip"]
         self.lines.append(f"{indent}{source} -> {target} {_attributes(**attributes)};")
 
     def chain(self, chain: list[Picture], indent: str) -> tuple[str, str]:
@@ -131,6 +135,7 @@ class _Writer:
         inner = indent + "  "
         self.lines.append(f"{indent}subgraph cluster_device_box_{number_} {{")
         label = f"device box #{number_} (on @{item['location']})"
+        self.titles[f"cluster_device_box_{number_}"] = label
         self.lines.append(f"{inner}label={quote(label)}; id={quote(f'device-box-{number_}')};")
         self.lines.append(f"{inner}style=filled; fillcolor={quote('#e8f6f5')}; "
                           f"color={quote(outline['color'])}; penwidth={outline['penwidth']};")
@@ -150,6 +155,7 @@ class _Writer:
         label = (f"{kind} {index + 1}: {phase['threads']:,} threads, "
                  f"{phase['work_groups']:,} work groups, time {number(phase['time'])}")
         self.lines.append(f"{indent}subgraph cluster_device_box_{number_}_phase_{index} {{")
+        self.titles[f"cluster_device_box_{number_}_phase_{index}"] = label
         self.lines.append(f"{inner}label={quote(label)}; style=filled; fillcolor=white; "
                           'color="#17becf"; penwidth=1; '
                           f"id={quote(f'device-box-{number_}-phase-{index}')};")
@@ -159,6 +165,7 @@ class _Writer:
             self.lines.append(f"{inner}subgraph cluster_warp_box_{number_}_{index}_"
                               f"{group['index']} {{")
             title = f"warp box {group['index']}"
+            self.titles[f"cluster_warp_box_{number_}_{index}_{group_index}"] = title
             self.lines.append(f'{deeper}label={quote(title)}; style=dotted; color="#555555"; '
                               f"id={quote(f'warp-box-{number_}-{index}-{group_index}')};")
             previous = None
@@ -198,7 +205,8 @@ def graphviz_picture(picture: Picture, fmt: str, expand_gpu: bool = False,
                      title: str = "") -> bytes | None:
     """A summary laid out and drawn by graphviz's `dot` as SVG or PNG bytes, or None where `dot`
     is not installed or fails (the caller draws it with graphs.draw instead). In an SVG, each
-    node's `<title>` (its tooltip) is its label, not graphviz's node name."""
+    node's `<title>` (its tooltip) is its label, not graphviz's node name, and each edge's its
+    kind and weight, as in graphs.draw's SVG."""
     program = shutil.which("dot")
     if program is None:
         return None
@@ -218,9 +226,17 @@ def graphviz_picture(picture: Picture, fmt: str, expand_gpu: bool = False,
         shown = escape(label.replace("\n", "; "), quote=False) if label else match["name"]
         return f'{match["head"]}<title>{shown}</title>'
 
+    def edge_title(match: re.Match[str]) -> str:
+        label = writer.titles.get(match["id"])
+        return f'{match["head"]}<title>{escape(label, quote=False)}</title>' if label else \
+            match[0]
+
     svg = done.stdout.decode("utf-8")
-    return re.sub(r'(?P<head><g id="[^"]+" class="node">\s*)<title>(?P<name>n\d+)</title>',
-                  title_of, svg).encode("utf-8")
+    svg = re.sub(r'(?P<head><g id="[^"]+" class="(node|cluster)">\s*)'
+                 r'<title>(?P<name>\w+)</title>', title_of, svg)
+    # An edge's title is graphviz's `n1->n2`; its kind and weight say more.
+    return re.sub(r'(?P<head><g id="(?P<id>e\d+)" class="[^"]*">\s*)<title>[^<]*</title>',
+                  edge_title, svg).encode("utf-8")
 
 
 def _write(picture: Picture, expand_gpu: bool, title: str) -> _Writer:

@@ -19,7 +19,9 @@ from graphs import plots
 from graphs.analysis import ProfileResult, SpanCost
 from graphs.draw import draw_cost_graph
 from graphs.numbers import amount, number
+from graphs.picture import Picture
 from graphs.placement import SizePoint
+from graphs.render_dot import graphviz_picture
 
 POLICY = "default-src 'none'; img-src data:; style-src 'unsafe-inline'"
 STYLE = """
@@ -57,9 +59,14 @@ class ReportExtras:
 class HtmlRenderer:
     """render(result) -> str: the report page."""
 
-    def __init__(self, extras: ReportExtras | None = None, expand_gpu: bool = False):
+    def __init__(self, extras: ReportExtras | None = None, expand_gpu: bool = False,
+                 layout: str = "auto"):
+        """`layout`: the cost graph's, as `hetprof graph --layout` takes it: "auto" lays it out
+        with graphviz's `dot` where it is installed and with graphs.draw's matplotlib layout
+        where it is not (or fails), "matplotlib" always with the latter."""
         self.extras = extras or ReportExtras()
         self.expand_gpu = expand_gpu
+        self.layout = layout
 
     def render(self, result: ProfileResult, drawn: dict[str, str] | None = None) -> str:
         """The page; `drawn` holds figures already drawn by `figure`, by name."""
@@ -102,10 +109,7 @@ class HtmlRenderer:
         extras = self.extras
         match name:
             case "cost-graph" if result.cost_graph is not None:
-                return _inline_figure(
-                    draw_cost_graph(result.cost_graph, "svg", self.expand_gpu, result.file),
-                    "cost-graph", "The cost graph (§6.1): ⊕ top to bottom, ⊗ side by side, each "
-                    "device box a box, transfers as dashed edges, the critical path in red.")
+                return self.cost_graph_figure(result.cost_graph, result.file)
             case "timeline" if result.timeline is not None:
                 return _figure(plots.timeline_plot(result.timeline, "svg", program=result.file),
                                "timeline", "The schedule per simulated processor, GPU work group "
@@ -130,6 +134,17 @@ class HtmlRenderer:
                                      units=result.units, program=result.file),
                     "sizes", "Time against size for the CPU and the GPU placement.")
         return ""
+
+    def cost_graph_figure(self, picture: Picture, file: str) -> str:
+        """The page's cost-graph figure for `picture` (graphs.picture.cost_picture), drawn as the
+        renderer's layout says, in the page itself so that it zooms and its tooltips show."""
+        svg = None
+        if self.layout != "matplotlib":
+            svg = graphviz_picture(picture, "svg", self.expand_gpu, file)
+        return _inline_figure(
+            svg or draw_cost_graph(picture, "svg", self.expand_gpu, file), "cost-graph",
+            "The cost graph (§6.1): ⊕ top to bottom, ⊗ side by side, each device box a box, "
+            "transfers as dashed edges, the critical path in red.")
 
     def _pictures(self, result: ProfileResult, drawn: dict[str, str]) -> str:
         figures = [drawn[name] if name in drawn else self.figure(result, name)

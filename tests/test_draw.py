@@ -4,6 +4,7 @@ placements (graphs.placement), the lock-step record of device boxes, and the pic
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 import xml.etree.ElementTree as ElementTree
@@ -274,6 +275,24 @@ def test_graph_command_writes_svg_png_and_dot(tmp_path):
     assert dot.read_text().startswith("digraph")
     bad = hetprof("graph", "examples/zipmul.lg", "-o", str(tmp_path / "g.gif"))
     assert bad.returncode == 2 and "suffix" in bad.stderr
+
+
+def test_without_graphviz_the_pictures_fall_back_to_matplotlib(tmp_path):
+    """Where `dot` is not installed, `--layout auto` draws with hetprof's own layout and
+    `--layout graphviz` says what is missing, for `graph` and `report` alike."""
+    env = {**os.environ, "PATH": str(tmp_path)}  # no `dot` on it
+    for command, out in (("graph", tmp_path / "g.svg"), ("report", tmp_path / "r.html")):
+        def run_it(layout: str, command=command, out=out) -> subprocess.CompletedProcess:
+            return subprocess.run([sys.executable, "-m", "cli", command, "examples/zipmul.lg",
+                                   "--param", "n=8", "--layout", layout, "-o", str(out)],
+                                  cwd=ROOT, capture_output=True, text=True, timeout=300,
+                                  env=env)
+        done = run_it("auto")
+        assert done.returncode == 0, done.stderr
+        assert "seq edge, weight 1" in out.read_text() and "graph0" not in out.read_text()
+        done = run_it("graphviz")
+        assert done.returncode == 2 and "graphviz's `dot` is not installed" in done.stderr
+        assert "Traceback" not in done.stderr
 
 
 def test_plot_commands(tmp_path):

@@ -26,12 +26,12 @@ PROGRAM = ("param n : int = 8\nletregion r in\nlet xs = iota n at r in\n"
            "(parmap (lambda x: int r [r]. x * 3 at r) xs at r)\nat r\n")
 
 
-def report(**extras) -> tuple[str, object]:
+def report(layout: str = "matplotlib", **extras) -> tuple[str, object]:
     evaluation = run(PROGRAM)
     body = check_program(parse(PROGRAM, "a<b>&c.lg")).body
     result = analyse(evaluation, 2, "1df", file="a<b>&c.lg", params={"n": 8}, body=body,
                      source=PROGRAM)
-    return HtmlRenderer(ReportExtras(**extras)).render(result), result
+    return HtmlRenderer(ReportExtras(**extras), layout=layout).render(result), result
 
 
 class _Tags(HTMLParser):
@@ -55,6 +55,19 @@ def test_user_strings_are_escaped():
     assert "<script" not in html and "alert(" in html
     assert "&lt;script&gt;alert(&quot;x&quot;)&lt;/script&gt; &amp; &#x27;co&#x27;" in html
     assert "a&lt;b&gt;&amp;c.lg" in html and "<b>" not in html
+    assert [t for t, _ in tags(html)].count("script") == 0
+
+
+@pytest.mark.skipif(shutil.which("dot") is None, reason="graphviz's dot is not installed")
+def test_the_cost_graph_is_laid_out_by_graphviz_where_it_is_installed():
+    html, _ = report(layout="auto")
+    assert [t for t, _ in tags(html)].count("svg") == 1
+    assert 'id="cost-graph-zoom"' in html and '<g id="graph0" class="graph"' in html
+    # Tooltips say what an element is, not graphviz's names for it (n1, n1->n2, cluster_…).
+    titles = re.findall(r"<title>([^<]*)</title>", html)
+    assert "seq edge, weight 1" in titles and "push r" in titles
+    assert "device box #1 (on @4:1)" in titles
+    assert not [t for t in titles if re.fullmatch(r"n\d+(&#45;&gt;n\d+)?|cluster_\w+", t)]
     assert [t for t, _ in tags(html)].count("script") == 0
 
 
@@ -120,8 +133,10 @@ def test_report_loads_in_chromium_without_console_errors(tmp_path):
 def test_figures_drawn_ahead_make_the_same_page():
     """`hetprof report` draws some figures while it computes what the others show."""
     html, result = report(speedup=[(1, 10.0), (2, 6.0)])
-    renderer = HtmlRenderer(ReportExtras(speedup=[(1, 10.0), (2, 6.0)]))
+    renderer = HtmlRenderer(ReportExtras(speedup=[(1, 10.0), (2, 6.0)]), layout="matplotlib")
     drawn = {name: renderer.figure(result, name) for name in ("cost-graph", "timeline", "space")}
     assert all(drawn.values())
+    # The report's child draws the cost graph from its picture, without the profile.
+    assert renderer.cost_graph_figure(result.cost_graph, result.file) == drawn["cost-graph"]
     assert renderer.figure(result, "sizes") == ""
     assert renderer.render(result, drawn) == html
