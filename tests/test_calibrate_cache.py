@@ -80,3 +80,29 @@ def test_the_lone_and_the_work_group_allocation_are_calibrated_apart():
     lone = cache_parameters(GpuParameters(), Hierarchy(chase=H200, atomic_latency=145e-9))[0]
     assert lone.atomic_latency * CACHE_UNIT == pytest.approx(145e-9)
     assert lone.warp_atomic_latency == 0.0  # not measured: every write step as one lane's
+
+
+# The staging loop on an H200, one work group of 256 per compute unit, 2026-11-27 09:13 UTC
+# (card GPU-7a5394f9, benchmarks/calibrate_staging.py): (iterations, kernel seconds).
+H200_STAGING = [(1, 7.008e-6), (2, 6.720e-6), (4, 7.328e-6), (8, 7.776e-6), (16, 9.376e-6),
+                (23, 11.33e-6)]
+
+
+def test_the_staging_overlap_is_fitted_in_each_modes_own_latency():
+    """u belongs to the latency it was fitted with. Each further iteration took about 190 ns: in
+    the cache mode (l = the L2's 147 ns) that is one iteration at a time, u = 1; in the DMM mode
+    (l = 32 units of 9.4 ns, 302 ns) two at a time. The cache mode once took the DMM's u and
+    predicted staging twice as fast as the loop ran."""
+    from dataclasses import replace
+
+    from models.device_profile import GpuParameters
+    from models.opencl.calibrate import fit_staging
+
+    cache = GpuParameters(mode="cache", seconds_per_unit=1e-9, global_latency=147.2,
+                          warp_width=32, work_group_size=256)
+    dmm = replace(cache, mode="dmm", seconds_per_unit=9.44e-9, global_latency=32.0)
+    overlap, fit = fit_staging(cache, 256, H200_STAGING)
+    assert overlap == 1 and fit.mean_abs_pct_error < 5
+    # The fitted line: 22 further iterations of 8 warps' loads at one latency each.
+    assert fit.points[-1][2] == pytest.approx(7.008e-6 + 22 * (8 + 147.2 - 1) * 1e-9)
+    assert fit_staging(dmm, 256, H200_STAGING)[0] == 2
