@@ -616,10 +616,17 @@ def cache_parameters(gpu: GpuParameters, h: Hierarchy) -> tuple[GpuParameters, l
         gpu, mode="cache", seconds_per_unit=CACHE_UNIT,
         launch=max(h.launch, h.generated_launch) * ns,
         op=max(h.op_latency * ns, 1e-3), global_latency=levels["l2_latency"] * ns,
-        local_latency=levels["l1_latency"] * ns, l1_latency=levels["l1_latency"] * ns,
+        # A staged word costs what the generated code's LD macro takes to read it (its bounds
+        # check and local load: 58 ns on the H200, 2026-11-27); before it was measured, the
+        # L1's latency stood for it, and staged kernels were predicted as fast as unstaged ones.
+        local_latency=(h.local_latency or levels["l1_latency"]) * ns,
+        l1_latency=levels["l1_latency"] * ns,
         l2_latency=levels["l2_latency"] * ns, dram_latency=levels["dram_latency"] * ns,
         l2_bytes=int(levels["l2_bytes"]),
-        atomic_latency=max(h.atomic_latency, levels["l1_latency"]) * ns,
+        # A write step where one lane allocates costs the generated code's own allocation on one
+        # thread (ALLOC_CHAIN), not the bare atomic add inside it: on the H200 296 ns against
+        # 145 ns, and one-thread kernels were predicted 20-50% fast while it was the latter.
+        atomic_latency=max(h.alloc_latency, h.atomic_latency, levels["l1_latency"]) * ns,
         warp_atomic_latency=(max(h.group_alloc_latency, h.atomic_latency, levels["l1_latency"])
                              * ns if h.group_alloc_latency else 0.0),
         l1_bytes=int(levels["l1_bytes"]), l2_bytes_per_s=h.l2_bytes_per_s,
@@ -629,8 +636,11 @@ def cache_parameters(gpu: GpuParameters, h: Hierarchy) -> tuple[GpuParameters, l
             {k: v for k, v in levels.items()},
             [(size, t, _plateau(levels, size)) for size, t in h.chase]),
         Fit("latencies (1 thread; the allocation also as a work group makes it): atomic, "
-            "store then load, op, float op",
-            {"atomic_s": h.atomic_latency, "group_alloc_s": h.group_alloc_latency,
+            "the generated code's allocation, a staged read through LD, store then load, op, "
+            "float op",
+            {"atomic_s": h.atomic_latency, "alloc_s": h.alloc_latency,
+             "local_ld_s": h.local_latency,
+             "group_alloc_s": h.group_alloc_latency,
              "store_load_volatile_s": h.store_load_latency,
              "store_load_s": h.store_load_alias_latency,
              "store_fresh_line_load_s": h.store_fresh_latency, "op_s": h.op_latency,

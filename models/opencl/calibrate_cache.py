@@ -7,11 +7,13 @@ step is the latency itself) and on the whole device where it is a rate:
   random cycle through one word per 128-byte line, so that every hop is a new line and no
   prefetcher can guess the next; the plateaus are the L1, L2 and DRAM latencies, and the points
   between two plateaus give the level's capacity (`_capacity`);
-- the latency of an atomic add whose result the thread waits for (what λG's generated code does
-  at every allocation, `ALLOC`), on one thread, and an allocation step as a whole work group
+- the latency of an atomic add whose result the thread waits for, on one thread; of the
+  generated code's own allocation (`ALLOC`: the atomic add, then the capacity check and the
+  address, `ALLOC_CHAIN`) on one thread; and of an allocation step as a whole work group
   makes it: every item a chain of the generated code's own `ALLOC` and the store into the new
   cell (`GROUP_ALLOC`; the compiler aggregates a warp's atomic adds and hands the lanes their
   offsets, which one thread alone does not pay);
+- the latency of reading a staged word through the generated code's `LD` macro (`LOCAL_LD`);
 - the latency of reading back a word the thread has just stored (through a volatile pointer, so
   the compiler cannot forward the value);
 - the latency of one dependent 64-bit integer multiply-add, and of a double one;
@@ -64,6 +66,40 @@ __kernel void atomic_chain(__global int* ap, __global long* out, const int hops)
     out[get_global_id(0)] = x;
 }
 """
+
+ALLOC_CHAIN = PRELUDE + """
+__kernel void alloc_chain(COMMON, const int hops) {
+    long x = 0;
+    for (int h = 0; h < hops; h++) x += ALLOC(0, 1 + (int)(x & 0));
+    slots[0] = x;
+}
+"""
+"""One thread's chain of the generated code's own allocation (PRELUDE's `ALLOC`: the atomic add,
+then the capacity check against `caps` and the address from `bases`), each allocation's size
+depending on the last address: what an allocation costs a warp step where one lane allocates.
+On the H200 (2026-11-27) 296 ns, twice the bare atomic's 145 ns: the loads after the atomic
+wait for it."""
+
+LOCAL_LD = """
+#define LD0(a) (((a) - lb0) < ls0 && ((a) - lb0) >= 0 ? L0[(a) - lb0] : heap[a])
+__kernel void local_ld(__global long* restrict heap, __global long* restrict out,
+                       const int hops, const int words) {
+    __local long L0[LOCAL_WORDS];
+    long lb0 = 0;
+    int ls0 = min(words, LOCAL_WORDS);
+    for (int w = get_local_id(0); w < ls0; w += get_local_size(0)) L0[w] = heap[lb0 + w];
+    barrier(CLK_LOCAL_MEM_FENCE);
+    long p = 0;
+    for (int h = 0; h < hops; h++) p = LD0(p);
+    out[get_global_id(0)] = p;
+}
+"""
+"""A pointer chase (`chase_cycle`) through a region staged into local memory and read through the
+generated code's `LD` macro (models/opencl/codegen.py's `local_macros`: the bounds check that
+falls back to the heap), one thread: what a read of a staged word costs an `on local` body. On
+the H200 (2026-11-27) 58 ns, where a chase read from local memory directly takes 14 ns and one
+from the L1 21 ns (benchmarks/gpu_thread_chain_probe.py). LOCAL_WORDS is the device's."""
+LOCAL_CHASE_WORDS = 1024  # 8 KiB: inside any device's local memory
 
 GROUP_ALLOC = PRELUDE + """
 __kernel void group_alloc(COMMON, const int reps) {
@@ -181,6 +217,8 @@ class Hierarchy:
 
     chase: list[tuple[int, float]] = field(default_factory=list)  # (working set bytes, s/hop)
     atomic_latency: float = 0.0
+    alloc_latency: float = 0.0  # one thread's chain of the generated code's ALLOC
+    local_latency: float = 0.0  # a staged word read through the generated code's LD macro
     group_alloc_latency: float = 0.0  # an allocation step of one full work group, per item
     store_load_latency: float = 0.0
     store_load_alias_latency: float = 0.0
@@ -291,6 +329,10 @@ def measure_hierarchy(session, quick: bool = False, max_bytes: int | None = None
         hops, repeats)
     if int(counter[0]) <= 0:
         raise RuntimeError("the atomic microbenchmark added nothing")
+    say("an allocation of one thread")
+    result.alloc_latency = measure_thread_allocation(session, hops, repeats)
+    say("a staged word read through LD")
+    result.local_latency = measure_local_read(session, hops, repeats)
     say("an allocation step of a work group")
     result.group_alloc_latency = measure_group_allocation(session, repeats)
     say("store then load")
@@ -353,6 +395,39 @@ def measure_hierarchy(session, quick: bool = False, max_bytes: int | None = None
     return result
 
 
+def measure_thread_allocation(session, hops: int = CHASE_HOPS, repeats: int = 5) -> float:
+    """Seconds per allocation of one thread's chain of the generated code's ALLOC
+    (`ALLOC_CHAIN`), checked: every run allocates anew in one region large enough for all."""
+    words = 3 * hops * (repeats + 1) + 16
+
+    def buffers() -> list[np.ndarray]:
+        return [np.zeros(words, np.int64), np.zeros(1, np.int64), np.array([words], np.int32),
+                np.zeros(1, np.int32), np.zeros(1, np.int32), np.zeros(1, np.int64)]
+
+    seconds, out = _chain_latency(session, ALLOC_CHAIN, "alloc_chain", buffers, hops, repeats)
+    if int(out[4][0]) != 0 or int(out[3][0]) != hops * (repeats + 1):
+        raise RuntimeError("the allocation chain overflowed or lost allocations")
+    return seconds
+
+
+def measure_local_read(session, hops: int = CHASE_HOPS, repeats: int = 5) -> float:
+    """Seconds per hop of one thread's chase through a staged region read with the generated
+    code's LD macro (`LOCAL_LD`), checked; the staging loop is in both runs of the slope, so it
+    does not enter it."""
+    words = min(LOCAL_CHASE_WORDS, max(LINE_WORDS * 2, session.info.local_words))
+    nxt = chase_cycle(words)
+    source = LOCAL_LD.replace("LOCAL_WORDS", str(session.info.local_words))
+    seconds, (_, out) = _chain_latency(
+        session, source, "local_ld", lambda: [nxt.copy(), np.zeros(1, np.int64)], hops,
+        repeats, [np.int32(words)])
+    p = 0
+    for _ in range(hops):
+        p = int(nxt[p])
+    if int(out[0]) != p:
+        raise RuntimeError("the local-read microbenchmark followed a wrong chain")
+    return seconds
+
+
 def measure_group_allocation(session, repeats: int = 5, reps: int = 32) -> float:
     """Seconds an allocation step takes each item of one work group (of up to 256 items) when
     every item allocates at once, as the generated code does (`GROUP_ALLOC`): (T(reps) - T(0))
@@ -387,16 +462,19 @@ def fit_line_time(points: list[tuple[int, float]], warps: int, reps: int) -> flo
     return max(slope, 0.0)
 
 
-def _chain_latency(session, source: str, name: str, buffers, hops: int, repeats: int):
-    """Seconds per hop of a one-thread dependent chain (its kernel's one int argument is the
-    hops), and the buffers after its run of `hops`: the slope between runs of `hops` and of
-    2·`hops`, each at its fastest of `repeats` (noise only adds time), so that neither the
-    launch nor its jitter enters it (a subtraction of the launch measured apart came out 0 on a
-    loaded 2-core machine)."""
+def _chain_latency(session, source: str, name: str, buffers, hops: int, repeats: int,
+                   more: list | None = None):
+    """Seconds per hop of a one-thread dependent chain (its kernel's first scalar argument is
+    the hops, `more` the others), and the buffers after its run of `hops`: the slope between
+    runs of `hops` and of 2·`hops`, each at its fastest of `repeats` (noise only adds time), so
+    that neither the launch nor its jitter enters it (a subtraction of the launch measured apart
+    came out 0 on a loaded 2-core machine)."""
     from models.opencl.runner import time_kernel
 
-    short, out = time_kernel(session, source, name, 1, 1, buffers(), [np.int32(hops)], repeats)
-    long, _ = time_kernel(session, source, name, 1, 1, buffers(), [np.int32(2 * hops)],
+    more = more or []
+    short, out = time_kernel(session, source, name, 1, 1, buffers(), [np.int32(hops), *more],
+                             repeats)
+    long, _ = time_kernel(session, source, name, 1, 1, buffers(), [np.int32(2 * hops), *more],
                           repeats)
     return max(0.0, (long.best - short.best) / hops), out
 
@@ -421,7 +499,9 @@ def _aliased(session, source: str, name: str, words: int, hops: int, repeats: in
 def hierarchy_to_json(h: Hierarchy) -> dict:
     """The measurements as JSON (for benchmarks/ and the calibration report)."""
     out = {"launch_s": h.launch, "generated_launch_s": h.generated_launch, "chase": [[s, t] for s, t in h.chase],
-           "atomic_latency_s": h.atomic_latency, "group_alloc_latency_s": h.group_alloc_latency,
+           "atomic_latency_s": h.atomic_latency, "alloc_latency_s": h.alloc_latency,
+           "local_latency_s": h.local_latency,
+           "group_alloc_latency_s": h.group_alloc_latency,
            "store_load_latency_s": h.store_load_latency,
            "store_load_alias_latency_s": h.store_load_alias_latency,
            "store_fresh_latency_s": h.store_fresh_latency,
