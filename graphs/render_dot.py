@@ -74,8 +74,9 @@ class _Writer:
         if critical:
             attributes["class"] = "critical-path"
         self.edges += 1
-        attributes["id"] = f"e{self.edges}"
-        self.titles[attributes["id"]] = attributes["tooltip"]
+        edge_id = f"e{self.edges}"
+        attributes["id"] = edge_id
+        self.titles[edge_id] = str(attributes["tooltip"])
         self.lines.append(f"{indent}{source} -> {target} {_attributes(**attributes)};")
 
     def chain(self, chain: list[Picture], indent: str) -> tuple[str, str]:
