@@ -189,8 +189,16 @@ def test_quick_calibration_and_validation_on_pocl(pocl, tmp_path):
     names = {fit.name for fit in result.fits}
     assert {"host to device", "device to host", "kernel launch",
             "local staging loop, seconds vs iterations"} <= names
-    staging = next(f for f in result.fits if f.name.startswith("local staging"))
+    # u is fitted in each mode's own latency: the written (cache) profile's from its own fit,
+    # the DMM profile's from the DMM fit, over the same timed loops.
+    staging = next(f for f in result.fits if f.name.startswith("local staging")
+                   and f.name.endswith("(cache mode)"))
+    dmm_staging = next(f for f in result.fits if f.name.startswith("local staging")
+                       and "cache" not in f.name)
     assert profile.gpu.staging_overlap == staging.parameters["staging_overlap"] >= 1
+    assert (result.per_mode["dmm"].gpu.staging_overlap
+            == dmm_staging.parameters["staging_overlap"] >= 1)
+    assert [m for _, m, _ in staging.points] == [m for _, m, _ in dmm_staging.points]
     assert staging.points[0][1] == staging.points[0][2]  # the shortest loop is the base
     assert [k for k, _, _ in staging.points][:3] == [1, 2, 4]
     # the roofline's rates (microbenchmarks only), in the profile and in the fits table
