@@ -27,7 +27,7 @@ from cli.common import (
 )
 from cli.forked import forked_map
 from cli.progress import verdict_progress
-from graphs.numbers import json_text, number, signed
+from graphs.numbers import amount, json_text, number, signed
 from graphs.rewrite_score import (
     DISAGREES,
     Assessment,
@@ -85,7 +85,8 @@ def _header(args: argparse.Namespace, scorer: Scorer, score: Score) -> str:
     profile = scorer.options.profile
     mode = scorer.options.gpu_mode or profile.gpu.mode
     return (f"{args.file} ({values}; P={scorer.procs}, {args.schedule}; GPU model {mode}; "
-            f"units {profile.units})\ntime {number(score.time)}, space {score.space} words")
+            f"units {profile.units})\ntime {amount(score.time, profile.units)}, space "
+            f"{number(score.space)} words")
 
 
 def _list(args: argparse.Namespace, scorer: Scorer, subject: Subject,
@@ -103,12 +104,13 @@ def _list(args: argparse.Namespace, scorer: Scorer, subject: Subject,
     # The rows are scored by this process and a forked one (cli.forked), and each is shown as
     # soon as it is scored, under a progress bar (on a terminal only; started once the child is
     # forked).
+    units = scorer.options.profile.units
     progress = verdict_progress(args)
     task = progress.add_task("scoring rewrites", total=len(rewrites))
 
     def shown(_: int, assessment: Assessment) -> None:
         if not progress.disable:
-            cells = _cells(assessment, parameter, size, "")
+            cells = _cells(assessment, units, parameter, size, "")
             progress.console.print(f"{cells[0]}: {cells[4]}, {cells[3]}, pays when "
                                    f"{cells[7]}")
         progress.advance(task)
@@ -130,7 +132,7 @@ def _list(args: argparse.Namespace, scorer: Scorer, subject: Subject,
     if not assessments:
         lines.append("no rewrite applies to this program")
     else:
-        lines.extend(_table(assessments, parameter, size))
+        lines.extend(_table(assessments, units, parameter, size))
     write_output("\n".join(lines) + "\n", None)
     return EXIT_OK
 
@@ -147,12 +149,12 @@ def _common_range(assessments: list[Assessment]) -> str | None:
     return max(set(ranges), key=ranges.count) if ranges else None
 
 
-def _cells(a: Assessment, parameter: str | None, size: int | None,
+def _cells(a: Assessment, units: str, parameter: str | None, size: int | None,
            common: str | None = None) -> tuple[str, ...]:
     """One rewrite's verdict row: its times, speedup, what bounds the rewritten program, the term
     that moved, whether to apply it at these sizes, its space and where it pays."""
     delta = a.after.term(a.moved) - a.before.term(a.moved) if a.moved != "nothing" else 0
-    moved = a.moved if a.moved == "nothing" else f"{a.moved} {signed(delta)}"
+    moved = a.moved if a.moved == "nothing" else f"{a.moved} {signed(delta, units)}"
     if a.after.time < a.before.time:
         use = "apply"
     elif a.after.time > a.before.time:
@@ -169,11 +171,13 @@ def _cells(a: Assessment, parameter: str | None, size: int | None,
                 pays += f" ({a.break_even.searched()})"
         if DISAGREES in a.break_even.method:
             pays += " *"
-    return (a.key, f"{number(a.before.time)} -> {number(a.after.time)}", f"{a.speedup:.3f}x",
-            bound_term(a.after), moved, use, f"{a.before.space} -> {a.after.space}", pays)
+    return (a.key, f"{amount(a.before.time, units)} -> {amount(a.after.time, units)}",
+            f"{a.speedup:.3f}x",
+            bound_term(a.after), moved, use,
+            f"{number(a.before.space)} -> {number(a.after.space)}", pays)
 
 
-def _table(assessments: list[Assessment], parameter: str | None = None,
+def _table(assessments: list[Assessment], units: str, parameter: str | None = None,
            size: int | None = None) -> list[str]:
     """The verdict table (rich), a row per rewrite, and the notes its marks refer to."""
     columns = max(80, shutil.get_terminal_size((160, 24)).columns)
@@ -181,7 +185,7 @@ def _table(assessments: list[Assessment], parameter: str | None = None,
     for heading in HEADINGS:
         table.add_column(heading, overflow="fold")
     common = _common_range(assessments)
-    rows = [_cells(a, parameter, size, common) for a in assessments]
+    rows = [_cells(a, units, parameter, size, common) for a in assessments]
     for row in rows:
         table.add_row(*row)
     buffer = StringIO()
@@ -229,9 +233,11 @@ def _apply(args: argparse.Namespace, scorer: Scorer, subject: Subject) -> int:
         return EXIT_OK
     if args.output:
         write_output(text, args.output)
-        print(f"wrote {args.output}: time {number(before.time)} -> {number(after.time)} "
+        units = scorer.options.profile.units
+        print(f"wrote {args.output}: time {amount(before.time, units)} -> "
+              f"{amount(after.time, units)} "
               f"({before.time / after.time if after.time else float('inf'):.3f}x), space "
-              f"{before.space} -> {after.space} words")
+              f"{number(before.space)} -> {number(after.space)} words")
     else:
         write_output(text, None)
     if note:
@@ -263,9 +269,10 @@ def _search(args: argparse.Namespace, scorer: Scorer, subject: Subject) -> int:
         lines.append("no sequence of rewrites is predicted to be faster")
     else:
         lines.append("rewrites: " + ", then ".join(result.steps))
-        lines.append(f"predicted time {number(result.before.time)} -> "
-                     f"{number(result.after.time)} ({result.gain:.3f}x), space "
-                     f"{result.before.space} -> {result.after.space} words")
+        units = scorer.options.profile.units
+        lines.append(f"predicted time {amount(result.before.time, units)} -> "
+                     f"{amount(result.after.time, units)} ({result.gain:.3f}x), space "
+                     f"{number(result.before.space)} -> {number(result.after.space)} words")
     note = _settings_note(subject, result.best)
     if note:
         lines.append(note.removeprefix("hetprof: "))

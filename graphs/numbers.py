@@ -56,9 +56,9 @@ def amount(x: float | None, units: str) -> str:
     return duration(x) if units == "seconds" else number(x)
 
 
-def signed(x: float) -> str:
-    """A change: `+1,024`, `-3.5` or `0`."""
-    text = number(abs(x))
+def signed(x: float, units: str = "") -> str:
+    """A change: `+1,024`, `-3.5` or `0`; in seconds (`units`) `+12.3 µs`, `-1.5 ms`."""
+    text = amount(abs(x), units)
     return f"+{text}" if x > 0 else f"-{text}" if x < 0 else "0"
 
 

@@ -120,6 +120,6 @@ def test_a_row_that_ties_at_the_given_size_says_so_and_where_it_pays(monkeypatch
                if "work-group-size=64@9:1" in line)
     cells = [cell.strip() for cell in row.strip("│ ").split("│")]
     assert cells == ["work-group-size=64@9:1", "20,696.25 -> 20,696.25", "1.000x", "transfer",
-                     "nothing", "same at n = 64", "1026 -> 1026", "n >= 65"]
+                     "nothing", "same at n = 64", "1,026 -> 1,026", "n >= 65"]
     assert "always / never: on every size n <= 10^12 (symbolic profiles)" in result.stdout
     assert "every n <=" not in result.stdout and "no n <=" not in result.stdout
