@@ -4,6 +4,7 @@ PoCL (the OpenCL CPU device installed with hetprof's dependencies) standing for 
 from __future__ import annotations
 
 import json
+import re
 import statistics
 import subprocess
 import sys
@@ -234,6 +235,10 @@ def test_report_figures(report):
     text = render_markdown(report)
     assert text.startswith(f"# Rewrites validated on {report['device']}")
     assert "`vertical-fusion@9:4` | 32 |" in text and report["date"] in text
+    # times in people's units (issue 19), not `1.804e-05`
+    row = next(line for line in text.splitlines() if "`vertical-fusion@9:4` | 32 |" in line)
+    assert re.search(r"\| 32 \| [\d.]+ (ns|µs|ms|s) → [\d.]+ (ns|µs|ms|s) \|", row)
+    assert "e-0" not in row
 
 
 def test_merge_recomputes_the_figures(report):

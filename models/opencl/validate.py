@@ -33,6 +33,7 @@ from pathlib import Path
 from graphs.analysis import centre_times
 from graphs.costgraph import EdgeKind
 from graphs.kernel_counts import kernel_counts, roofline_of_paths
+from graphs.numbers import duration
 from graphs.schedule import schedule
 from graphs.semantics.explicit import (
     OFFLOAD_CENTRE,
@@ -656,12 +657,12 @@ def render_markdown(report: dict) -> str:
         "",
         *render_baselines(report),
         "",
-        "| program | n | part | predicted (s) | measured (s) | error |",
+        "| program | n | part | predicted | measured | error |",
         "| --- | --- | --- | --- | --- | --- |",
     ]
     for case in report["cases"]:
         lines.append(f"| {case['program']} | {case['n']} | {case['part']} | "
-                     f"{case['predicted_s']:.4g} | {case['measured_s']:.4g} | "
+                     f"{duration(case['predicted_s'])} | {duration(case['measured_s'])} | "
                      f"{case['error_pct']:+.1f}% |")
     if report["placements"]:
         lines += ["", "| program | n | predicted cheaper | measured cheaper |",

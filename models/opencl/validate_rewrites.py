@@ -45,6 +45,7 @@ from dataclasses import dataclass, field, replace
 from datetime import date
 from pathlib import Path
 
+from graphs.numbers import duration
 from graphs.semantics.explicit import OFFLOAD_CENTRE, OffloadCollector, evaluate
 from graphs.semantics.options import EvaluationOptions
 from models.cpu import by_class
@@ -386,15 +387,15 @@ def render_markdown(report: dict) -> str:
           f"{f['speedup_median_abs_pct_error']:.1f}% |"
           for rule, f in report["rules"].items()],
         "",
-        "| program | rewrite | n | predicted before → after (s) | measured before → after (s) "
+        "| program | rewrite | n | predicted before → after | measured before → after "
         "| predicted speedup | measured speedup | direction | error |",
         "| --- | --- | --- | --- | --- | --- | --- | --- | --- |",
     ]
     for c in report["cases"]:
         lines.append(
-            f"| {c['program']} | `{c['rewrite']}` | {c['n']} | {c['predicted_before_s']:.4g} → "
-            f"{c['predicted_after_s']:.4g} | {c['measured_before_s']:.4g} → "
-            f"{c['measured_after_s']:.4g} | {c['predicted_speedup']:.3f}x | "
+            f"| {c['program']} | `{c['rewrite']}` | {c['n']} | {duration(c['predicted_before_s'])} "
+            f"→ {duration(c['predicted_after_s'])} | {duration(c['measured_before_s'])} → "
+            f"{duration(c['measured_after_s'])} | {c['predicted_speedup']:.3f}x | "
             f"{c['measured_speedup']:.3f}x | {'right' if c['direction_right'] else 'WRONG'} | "
             f"{c['abs_pct_error']:.1f}% |")
     if report.get("skipped"):
