@@ -7,8 +7,10 @@ For each buffer size: the buffer is copied to the device, then one thread chases
 through one word of each of `hops` of its 128-byte lines (calibrate_cache.chase_cycle), twice:
 `cold` is the first chase after the copy, `warm` the same chase again. A hop's time is the run's
 time less an empty kernel's (the launch), over the hops. The copy is made again before every
-cold run. Nothing is fitted: it prints the medians, and the profile's L2 and DRAM latencies beside
-them.
+cold run. Then, for buffers of 32 KiB to 256 MiB: one warp's eight reads spread evenly over a buffer
+just copied in (the suite's `sample`), in a buffer made afresh for the run, as the runner makes its
+heap, and in one buffer reused. Nothing is fitted: it prints the medians, and the profile's L2 and
+DRAM latencies beside them.
 
     python benchmarks/gpu_cold_read_probe.py [--device nvidia] [--profile PROFILE.json]
 """
@@ -29,6 +31,14 @@ from models.opencl.calibrate_cache import CHASE, LINE_WORDS, chase_cycle  # noqa
 from models.opencl.runner import DeviceSession, event_seconds, select_device  # noqa: E402
 
 SIZES = (1 << 16, 1 << 20, 1 << 23, 1 << 25)  # bytes: 64 KiB, 1 MiB, 8 MiB, 32 MiB
+FRESH_SIZES = (1 << 15, 1 << 20, 1 << 25, 1 << 28)  # 32 KiB .. 256 MiB
+SPREAD = """
+__kernel void spread(__global const long* restrict data, __global long* restrict out,
+                     const long step) {
+    long v = data[get_global_id(0) * step] + 1;
+    if (v == -1) out[0] = v;
+}
+"""
 HOPS = 512
 RUNS = 9
 
@@ -66,6 +76,25 @@ def main() -> None:
         per_hop = [(statistics.median(t) - launch) / hops * 1e9 for t in (cold, warm)]
         print(f"{size // 1024:>7} KiB, {hops} hops: cold {per_hop[0]:7.1f} ns a hop, "
               f"warm {per_hop[1]:7.1f} ns a hop")
+    # A buffer made afresh for each run, as the runner makes its heap for each run of an `on`:
+    # eight reads spread evenly over it (the suite's `sample`), by one warp, in the first kernel.
+    spread = session.program(SPREAD)
+    spread_kernel = session.kernel(spread, "spread")
+    for size in FRESH_SIZES:
+        words = size // 8
+        data = np.arange(words, dtype=np.int64)
+        times = {"fresh": [], "reused": []}
+        kept = cl.Buffer(context, cl.mem_flags.READ_WRITE, data.nbytes)
+        for _ in range(RUNS):
+            fresh = cl.Buffer(context, cl.mem_flags.READ_WRITE, data.nbytes)
+            for name, buffer in (("fresh", fresh), ("reused", kept)):
+                cl.enqueue_copy(queue, buffer, data).wait()
+                times[name].append(event_seconds(spread_kernel(
+                    queue, (8,), (8,), buffer, out, np.int64(words // 8))))
+            fresh.release()
+        print(f"{size // 1024:>9} KiB, 8 spread reads: fresh buffer "
+              f"{statistics.median(times['fresh']) * 1e6:6.2f} µs, reused "
+              f"{statistics.median(times['reused']) * 1e6:6.2f} µs (kernel, launch included)")
     if args.profile:
         gpu = load_profile(args.profile).gpu
         unit = gpu.seconds_per_unit * 1e9
