@@ -12,7 +12,7 @@ just copied in (the suite's `sample`), in a buffer made afresh for the run, as t
 heap, and in one buffer reused. Nothing is fitted: it prints the medians, and the profile's L2 and
 DRAM latencies beside them.
 
-    python benchmarks/gpu_cold_read_probe.py [--device nvidia] [--profile PROFILE.json]
+    python benchmarks/gpu_cold_read_probe.py [--device nvidia] [--profile PROFILE.json] [--grid]
 """
 
 from __future__ import annotations
@@ -32,6 +32,8 @@ from models.opencl.runner import DeviceSession, event_seconds, select_device  # 
 
 SIZES = (1 << 16, 1 << 20, 1 << 23, 1 << 25)  # bytes: 64 KiB, 1 MiB, 8 MiB, 32 MiB
 FRESH_SIZES = (1 << 15, 1 << 20, 1 << 25, 1 << 28)  # 32 KiB .. 256 MiB
+GRID_SPACINGS = tuple(1 << k for k in range(16, 26, 1))  # 64 KiB .. 32 MiB
+GRID_COUNTS = (1, 8, 32)
 SPREAD = """
 __kernel void spread(__global const long* restrict data, __global long* restrict out,
                      const long step) {
@@ -47,6 +49,9 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--device", default="nvidia")
     parser.add_argument("--profile", type=Path)
+    parser.add_argument("--grid", action="store_true",
+                        help="also the spread reads at spacings of 64 KiB to 32 MiB, 1, 8 and 32 "
+                        "of them")
     args = parser.parse_args()
     session = DeviceSession(select_device(args.device))
     cl, context, queue = session.cl, session.context, session.queue
@@ -95,6 +100,24 @@ def main() -> None:
         print(f"{size // 1024:>9} KiB, 8 spread reads: fresh buffer "
               f"{statistics.median(times['fresh']) * 1e6:6.2f} µs, reused "
               f"{statistics.median(times['reused']) * 1e6:6.2f} µs (kernel, launch included)")
+    if args.grid:
+        # The same reads at spacings from 64 KiB to 32 MiB, 1, 8 or 32 of them (one warp), in a
+        # buffer of exactly that span: the walk's cost by spacing and by count.
+        for spacing in GRID_SPACINGS:
+            row = []
+            for count in GRID_COUNTS:
+                words = spacing * count // 8
+                data = np.arange(words, dtype=np.int64)
+                buffer = cl.Buffer(context, cl.mem_flags.READ_WRITE, data.nbytes)
+                samples = []
+                for _ in range(RUNS):
+                    cl.enqueue_copy(queue, buffer, data).wait()
+                    samples.append(event_seconds(spread_kernel(
+                        queue, (count,), (count,), buffer, out, np.int64(spacing // 8))))
+                buffer.release()
+                row.append(f"{count:>2} reads {(statistics.median(samples) - launch) * 1e6:6.2f} µs")
+            print(f"spacing {spacing // 1024:>6} KiB: " + ", ".join(row)
+                  + " (less an empty kernel)")
     if args.profile:
         gpu = load_profile(args.profile).gpu
         unit = gpu.seconds_per_unit * 1e9
