@@ -309,10 +309,14 @@ def _centres(evaluation: Evaluation, result: ScheduleResult) -> list[CentreCost]
                 names.append(name)
     device_only: dict[str, float] = {}
     for record in evaluation.ons:
+        # A phase's time is in the GPU model's units; the kernel's, in the profile's (a
+        # calibrated profile's seconds): the box's phases scale as its kernel does.
+        box_time = record.box.time
+        scale = record.info.kernel / box_time if box_time else 1.0
         for phase in record.box.phases:
             for name in phase.centres:
                 if name not in record.centres:
-                    device_only[name] = device_only.get(name, 0.0) + phase.time
+                    device_only[name] = device_only.get(name, 0.0) + phase.time * scale
     times = centre_times(evaluation, result) if names else {}
     marked_nodes = list(compress(count(), graph.node_centres))
     sources, targets, weights = graph.edge_source, graph.edge_target, graph.edge_weight

@@ -70,6 +70,19 @@ def test_profile_json_keys_and_values(tmp_path):
     assert data["span"] <= data["time"] <= data["work"]
 
 
+def test_a_centre_inside_an_on_costs_its_kernel_time_in_the_profiles_units():
+    """zipmul's `gray` centre is its `on`'s kernel. Under a calibrated profile (seconds) its work
+    was the box's phase time in the GPU model's nanoseconds, read as seconds: 10^9 too large."""
+    result = hetprof("profile", "examples/zipmul.lg", "--param", "n=64", "--format", "json",
+                     "--device-profile", "profiles/nvidia-h200-serial.json")
+    assert result.returncode == 0, result.stderr
+    data = json.loads(result.stdout)
+    (on,) = data["on"]
+    (gray,) = data["cost_centres"]
+    assert data["units"] == "seconds" and 1e-7 < on["kernel"] < 1e-3
+    assert gray["work"] == pytest.approx(on["kernel"]) == pytest.approx(gray["time"])
+
+
 def test_profile_json_on_fields():
     result = hetprof("profile", "examples/zipmul.lg", "--param", "n=8", "--format", "json",
                      "--gpu-mode", "paper")
