@@ -99,13 +99,13 @@ def _while_matplotlib_loads(fmt: str, compute: Callable[[], T]) -> T:
 
 
 def _plot_data(args: argparse.Namespace, graph: CostGraph, source: str,
-               renderer: HtmlRenderer) -> tuple[list[tuple[int, float]], str]:
+               renderer: HtmlRenderer, units: str) -> tuple[list[tuple[int, float]], str]:
     """What the report's pictures need beyond the profile, made beside its analysis: the speedup
     curve's points and the cost graph's figure, drawn (its summary, critical path and layout
     take about a fifth of a report's time)."""
     picture = cost_picture(graph, lambda span: snippet(source, span, 32))
     return (plots.speedup_points(graph, list(range(1, args.max_procs + 1)), args.schedule),
-            renderer.cost_graph_figure(picture, args.file))
+            renderer.cost_graph_figure(picture, args.file, units))
 
 
 def _formulas(args: argparse.Namespace, checked, params: dict[str, int]) -> dict[str, str] | None:
@@ -147,21 +147,22 @@ def command_graph(args: argparse.Namespace, holder: SourceHolder) -> int:
     fmt = _format(args.output, (*PICTURE_FORMATS, "dot"))
     if args.max_nodes < 5:
         raise ParameterError("--max-nodes must be at least 5")
-    checked, params, evaluation, _ = run_program(args, holder)
+    checked, params, evaluation, profile = run_program(args, holder)
     source = checked.program.source
     picture = cost_picture(evaluation.graph, lambda span: snippet(source, span, 32),
                            args.max_nodes)
     title = _title(args, params)
     if fmt == "dot":
-        write_output(picture_to_dot(picture, args.expand_gpu, title), args.output)
+        write_output(picture_to_dot(picture, args.expand_gpu, title, profile.units),
+                     args.output)
     else:
         drawn = None
         if args.layout != "matplotlib":
-            drawn = graphviz_picture(picture, fmt, args.expand_gpu, title)
+            drawn = graphviz_picture(picture, fmt, args.expand_gpu, title, profile.units)
             if drawn is None and args.layout == "graphviz":
                 raise UsageError(NO_GRAPHVIZ)
-        write_output(drawn or draw_cost_graph(picture, fmt, args.expand_gpu, title),
-                     args.output)
+        write_output(drawn or draw_cost_graph(picture, fmt, args.expand_gpu, title,
+                                              profile.units), args.output)
     return EXIT_OK
 
 
@@ -312,7 +313,7 @@ def command_report(args: argparse.Namespace, holder: SourceHolder) -> int:
             extras = ReportExtras()
             renderer = HtmlRenderer(extras, args.expand_gpu, args.layout)
             plots_beside = Beside(lambda: _plot_data(args, graph, checked.program.source,
-                                                     renderer))
+                                                     renderer, profile.units))
             result = _analysed(args, checked, params, evaluation, profile, graph_picture=False)
             assert result.timeline is not None
             drawn = {"timeline": renderer.figure(result, "timeline")}

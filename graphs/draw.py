@@ -25,8 +25,10 @@ from graphs.picture import (
     NODE_COLOURS,
     STEP_COLOURS,
     Picture,
+    cost_label,
     edge_label,
     element_label,
+    label_units,
 )
 
 # ---------------------------------------------------------------------------------------------------
@@ -153,7 +155,7 @@ def _layout_par(item: Picture, x: float, top: float, width: float, height: float
     out.extend((fork, join))
     if item["threads"] > 2:
         fork.item["label_beside"] = (f"⊗ of {item['threads']:,} threads @{item['location']} "
-                                     f"(fork/join tree weight {number(item['overhead'])})")
+                                     f"(fork/join tree weight {cost_label(item['overhead'])})")
     left = x - width / 2
     for branch in item["branches"]:
         w, h = _chain_size(branch["chain"], expand)
@@ -188,8 +190,14 @@ SCALE = 0.55  # inches per grid unit
 
 
 def draw_cost_graph(picture: Picture, fmt: str = "png", expand_gpu: bool = False,
-                    title: str = "") -> bytes:
-    """Draw a summary from `cost_picture` as PNG or SVG bytes (matplotlib, no graphviz)."""
+                    title: str = "", units: str = "") -> bytes:
+    """Draw a summary from `cost_picture` as PNG or SVG bytes (matplotlib, no graphviz); its
+    costs labelled in `units`, the profile's (`graphs.picture.label_units`)."""
+    with label_units(units):
+        return _draw_cost_graph(picture, fmt, expand_gpu, title)
+
+
+def _draw_cost_graph(picture: Picture, fmt: str, expand_gpu: bool, title: str) -> bytes:
     import matplotlib
     from matplotlib.figure import Figure
     from matplotlib.lines import Line2D
@@ -211,8 +219,8 @@ def draw_cost_graph(picture: Picture, fmt: str = "png", expand_gpu: bool = False
         ax.set_ylim(bottom, top)
         ax.axis("off")
         ax.text(left + 0.2, top + 0.2,
-                f"{title or 'cost graph'}\nwork {number(picture['work'])}, span "
-                f"{number(picture['span'])} (the critical path, in red); "
+                f"{title or 'cost graph'}\nwork {cost_label(picture['work'])}, span "
+                f"{cost_label(picture['span'])} (the critical path, in red); "
                 f"{picture['nodes']:,} nodes, {picture['edges']:,} edges; shown: "
                 f"{picture['detail']}", ha="left", va="top", fontsize=8.5)
         anchors: dict[int, tuple[float, float]] = {}
@@ -242,7 +250,7 @@ def draw_cost_graph(picture: Picture, fmt: str = "png", expand_gpu: bool = False
                 critical_count += 1
                 ax.add_patch(band)
             arrow.set_gid(f"edge-{index}")
-            titles[f"edge-{index}"] = (f"{edge['kind']} edge, weight {number(edge['weight'])}"
+            titles[f"edge-{index}"] = (f"{edge['kind']} edge, weight {cost_label(edge['weight'])}"
                                        + (" (critical path)" if critical else ""))
             ax.add_patch(arrow)
             label = edge_label(edge)

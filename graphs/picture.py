@@ -16,12 +16,14 @@ The labels and colours of its elements are here too, shared by every way of draw
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass, field
 from typing import Any
 
 from graphs.costgraph import CostGraph, DeviceBoxInfo, EdgeKind, NodeKind
-from graphs.numbers import number
+from graphs.numbers import amount
 from profiler.syntax import Span
 
 MAX_NODES = 60  # drawn elements (nodes, boxes, summaries) before a picture is summarised
@@ -767,9 +769,31 @@ CRITICAL = "#d62728"
 STEP_COLOURS = {"global": "#c6dbef", "local": "#c7e9c0", "global+local": "#dadaeb", "": "#f0f0f0"}
 
 
+_LABEL_UNITS: ContextVar[str] = ContextVar("label_units", default="")
+
+
+@contextmanager
+def label_units(units: str) -> Iterator[None]:
+    """Within it, the labels' costs (`element_label`, `edge_label`) are written in `units`, a
+    profile's: µs, ms, s where they are seconds (`graphs.numbers.amount`), else as numbers. The
+    drawings (graphs.draw, graphs.render_dot) take the profile's units and label under them. A
+    summary keeps its numbers in the profile's units; its GPU phases' step weights are the GPU
+    model's own units and are labelled as numbers."""
+    token = _LABEL_UNITS.set(units)
+    try:
+        yield
+    finally:
+        _LABEL_UNITS.reset(token)
+
+
+def cost_label(x: float) -> str:
+    """A cost in a label, in the units `label_units` set."""
+    return amount(x, _LABEL_UNITS.get())
+
+
 def _range(bounds: list[float]) -> str:
     low, high = bounds
-    return number(low) if low == high else f"{number(low)}–{number(high)}"
+    return cost_label(low) if low == high else f"{cost_label(low)}–{cost_label(high)}"
 
 
 def _short(text: str, width: int = 30) -> str:
@@ -783,22 +807,22 @@ def element_label(item: Picture) -> str:
             return item["label"]
         case "run":
             parts = ", ".join(f"{n} {k}" for k, n in sorted(item["counts"].items()))
-            return f"{item['edges']} steps ({parts})\nweight {number(item['work'])}"
+            return f"{item['edges']} steps ({parts})\nweight {cost_label(item['work'])}"
         case "threads":
             text = f"\n{_short(item['text'])}" if item["text"] else ""
             return (f"⊗ ×{item['count']:,} threads @{item['location']}: work "
-                    f"{number(item['work'])}, span {number(item['span'])}\n"
+                    f"{cost_label(item['work'])}, span {cost_label(item['span'])}\n"
                     f"each: work {_range(item['work_each'])}, span {_range(item['span_each'])}"
                     f"{text}")
         case "block":
             head = item["label"] or f"⊗ block @{item['location']}"
             boxes = f", {item['boxes']} device box(es)" if item["boxes"] else ""
             return (f"{head}: {item['nodes']:,} nodes{boxes}\n"
-                    f"work {number(item['work'])}, span {number(item['span'])}")
+                    f"work {cost_label(item['work'])}, span {cost_label(item['span'])}")
         case "device-box":
             text = f"  {_short(item['text'], 24)}" if item["text"] else ""
-            return (f"device box #{item['number']} (on @{item['location']}){text}\n"
-                    f"kernel {number(item['kernel'])}, {item['mode']}, "
+            return (f"device box of on #{item['number']} at {item['location']}{text}\n"
+                    f"kernel {cost_label(item['kernel'])}, {item['mode']}, "
                     f"{item['conflicts']:,} bank conflicts")
     return ""
 
@@ -807,9 +831,9 @@ def edge_label(edge: Picture) -> str:
     """An edge's weight, named for transfers (δ*, δ†); unit edges are left unlabelled."""
     kind, weight = edge["kind"], edge["weight"]
     if kind == "transfer-in":
-        return f"δ* transfer in {number(weight)}"
+        return f"δ* transfer in {cost_label(weight)}"
     if kind == "transfer-out":
-        return f"δ† transfer out + merge {number(weight)}"
+        return f"δ† transfer out + merge {cost_label(weight)}"
     if weight == 1:
         return ""
-    return number(weight)
+    return cost_label(weight)

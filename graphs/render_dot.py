@@ -23,8 +23,10 @@ from graphs.picture import (
     NODE_COLOURS,
     STEP_COLOURS,
     Picture,
+    cost_label,
     edge_label,
     element_label,
+    label_units,
 )
 
 
@@ -69,7 +71,7 @@ class _Writer:
             "penwidth": 3 if critical else (2 if dashed else 1),
             "style": "dashed" if dashed else "solid",
             "label": edge_label(edge),
-            "tooltip": f"{edge['kind']} edge, weight {number(edge['weight'])}",
+            "tooltip": f"{edge['kind']} edge, weight {cost_label(edge['weight'])}",
         }
         if critical:
             attributes["class"] = "critical-path"
@@ -135,7 +137,7 @@ class _Writer:
         number_ = item["number"]
         inner = indent + "  "
         self.lines.append(f"{indent}subgraph cluster_device_box_{number_} {{")
-        label = f"device box #{number_} (on @{item['location']})"
+        label = f"device box of on #{number_} at {item['location']}"
         self.titles[f"cluster_device_box_{number_}"] = label
         self.lines.append(f"{inner}label={quote(label)}; id={quote(f'device-box-{number_}')};")
         self.lines.append(f"{inner}style=filled; fillcolor={quote('#e8f6f5')}; "
@@ -194,24 +196,27 @@ class _Writer:
         self.lines.append(f"{indent}}}")
 
 
-def picture_to_dot(picture: Picture, expand_gpu: bool = False, title: str = "") -> str:
-    """A summary from `cost_picture` as a DOT digraph."""
-    return _write(picture, expand_gpu, title).text()
+def picture_to_dot(picture: Picture, expand_gpu: bool = False, title: str = "",
+                   units: str = "") -> str:
+    """A summary from `cost_picture` as a DOT digraph, its costs labelled in `units`."""
+    with label_units(units):
+        return _write(picture, expand_gpu, title).text()
 
 
 GRAPHVIZ_SECONDS = 60  # past this, a picture is drawn with matplotlib's layout instead
 
 
 def graphviz_picture(picture: Picture, fmt: str, expand_gpu: bool = False,
-                     title: str = "") -> bytes | None:
+                     title: str = "", units: str = "") -> bytes | None:
     """A summary laid out and drawn by graphviz's `dot` as SVG or PNG bytes, or None where `dot`
     is not installed or fails (the caller draws it with graphs.draw instead). In an SVG, each
     node's `<title>` (its tooltip) is its label, not graphviz's node name, and each edge's its
-    kind and weight, as in graphs.draw's SVG."""
+    kind and weight, as in graphs.draw's SVG. Costs are labelled in `units`, the profile's."""
     program = shutil.which("dot")
     if program is None:
         return None
-    writer = _write(picture, expand_gpu, title)
+    with label_units(units):
+        writer = _write(picture, expand_gpu, title)
     try:
         done = subprocess.run([program, f"-T{fmt}"], input=writer.text().encode("utf-8"),
                               capture_output=True, timeout=GRAPHVIZ_SECONDS, check=False)
@@ -242,8 +247,8 @@ def graphviz_picture(picture: Picture, fmt: str, expand_gpu: bool = False,
 
 def _write(picture: Picture, expand_gpu: bool, title: str) -> _Writer:
     writer = _Writer(expand_gpu)
-    heading = (f"{title or 'cost graph'}\nwork {number(picture['work'])}, span "
-               f"{number(picture['span'])} (critical path in red); {picture['nodes']:,} nodes, "
+    heading = (f"{title or 'cost graph'}\nwork {cost_label(picture['work'])}, span "
+               f"{cost_label(picture['span'])} (critical path in red); {picture['nodes']:,} nodes, "
                f"{picture['edges']:,} edges; shown: {picture['detail']}")
     writer.lines += [
         "digraph cost_graph {",
@@ -264,4 +269,4 @@ class DotRenderer:
     def render(self, result: ProfileResult) -> str:
         if result.cost_graph is None:
             raise ValueError("this profile carries no cost graph (it was made without pictures)")
-        return picture_to_dot(result.cost_graph, self.expand_gpu, result.file)
+        return picture_to_dot(result.cost_graph, self.expand_gpu, result.file, result.units)

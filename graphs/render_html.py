@@ -109,7 +109,7 @@ class HtmlRenderer:
         extras = self.extras
         match name:
             case "cost-graph" if result.cost_graph is not None:
-                return self.cost_graph_figure(result.cost_graph, result.file)
+                return self.cost_graph_figure(result.cost_graph, result.file, result.units)
             case "timeline" if result.timeline is not None:
                 return _figure(plots.timeline_plot(result.timeline, "svg", program=result.file),
                                "timeline", "The schedule per simulated processor, GPU work group "
@@ -135,14 +135,15 @@ class HtmlRenderer:
                     "sizes", "Time against size for the CPU and the GPU placement.")
         return ""
 
-    def cost_graph_figure(self, picture: Picture, file: str) -> str:
+    def cost_graph_figure(self, picture: Picture, file: str, units: str = "") -> str:
         """The page's cost-graph figure for `picture` (graphs.picture.cost_picture), drawn as the
-        renderer's layout says, in the page itself so that it zooms and its tooltips show."""
+        renderer's layout says, its costs in `units` (the profile's), in the page itself so that
+        it zooms and its tooltips show."""
         svg = None
         if self.layout != "matplotlib":
-            svg = graphviz_picture(picture, "svg", self.expand_gpu, file)
+            svg = graphviz_picture(picture, "svg", self.expand_gpu, file, units)
         return _inline_figure(
-            svg or draw_cost_graph(picture, "svg", self.expand_gpu, file), "cost-graph",
+            svg or draw_cost_graph(picture, "svg", self.expand_gpu, file, units), "cost-graph",
             "The cost graph (§6.1): ⊕ top to bottom, ⊗ side by side, each device box a box, "
             "transfers as dashed edges, the critical path in red.")
 

@@ -66,7 +66,7 @@ def test_the_cost_graph_is_laid_out_by_graphviz_where_it_is_installed():
     # Tooltips say what an element is, not graphviz's names for it (n1, n1->n2, cluster_…).
     titles = re.findall(r"<title>([^<]*)</title>", html)
     assert "seq edge, weight 1" in titles and "push r" in titles
-    assert "device box #1 (on @4:1)" in titles
+    assert "device box of on #1 at 4:1" in titles
     assert not [t for t in titles if re.fullmatch(r"n\d+(&#45;&gt;n\d+)?|cluster_\w+", t)]
     assert [t for t, _ in tags(html)].count("script") == 0
 
