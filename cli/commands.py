@@ -90,7 +90,7 @@ def command_run(args: argparse.Namespace, holder: SourceHolder) -> int:
     checked, params, evaluation, _ = run_program(args, holder, observer)
     print(evaluation.render_value(limit=64))
     for region in evaluation.regions.values():
-        print(f"region {region.label}: {region.ap} words used, {region.size} words reserved")
+        print(f"region {region.label}: {region.ap:,} words used, {region.size:,} words reserved")
     if observer is not None:
         from cli import opencl  # pyopencl, only where a device is asked for
 

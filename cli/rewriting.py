@@ -144,7 +144,8 @@ HEADINGS = ("rewrite", "time before -> after", "speedup", "bound", "moved", "use
 def _common_range(assessments: list[Assessment]) -> str | None:
     """The sizes most symbolic answers cover (`n <= 10^12`): the note under the table says it
     once, and a row that covers fewer says its own."""
-    ranges = [a.break_even.searched() for a in assessments if a.break_even is not None
+    ranges = [a.break_even.searched(grouped=True) for a in assessments
+              if a.break_even is not None
               and not a.break_even.method.startswith("numeric")]
     return max(set(ranges), key=ranges.count) if ranges else None
 
@@ -160,15 +161,15 @@ def _cells(a: Assessment, units: str, parameter: str | None, size: int | None,
     elif a.after.time > a.before.time:
         use = "keep"
     else:
-        use = "same here" if size is None else f"same at {parameter} = {size}"
+        use = "same here" if size is None else f"same at {parameter} = {size:,}"
     pays = "-"
     if a.break_even is not None:
-        pays = a.break_even.describe()
+        pays = a.break_even.describe(grouped=True)
         if a.break_even.direction in ("always", "never"):
             if a.break_even.method.startswith("numeric"):
                 pays += " †"
-            elif a.break_even.searched() != common:
-                pays += f" ({a.break_even.searched()})"
+            elif a.break_even.searched(grouped=True) != common:
+                pays += f" ({a.break_even.searched(grouped=True)})"
         if DISAGREES in a.break_even.method:
             pays += " *"
     return (a.key, f"{amount(a.before.time, units)} -> {amount(a.after.time, units)}",
@@ -198,7 +199,8 @@ def _table(assessments: list[Assessment], units: str, parameter: str | None = No
               and a.break_even.method.startswith("numeric")
               and a.break_even.direction in ("always", "never")]
     if ladder:
-        notes.append(f"† by explicit evaluation on the sizes {ladder[0].searched()} only (a "
+        sizes = ladder[0].searched(grouped=True)
+        notes.append(f"† by explicit evaluation on the sizes {sizes} only (a "
                      "program the symbolic profiles do not cover)")
     if any("*" in row[-1] for row in rows):
         notes.append("* found symbolically on the time's lower bound (serial edges plus "
@@ -234,7 +236,7 @@ def _apply(args: argparse.Namespace, scorer: Scorer, subject: Subject) -> int:
     if args.output:
         write_output(text, args.output)
         units = scorer.options.profile.units
-        print(f"wrote {args.output}: time {amount(before.time, units)} -> "
+        print(f"{args.output}: time {amount(before.time, units)} -> "
               f"{amount(after.time, units)} "
               f"({before.time / after.time if after.time else float('inf'):.3f}x), space "
               f"{number(before.space)} -> {number(after.space)} words")
@@ -276,9 +278,8 @@ def _search(args: argparse.Namespace, scorer: Scorer, subject: Subject) -> int:
     note = _settings_note(subject, result.best)
     if note:
         lines.append(note.removeprefix("hetprof: "))
-    if args.output:
+    if args.output:  # write_output says `hetprof: wrote FILE`, as every writer does
         write_output(text, args.output)
-        lines.append(f"wrote {args.output}")
     else:
         lines += ["", text.rstrip("\n")]
     write_output("\n".join(lines) + "\n", None)

@@ -260,23 +260,25 @@ class BreakEven:
     method: str
     largest: int
 
-    def describe(self) -> str:
+    def describe(self, grouped: bool = False) -> str:
         """`n >= 49`, `n < 50`, `always` or `never`: one vocabulary, whichever way it was found
-        (`searched` says up to which size)."""
+        (`searched` says up to which size). `grouped`: sizes with thousands separators, as the
+        text reports write numbers (`n < 7,407`; JSON keeps `n < 7407`)."""
+        size = f"{self.n:,}" if grouped and self.n is not None else f"{self.n}"
         match self.direction:
             case "from":
-                return f"{self.parameter} >= {self.n}"
+                return f"{self.parameter} >= {size}"
             case "below":
-                return f"{self.parameter} < {self.n}"
+                return f"{self.parameter} < {size}"
             case "always":
                 return "always"
         return "never"
 
-    def searched(self) -> str:
-        """The sizes the answer covers: `n <= 1024`, `n <= 10^12`."""
+    def searched(self, grouped: bool = False) -> str:
+        """The sizes the answer covers: `n <= 1024`, `n <= 10^12` (`grouped`: `n <= 1,024`)."""
         largest = self.largest
         exponent = len(str(largest)) - 1
-        shown: int | str = largest
+        shown = f"{largest:,}" if grouped else f"{largest}"
         if largest >= 10**6 and largest == 10**exponent:
             shown = f"10^{exponent}"
         return f"{self.parameter} <= {shown}"

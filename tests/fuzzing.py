@@ -747,7 +747,7 @@ def _run(checked: CheckedProgram, settings: Settings) -> Evaluation:
     """`hetprof run`: evaluate, then render the value and the regions (cli/commands.py)."""
     evaluation = evaluate(checked, settings.values(checked), settings.options())
     lines = [evaluation.render_value(limit=64)]
-    lines += [f"region {region.label}: {region.ap} words used, {region.size} words reserved"
+    lines += [f"region {region.label}: {region.ap:,} words used, {region.size:,} words reserved"
               for region in evaluation.regions.values()]
     return evaluation
 

@@ -51,7 +51,8 @@ def test_apply_writes_a_program_that_checks_and_computes_the_same(tmp_path):
     result = hetprof("rewrite", "examples/map_map.lg", "--param", "n=16",
                      "--apply", "vertical-fusion@9:4", "-o", str(out))
     assert result.returncode == 0, result.stderr
-    assert result.stdout.startswith(f"wrote {out}: time ")
+    assert result.stdout.startswith(f"{out}: time ")
+    assert result.stderr.count("wrote") == 1 and f"hetprof: wrote {out}" in result.stderr
     text = out.read_text()
     assert text.startswith("param n : int = 1024\n") and text.count("parmap") == 1
     assert hetprof("check", str(out)).returncode == 0

@@ -1062,7 +1062,7 @@ class Evaluator:
         grown_labels = {self.all_regions[rid].label: words for rid, words in growth.items()}
         if grown_labels:
             notes.append("grown before the push (regions cannot grow on the GPU): "
-                         + ", ".join(f"{k} by {v} words" for k, v in sorted(grown_labels.items())))
+                         + ", ".join(f"{k} by {v:,} words" for k, v in sorted(grown_labels.items())))
         memory = box.memory_note(self.profile.gpu.sector_bytes)
         if memory:
             notes.append(memory)
