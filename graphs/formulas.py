@@ -11,7 +11,7 @@ from sympy.printing.str import StrPrinter
 
 
 class _FormulaPrinter(StrPrinter):
-    """sympy's plain printer with ⌈x⌉, ⌊x⌋, max and min."""
+    """sympy's plain printer with ⌈x⌉, ⌊x⌋, max, min and cases."""
 
     def _print_ceiling(self, expr: sp.Expr) -> str:
         return "⌈" + self._print(expr.args[0]) + "⌉"
@@ -25,6 +25,13 @@ class _FormulaPrinter(StrPrinter):
     def _print_Min(self, expr: sp.Expr) -> str:
         return "min(" + ", ".join(self._print(a) for a in expr.args) + ")"
 
+    def _print_Piecewise(self, expr: sp.Expr) -> str:
+        """`{2*n if n <= 2; 9*n/2 otherwise}`, not `Piecewise((2*n, n <= 2), (9*n/2, True))`."""
+        parts = [f"{self._print(value)} otherwise" if condition == sp.true
+                 else f"{self._print(value)} if {self._print(condition)}"
+                 for value, condition in expr.args]
+        return "{" + "; ".join(parts) + "}"
+
 
 _LOG2 = re.compile(r"log\(([^()]*)\)/log\(2\)")
 
@@ -34,6 +41,8 @@ def formula(text: str | sp.Expr) -> str:
     max. A formula's text (sympy's `sstr`, as the JSON reports keep it) is rewritten as it
     stands, its terms in the same order, without parsing it back (a second of sympy for the
     formulas of one `place`); text that is not a formula (such as "-") is returned as it is."""
+    if isinstance(text, str) and "Piecewise(" in text:  # rare: parsed, for its cases
+        text = sp.sympify(text)
     if isinstance(text, str):
         return _LOG2.sub(r"log₂(\1)", _notation(text))
     return _LOG2.sub(r"log₂(\1)", _FormulaPrinter().doprint(text))

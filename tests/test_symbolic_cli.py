@@ -108,6 +108,21 @@ def test_place_leads_with_a_verdict_per_site_and_writes_formulas_as_the_paper_do
     assert "ceiling(log(n)/log(2))" in data["sites"][2]["time"]["cpu"]  # JSON: sympy's own form
 
 
+def test_a_formula_of_cases_is_written_as_cases():
+    """map_map's upper time bound has two cases: the text writes them `{A if n <= 2; B
+    otherwise}`, each in the paper's notation, not sympy's Piecewise((A, n <= 2), (B, True))."""
+    import sympy as sp
+
+    from graphs.formulas import formula
+
+    n = sp.Symbol("n", positive=True, integer=True)
+    cases = sp.Piecewise((2 * n + sp.ceiling(sp.log(n) / sp.log(2)), n <= 2), (9 * n / 2, True))
+    assert formula(cases) == formula(sp.sstr(cases)) == (
+        "{2*n + ⌈log₂(n)⌉ if n <= 2; 9*n/2 otherwise}")
+    text = hetprof("profile", "examples/map_map.lg", "--symbolic").stdout
+    assert "Piecewise" not in text and " otherwise}" in text
+
+
 def test_place_streams_each_site_under_progress_on_a_terminal():
     """Issue 19: on a terminal, each site's verdict is printed (to stderr) as soon as it is
     decided, the same as its row of the table; a pipe gets the table alone."""
