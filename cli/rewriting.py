@@ -156,9 +156,10 @@ def _cells(a: Assessment, units: str, parameter: str | None, size: int | None,
     that moved, whether to apply it at these sizes, its space and where it pays."""
     delta = a.after.term(a.moved) - a.before.term(a.moved) if a.moved != "nothing" else 0
     moved = a.moved if a.moved == "nothing" else f"{a.moved} {signed(delta, units)}"
-    if a.after.time < a.before.time:
+    # A speedup that prints as 1.000x is a tie here, whichever side of 1 it lies on.
+    if a.after.time < a.before.time and f"{a.speedup:.3f}" != "1.000":
         use = "apply"
-    elif a.after.time > a.before.time:
+    elif a.after.time > a.before.time and f"{a.speedup:.3f}" != "1.000":
         use = "keep"
     else:
         use = "same here" if size is None else f"same at {parameter} = {size:,}"
