@@ -101,7 +101,7 @@ def place_cells(site: dict, units: str = "units") -> tuple[str, ...]:
     pieces += [f"{c['cheaper'].upper()} from {number(c['n'])}" for c in site["crossings"]]
     if not site["crossings"]:
         upper = site.get("searched_up_to")
-        pieces.append(f"(no change up to {number(upper)})" if upper else "(no change)")
+        pieces.append(f"no crossing up to {number(upper)}" if upper else "no crossing found")
     return (site["site"], "GPU (`on`)" if site["written"] == "gpu" else "CPU", amount(cpu, units),
             amount(gpu, units), speedup, site.get("bound") or "-", "GPU" if gpu < cpu else "CPU",
             "; ".join(pieces))
@@ -130,10 +130,15 @@ def render_place(result: dict) -> str:
                       "reduce outside one)")
     lines = [buffer.getvalue().rstrip("\n"), ""]
     lines += _wrapped(f"time = {result['time']}", columns)
+    said: dict[str, str] = {}  # a method's text -> the first site it was said for
     for site in result["sites"]:
         lines.append("")
-        lines.append(f"{site['site']}: {site['method']}"
-                     + (f" ({site['note']})" if site.get("note") else ""))
+        method = site["method"] + (f" ({site['note']})" if site.get("note") else "")
+        if method in said:  # said once, in full: `calibrated (as 20:13)`
+            lines.append(f"{site['site']}: {method.split(' (')[0]} (as {said[method]})")
+        else:
+            said[method] = site["site"]
+            lines += _wrapped(f"{site['site']}: {method}", columns)
         for world in ("cpu", "gpu"):
             if "time" in site:
                 head = f"  {world.upper()} time = "
