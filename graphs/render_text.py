@@ -111,8 +111,8 @@ class TextRenderer:
                 self._add(tree, root, result.work or 1, 0, result.units, hidden)
             console.print(tree)
             if hidden[0]:
-                rows = "1 row" if hidden[0] == 1 else f"{hidden[0]:,} rows"
-                console.print(f"({rows} of the tree not shown: under "
+                hidden_rows = "1 row" if hidden[0] == 1 else f"{hidden[0]:,} rows"
+                console.print(f"({hidden_rows} of the tree not shown: under "
                               f"{number(self.tree_threshold)}% of the work or deeper than "
                               f"{self.tree_depth} levels; --show-all shows them all, "
                               "--tree-threshold PERCENT sets the cut)")
