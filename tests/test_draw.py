@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 import xml.etree.ElementTree as ElementTree
@@ -275,6 +276,20 @@ def test_graph_command_writes_svg_png_and_dot(tmp_path):
     assert dot.read_text().startswith("digraph")
     bad = hetprof("graph", "examples/zipmul.lg", "-o", str(tmp_path / "g.gif"))
     assert bad.returncode == 2 and "suffix" in bad.stderr
+
+
+def test_a_calibrated_profiles_picture_labels_costs_in_its_units(tmp_path):
+    """Issue 19: under a profile in seconds the cost graph's labels and tooltips said
+    `weight 8.017e-06`; they say µs, ns, as the text reports do, in either layout."""
+    for layout in ("auto", "matplotlib"):
+        svg = tmp_path / f"{layout}.svg"
+        result = hetprof("graph", "examples/zipmul.lg", "--param", "n=64", "--device-profile",
+                         "profiles/nvidia-h200-serial.json", "--layout", layout, "-o", str(svg))
+        assert result.returncode == 0, result.stderr
+        titles = re.findall(r"<title>([^<]*)</title>", svg.read_text())
+        weights = [t for t in titles if " edge, weight " in t]
+        assert weights and all(re.search(r"weight [\d.,]+ (ns|µs|ms|s)\b", t) for t in weights)
+        assert not [t for t in titles if re.search(r"\de-\d", t)]
 
 
 def test_without_graphviz_the_pictures_fall_back_to_matplotlib(tmp_path):
