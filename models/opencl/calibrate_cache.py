@@ -33,7 +33,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from models.opencl.codegen import PRELUDE
+from models.opencl.codegen import PRELUDE, ld_macro
 
 LINE_WORDS = 16  # 128 bytes of 8-byte words
 CHASE_HOPS = 4096
@@ -80,9 +80,7 @@ depending on the last address: what an allocation costs a warp step where one la
 On the H200 (2026-11-27) 296 ns, twice the bare atomic's 145 ns: the loads after the atomic
 wait for it."""
 
-LOCAL_LD = """
-#define LD0(a) (((a) - lb0) < ls0 && ((a) - lb0) >= 0 ? L0[(a) - lb0] : heap[a])
-__kernel void local_ld(__global long* restrict heap, __global long* restrict out,
+LOCAL_LD = "\n" + ld_macro(0) + """__kernel void local_ld(__global long* restrict heap, __global long* restrict out,
                        const int hops, const int words) {
     __local long L0[LOCAL_WORDS];
     long lb0 = 0;

@@ -101,6 +101,14 @@ inline long hp_alloc(__global const long* bases, __global const int* caps, __glo
 ERR_FULL, ERR_DIVIDE, ERR_INDEX = 1, 2, 4
 
 
+def ld_macro(k: int) -> str:
+    """The read of a word of the k-th staged region (`on local`): from local memory where it was
+    staged (L{k}, from heap index lb{k}, ls{k} words), else from the heap. The calibration times
+    reads through this very macro (models/opencl/calibrate_cache.LOCAL_LD)."""
+    return (f"#define LD{k}(a) (((a) - lb{k}) < ls{k} && ((a) - lb{k}) >= 0 ? "
+            f"L{k}[(a) - lb{k}] : heap[a])\n")
+
+
 @dataclass(frozen=True, slots=True)
 class Step:
     """One kernel launch of a plan.
@@ -580,8 +588,7 @@ class Compiler:
         return lines
 
     def local_macros(self) -> str:
-        return "".join(f"#define LD{k}(a) (((a) - lb{k}) < ls{k} && ((a) - lb{k}) >= 0 ? "
-                       f"L{k}[(a) - lb{k}] : heap[a])\n" for k in range(len(self.local)))
+        return "".join(ld_macro(k) for k in range(len(self.local)))
 
     def is_float(self, e: Expr) -> bool:
         t = self.types.get(id(e))
