@@ -20,7 +20,7 @@ import math
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from functools import partial
-from itertools import chain, zip_longest
+from itertools import chain, repeat, zip_longest
 from operator import attrgetter
 from typing import Any, NamedTuple
 
@@ -51,10 +51,151 @@ class PathEdge(NamedTuple):
 # PathEdge(...) runs the named tuple's Python-level __new__; _new_edge((...)) makes the same edge
 # in C, for the builder, which runs once per edge.
 _new_edge = partial(tuple.__new__, PathEdge)
+_new_access = partial(tuple.__new__, MemoryAccess)
 _SEQ_EDGE = EdgeKind.SEQ  # a global: Python 3.11 looks up `EdgeKind.SEQ` ten times slower
 _WRITE, _LOCAL, _GLOBAL = AccessKind.WRITE, Space.LOCAL, Space.GLOBAL
 
 Path = list[PathEdge]
+
+
+class TemplateThreads(Sequence[Path]):
+    """A kernel's threads that all take one path (`graphs.semantics.batched`): one template of
+    edges, each memory edge's address and space given per thread.
+
+    It is the list of the threads' paths: indexing, slicing or iterating makes the `PathEdge`
+    lists the explicit evaluator would have built thread by thread, equal edge for edge. The
+    device box prices the template itself where its model is stateless (`phase_cost`,
+    `count_phase`, `_lockstep_layout`), without making them.
+
+    `edges[j]` is the j-th edge (its access None for a memory edge, whose access is made per
+    thread); for a memory edge `kinds[j]` is its access kind, `addresses[j]` its address (one
+    int for every thread, or a numpy array over the threads) and `local[j]` whether it goes to
+    local memory (one bool, or an array). `writes` gives each write edge in path order as
+    (j, region's first address, words a thread allocates there, offset in the thread's words):
+    thread t's write j is at first + t·words + offset."""
+
+    def __init__(self, count: int, edges: list[PathEdge], kinds: list, addresses: list,
+                 local: list, writes: list[tuple[int, int, int, int]]):
+        self.thread_count = count
+        self.edges = edges
+        self.kinds = kinds
+        self.addresses = addresses
+        self.local = local
+        self.writes = writes
+
+    def __len__(self) -> int:
+        return self.thread_count
+
+    def __getitem__(self, index):  # type: ignore[override]
+        if isinstance(index, slice):
+            return self._rows(*index.indices(self.thread_count))
+        if index < 0:
+            index += self.thread_count
+        if not 0 <= index < self.thread_count:
+            raise IndexError(index)
+        return self._rows(index, index + 1, 1)[0]
+
+    def __iter__(self):
+        step = 4096  # made a block at a time, so that iterating holds few paths at once
+        for start in range(0, self.thread_count, step):
+            yield from self._rows(start, min(self.thread_count, start + step), 1)
+
+    def _rows(self, start: int, stop: int, stride: int) -> list[Path]:
+        n = len(range(start, stop, stride))
+        if n <= 0:
+            return []
+        columns: list[Iterable[PathEdge]] = []
+        for j, edge in enumerate(self.edges):
+            address = self.addresses[j]
+            if address is None:
+                columns.append([edge] * n)
+                continue
+            local = self.local[j]
+            kind = self.kinds[j]
+            if isinstance(address, int) and isinstance(local, bool):
+                access = _new_access((kind, address, _LOCAL if local else _GLOBAL))
+                columns.append([edge._replace(access=access)] * n)
+                continue
+            addresses = (address[start:stop:stride].tolist() if not isinstance(address, int)
+                         else [address] * n)
+            spaces = ([_LOCAL if local else _GLOBAL] * n if isinstance(local, bool) else
+                      [_LOCAL if x else _GLOBAL for x in local[start:stop:stride].tolist()])
+            template = tuple(edge)
+            columns.append([_new_edge(template[:2] + (_new_access((kind, a, space)),)
+                                      + template[3:])
+                            for a, space in zip(addresses, spaces, strict=True)])
+        if not columns:
+            return [[] for _ in range(n)]
+        return [list(row) for row in zip(*columns, strict=True)]
+
+
+def _sorted_table(table: dict[int, int], np: Any) -> tuple[Any, Any]:
+    keys = sorted(table)
+    return np.array(keys, dtype=np.int64), np.array([table[k] for k in keys], dtype=np.int64)
+
+
+def _lookup(addresses: Any, keys: Any, values: Any, default: Any, np: Any) -> Any:
+    """values[keys == a] for each address a found among the sorted `keys`, else `default`."""
+    where = np.clip(np.searchsorted(keys, addresses), 0, len(keys) - 1)
+    return np.where(keys[where] == addresses, values[where], default)
+
+
+class Layout(dict):
+    """`_lockstep_layout`'s moved addresses (old address -> new): a dict, plus for each
+    template kernel (`TemplateThreads`) its writes as arithmetic progressions, looked up
+    without a dict entry per word."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        # (region's first address, words a thread allocates, threads, {offset: new address})
+        self.segments: list[tuple[int, int, int, dict[int, int]]] = []
+        self._sorted: tuple | None = None  # the dict's keys and values as sorted arrays
+        self._tables: list[tuple] = []  # the segments' tables as sorted arrays
+
+    def __bool__(self) -> bool:
+        return bool(self.segments) or len(self) > 0
+
+    def get(self, address, default=None):  # type: ignore[override]
+        found = dict.get(self, address)
+        if found is not None:
+            return found
+        for first, words, count, table in self.segments:
+            relative = address - first
+            if 0 <= relative < words * count:
+                thread, offset = divmod(relative, words)
+                base = table.get(offset)
+                if base is not None:
+                    return base + thread
+        return default
+
+    def __contains__(self, address) -> bool:
+        return self.get(address) is not None
+
+    def many(self, addresses):
+        """`get(a, a)` for a numpy array of addresses."""
+        import numpy as np
+
+        addresses = np.asarray(addresses, dtype=np.int64)
+        result = addresses
+        if len(self):
+            if self._sorted is None or len(self._sorted[0]) != len(self):
+                keys = np.array(sorted(self), dtype=np.int64)
+                self._sorted = (keys, np.array([dict.__getitem__(self, k) for k in keys.tolist()],
+                                               dtype=np.int64))
+            result = _lookup(addresses, *self._sorted, result, np)
+        if len(self._tables) != len(self.segments):
+            self._tables = [(first, words, count, *_sorted_table(table, np))
+                            for first, words, count, table in self.segments]
+        for first, words, count, keys, bases in self._tables:
+            relative = addresses - first
+            inside = (relative >= 0) & (relative < words * count)
+            if not inside.any():
+                continue
+            thread, offset = np.divmod(relative, words)
+            where = np.clip(np.searchsorted(keys, offset), 0, len(keys) - 1)
+            hit = inside & (keys[where] == offset)
+            result = np.where(hit, bases[where] + thread, result)
+        return result
 
 
 @dataclass(slots=True)
@@ -125,6 +266,8 @@ class PathBuilder:
         write-back per work group: `phase_cost`)."""
         if not branches:
             return None
+        if isinstance(branches, TemplateThreads):
+            return [Phase(branches, True, span, staged, writeback)]  # type: ignore[arg-type]
         return [Phase([flatten(b) for b in branches], True, span, staged, writeback)]
 
 
@@ -307,10 +450,13 @@ def _lockstep_layout(phases: GSub, width: int) -> dict[int, int]:
     moves those words' writes and reads there, so that bank conflicts and address groups see the
     layout the hardware would produce. The paths themselves are left as they are.
     """
-    moved: dict[int, int] = {}
+    moved = Layout()
     next_address = FRESH
     for phase in phases:
         if not phase.parallel:
+            continue
+        if isinstance(phase.threads, TemplateThreads):
+            next_address = _template_layout(phase.threads, moved, next_address, width)
             continue
         writes = [[a.address for a in map(_access_of, thread)
                    if a is not None and a.kind is _WRITE] for thread in phase.threads]
@@ -322,6 +468,20 @@ def _lockstep_layout(phases: GSub, width: int) -> dict[int, int]:
                     next_address += 1
             next_address += width - next_address % width if next_address % width else 0
     return moved
+
+
+def _template_layout(threads: TemplateThreads, moved: Layout, next_address: int,
+                     width: int) -> int:
+    """`_lockstep_layout` for a template kernel: its k-th write of thread t goes to the k-th
+    column's first new address + t."""
+    tables: dict[tuple[int, int], dict[int, int]] = {}
+    for _, first, words, offset in threads.writes:
+        tables.setdefault((first, words), {})[offset] = next_address
+        next_address += threads.thread_count
+        next_address += width - next_address % width if next_address % width else 0
+    for (first, words), table in tables.items():
+        moved.segments.append((first, words, threads.thread_count, table))
+    return next_address
 
 
 def phase_cost(phase: Phase, model: GpuModel, p: GpuParameters,
@@ -339,13 +499,22 @@ def phase_cost(phase: Phase, model: GpuModel, p: GpuParameters,
     cache: dict[tuple, StepCost] = {}
     if model.stateful:
         cost.traffic = Traffic()
+    template = (threads if isinstance(threads, TemplateThreads) and not model.stateful
+                else None)
+    if template is not None:
+        priced = _template_group_times(template, model, p, cost, moved, group_threads)
     for g in range(groups):
-        members = threads[g * group_threads:(g + 1) * group_threads]
         record: list[LockStep] | None = None
         if g < RECORDED_GROUPS:
             record = []
             cost.lockstep.append(record)
-        time, steps = group_time(members, model, p, cost, cache, record, moved, groups)
+        if template is not None:
+            time, steps, recorded = priced[g]
+            if record is not None:
+                record.extend(recorded)
+        else:
+            members = threads[g * group_threads:(g + 1) * group_threads]
+            time, steps = group_time(members, model, p, cost, cache, record, moved, groups)
         if phase.staged and phase.parallel:
             # Every work item of a group helps stage, the idle ones of the last included, before
             # they return (`staging_items`).
@@ -371,15 +540,26 @@ def phase_cost(phase: Phase, model: GpuModel, p: GpuParameters,
     if p.atomic and not model.stateful:
         # Every write allocates (λG's regions are immutable) with an atomic bump of the region's
         # allocation pointer; atomics on one address serialize over the whole device.
-        total += p.atomic * sum(1 for e in chain.from_iterable(threads)
-                                if e.access is not None and e.access.kind is _WRITE)
+        if isinstance(threads, TemplateThreads):
+            total += p.atomic * (len(threads.writes) * threads.thread_count)
+        else:
+            total += p.atomic * sum(1 for e in chain.from_iterable(threads)
+                                    if e.access is not None and e.access.kind is _WRITE)
         cost.launch = p.launch
     cost.group_times = group_times[:RECORDED_GROUP_TIMES]
     cost.time = total
     cost.group_time_max = max(group_times, default=0.0)
-    cost.thread_work = sum(e.weight for e in chain.from_iterable(threads) if e.access is None)
-    # The edges share a few centre stacks: intersect each distinct one once.
-    stacks = set(map(_centres_of, chain.from_iterable(threads)))
+    if isinstance(threads, TemplateThreads):
+        # The same sum, in the same order (thread after thread), as over the made paths.
+        weights = [e.weight for j, e in enumerate(threads.edges)
+                   if threads.addresses[j] is None]
+        cost.thread_work = sum(chain.from_iterable(repeat(weights, threads.thread_count)))
+        stacks = set(map(_centres_of, threads.edges)) if threads.thread_count else set()
+    else:
+        cost.thread_work = sum(e.weight for e in chain.from_iterable(threads)
+                               if e.access is None)
+        # The edges share a few centre stacks: intersect each distinct one once.
+        stacks = set(map(_centres_of, chain.from_iterable(threads)))
     common = set.intersection(*map(set, stacks)) if stacks else set()
     cost.centres = tuple(sorted(common))
     cost.counts = count_phase(phase, p)
@@ -391,7 +571,24 @@ def count_phase(phase: Phase, gpu: GpuParameters) -> KernelCounts:
     phase, as graphs.kernel_counts counts them (its module doc), for the roofline and for what
     bounds a kernel (memory or compute)."""
     read = written = operations = allocations = 0
-    for thread in phase.threads:
+    threads = phase.threads
+    if isinstance(threads, TemplateThreads):
+        count = threads.thread_count
+        for j, edge in enumerate(threads.edges):
+            local = threads.local[j]
+            if threads.addresses[j] is None:
+                if not edge.bookkeeping:
+                    operations += count
+                continue
+            in_global = (count - bool(local) * count if isinstance(local, bool)
+                         else count - int(local.sum()))
+            if threads.kinds[j] is AccessKind.READ:
+                read += in_global
+            else:
+                written += max(1, edge.words) * in_global
+                allocations += in_global
+        threads = []
+    for thread in threads:
         for edge in thread:
             access = edge.access
             if access is None:
@@ -483,6 +680,144 @@ def group_time(members: list[Path], model: GpuModel, p: GpuParameters, cost: Pha
     cost.broadcasts += broadcasts
     cost.multicasts += multicasts
     return time, length
+
+
+def _template_group_times(threads: TemplateThreads, model: GpuModel, p: GpuParameters,
+                          cost: PhaseCost, moved: Layout | dict | None,
+                          group_threads: int) -> list[tuple[float, int, list[LockStep]]]:
+    """`group_time` for every work group of a template kernel under a stateless model: each
+    group's time, its steps and its recorded `LockStep`s, and `cost`'s conflict, broadcast and
+    multicast counts, exactly as `group_time` finds them over the made paths.
+
+    A warp's step is priced once per access pattern (its `step_key`), as `group_time` does; the
+    patterns of a step are found for all warps at once, over the template's address arrays."""
+    import numpy as np
+
+    width, banks = p.warp_width, p.banks
+    n = threads.thread_count
+    groups = math.ceil(n / group_threads)
+    warps_of: list[list[tuple[int, int]]] = []
+    for g in range(groups):
+        start, end = g * group_threads, min(n, (g + 1) * group_threads)
+        warps_of.append([(w, min(end, w + width)) for w in range(start, end, width)])
+    warps = [w for ws in warps_of for w in ws]
+    aligned = all(start % width == 0 for start, _ in warps)
+    full = [end - start == width for start, end in warps]
+    first_warp = []  # each group's first warp's index in `warps`
+    index = 0
+    for ws in warps_of:
+        first_warp.append(index)
+        index += len(ws)
+    step_ids: dict[tuple, int] = {}
+    steps: list[StepCost] = []
+
+    def step_id(key: tuple, accesses: list[MemoryAccess], others: list[float]) -> int:
+        found = step_ids.get(key)
+        if found is None:
+            found = step_ids[key] = len(steps)
+            steps.append(model.warp_step(accesses, others))
+        return found
+
+    group_steps: dict[tuple, tuple[float, int, int, int, int]] = {}
+    times = [0.0] * groups
+    recorded: list[list[LockStep]] = [[] for _ in range(min(groups, RECORDED_GROUPS))]
+    length = len(threads.edges)
+    for j, edge in enumerate(threads.edges):
+        address = threads.addresses[j]
+        if address is None:
+            by_size = {size: step_id(((), None, (edge.weight,) * size), [], [edge.weight] * size)
+                       for size in {end - start for start, end in warps}}
+            ids = [by_size[end - start] for start, end in warps]
+            space_names = [""] * len(warps)
+        else:
+            ids, space_names = _template_warp_ids(threads, j, address, moved, warps, aligned,
+                                                  full, width, banks, step_id, np)
+        for g, ws in enumerate(warps_of):
+            first = first_warp[g]
+            key = tuple(ids[first:first + len(ws)])
+            priced = group_steps.get(key)
+            if priced is None:
+                members = [steps[i] for i in key]
+                priced = group_steps[key] = (
+                    model.group_step(members), sum(s.conflicts for s in members),
+                    max((s.degree for s in members), default=1),
+                    sum(s.broadcasts for s in members), sum(s.multicasts for s in members))
+            times[g] += priced[0]
+            cost.conflicts += priced[1]
+            if priced[2] > cost.conflict_degree_max:
+                cost.conflict_degree_max = priced[2]
+            cost.broadcasts += priced[3]
+            cost.multicasts += priced[4]
+            if g < RECORDED_GROUPS and j < RECORDED_STEPS:
+                names = {name for name in space_names[first:first + len(ws)] if name}
+                spaces = {part for name in names for part in name.split("+")}
+                recorded[g].append(LockStep(priced[0], priced[1], priced[2],
+                                            "+".join(sorted(spaces))))
+    return [(times[g], length, recorded[g] if g < RECORDED_GROUPS else [])
+            for g in range(groups)]
+
+
+def _template_warp_ids(threads: TemplateThreads, j: int, address: Any,
+                       moved: Layout | dict | None, warps: list[tuple[int, int]], aligned: bool,
+                       full: list[bool], width: int, banks: int,
+                       step_id: Callable[[tuple, list, list], int],
+                       np: Any) -> tuple[list[int], list[str]]:
+    """Each warp's priced step (an index from `step_id`) and the memory its requests went to,
+    for the template's memory edge j."""
+    n = threads.thread_count
+    kind, local = threads.kinds[j], threads.local[j]
+    if isinstance(address, int):
+        addresses = np.full(n, address, dtype=np.int64)
+    else:
+        addresses = address
+    if moved:
+        addresses = (moved.many(addresses) if isinstance(moved, Layout)
+                     else np.array([moved.get(a, a) for a in addresses.tolist()], dtype=np.int64))
+    is_local = (np.full(n, local, dtype=bool) if isinstance(local, bool)
+                else np.asarray(local, dtype=bool))
+    ids = [0] * len(warps)
+    names = [""] * len(warps)
+
+    def one(w: int, rows: Any, flags: Any) -> int:
+        values = rows.tolist()
+        base = values[0] - values[0] % banks
+        flag_list = flags.tolist()
+        key_local = None if not any(flag_list) else tuple(flag_list)
+        accesses = [MemoryAccess(kind, a, _LOCAL if f else _GLOBAL)
+                    for a, f in zip(values, flag_list, strict=True)]
+        return step_id((tuple([a - base for a in values]), key_local, ()), accesses, [])
+
+    def space_name(flags: Any) -> str:
+        any_local, all_local = bool(flags.any()), bool(flags.all())
+        return "local" if all_local else "global+local" if any_local else "global"
+
+    full_indices = [w for w, f in enumerate(full) if f] if aligned else []
+    if full_indices:
+        starts = np.array([warps[w][0] for w in full_indices], dtype=np.int64)
+        rows = addresses[starts[:, None] + np.arange(width)]
+        flags = is_local[starts[:, None] + np.arange(width)]
+        relative = rows - (rows[:, :1] - rows[:, :1] % banks)
+        same = bool((relative == relative[0]).all()) and bool((flags == flags[0]).all())
+        if same:
+            found = one(full_indices[0], rows[0], flags[0])
+            name = space_name(flags[0])
+            for w in full_indices:
+                ids[w], names[w] = found, name
+        else:
+            keyed = np.concatenate([relative, flags.astype(np.int64)], axis=1)
+            _, first_of, inverse = np.unique(keyed, axis=0, return_index=True,
+                                             return_inverse=True)
+            found_ids = [one(full_indices[i], rows[i], flags[i]) for i in first_of.tolist()]
+            for position, w in enumerate(full_indices):
+                u = int(inverse.reshape(-1)[position])
+                ids[w] = found_ids[u]
+                names[w] = space_name(flags[position])
+    done = set(full_indices)
+    for w, (start, end) in enumerate(warps):
+        if w not in done:
+            ids[w] = one(w, addresses[start:end], is_local[start:end])
+            names[w] = space_name(is_local[start:end])
+    return ids, names
 
 
 def _stateful_group_time(members: list[Path], model: GpuModel, p: GpuParameters,

@@ -237,6 +237,14 @@ def render_value(value: Value, regions: dict[int, Region], limit: int = 20, dept
     return f"<location ({value.region}, {value.offset})>"
 
 
+def _batch(evaluator: Evaluator, *arguments):
+    """graphs.semantics.batched.run_batch, imported where a GPU level is first evaluated (it
+    brings numpy: issue 19's start-up time)."""
+    from graphs.semantics.batched import run_batch
+
+    return run_batch(evaluator, *arguments)
+
+
 def evaluate(checked: CheckedProgram, params: dict[str, int] | None = None,
              options: EvaluationOptions = EvaluationOptions()) -> Evaluation:
     """Run a checked program under the cost semantics."""
@@ -840,11 +848,16 @@ class Evaluator:
         assert isinstance(vec, VecV) and region is not None
         items, threads = [], []
         with self._kernel(world) as staged:
-            for item in vec.items:
-                v, c = self.eval(closure.body, {**closure.env, closure.param: item},
-                                 closure.regions, world)
-                items.append(v)
-                threads.append(c)
+            batched = (_batch(self, closure.param, closure.body, closure.env, closure.regions,
+                                 vec.items, None, span) if world is _GPU else None)
+            if batched is not None:
+                items, threads = batched
+            else:
+                for item in vec.items:
+                    v, c = self.eval(closure.body, {**closure.env, closure.param: item},
+                                     closure.regions, world)
+                    items.append(v)
+                    threads.append(c)
         c_par = self._par(world, threads, span, staged)
         with self._bookkeeping():
             c = self._read_into(world, self._seq(world, c_f, c_v, span), vec_loc, c_par, span)
@@ -977,7 +990,13 @@ class Evaluator:
         while len(items) > 1:
             combined, branches = [], []
             with self._kernel(world) as staged, self._branches(world) as branch:
-                for i in range(0, len(items) - 1, 2):
+                batched = (_batch(self, closure.param, closure.body, closure.env,
+                                     closure.regions, items[:len(items) - len(items) % 2],
+                                     region, span)
+                           if world is _GPU and not self.paper else None)
+                if batched is not None:
+                    combined, branches = batched
+                for i in range(0, len(items) - 1 if batched is None else 0, 2):
                     if i:
                         branch(i // 2)
                     pair, c_pair = self._alloc(None, world, regions, region,

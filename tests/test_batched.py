@@ -1,0 +1,230 @@
+"""Batched evaluation of GPU kernels (graphs/semantics/batched.py): the same evaluation as the
+explicit evaluator's thread-by-thread one, path for path, word for word, and its fallbacks.
+
+The reference is the explicit evaluator with batching turned off (`_batch` returning None), so
+every comparison is between two runs of this checkout on one program."""
+
+from pathlib import Path
+from unittest.mock import patch
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, note, settings
+
+import graphs.semantics.explicit as explicit
+from graphs.devicebox import Layout, TemplateThreads
+from graphs.semantics.options import EvaluationOptions
+from models.device_profile import load_profile
+from profiler.checker import check_program
+from profiler.errors import EvaluationError
+from profiler.parser import parse, parse_file
+from profiler.printer import pretty
+from tests.generate import parallel_on_programs, well_typed_programs
+
+ROOT = Path(__file__).resolve().parent.parent
+EXAMPLES = sorted((ROOT / "examples").glob("*.lg"))
+CACHE_PROFILE = ROOT / "profiles" / "nvidia-h200-serial.json"  # the cache mode (stateful)
+
+
+def evaluate(checked, params, batched: bool, **options):
+    """An evaluation with its device boxes' paths kept (an observer), batched or not."""
+    real = explicit._batch
+    with patch.object(explicit, "_batch", real if batched else (lambda *a, **k: None)):
+        return explicit.evaluate(checked, params, EvaluationOptions(
+            observer=explicit.OffloadCollector(), **options))
+
+
+def fingerprint(evaluation) -> list:
+    """Everything an evaluation produced that a report can show, in comparable form."""
+    graph = evaluation.graph
+    out = [evaluation.render_value(10**6), evaluation.steps, graph.number_of_nodes(),
+           list(graph.edge_weight), list(graph.edge_kind), list(graph.node_space)]
+    for on in evaluation.ons:
+        out.append((on.info.total, on.pushed_words, on.gpu_words, on.grown, on.info.notes))
+        out.append([(p.time, p.steps, p.conflicts, p.conflict_degree_max, p.broadcasts,
+                     p.multicasts, p.thread_work, p.lockstep, p.counts, p.group_times,
+                     p.round_times, p.centres, p.traffic, p.bound) for p in on.box.phases])
+        out.append([(phase.parallel, phase.staged, phase.writeback, phase.span,
+                     [list(thread) for thread in phase.threads]) for phase in on.paths or []])
+    heap = evaluation._heap_lookup
+    out.append({rid: (r.ap, r.size, list(r.values.items())) for rid, r in heap.items()})
+    return out
+
+
+def outcome(checked, params, batched: bool, **options):
+    """The evaluation's fingerprint, or its error's message and place."""
+    try:
+        return fingerprint(evaluate(checked, params, batched, **options))
+    except EvaluationError as error:
+        return ("error", str(error), error.span)
+
+
+def assert_same(checked, params, **options) -> None:
+    assert outcome(checked, params, True, **options) == outcome(checked, params, False, **options)
+
+
+def count_batches(checked, params, **options) -> int:
+    """How many parallel levels were evaluated as a batch."""
+    import graphs.semantics.batched as batched
+
+    made = []
+    real = batched._commit
+
+    def spy(*args):
+        result = real(*args)
+        made.append(result is not None)
+        return result
+
+    with patch.object(batched, "_commit", spy):
+        explicit.evaluate(checked, params, EvaluationOptions(**options))
+    return sum(made)
+
+
+@pytest.mark.parametrize("path", EXAMPLES, ids=lambda p: p.stem)
+@pytest.mark.parametrize("n", [1, 2, 5, 33])
+def test_examples_batched_equal_explicit(path, n):
+    checked = check_program(parse_file(path))
+    params = {p.name: n for p in checked.program.params}
+    assert_same(checked, params)
+    assert_same(checked, params, profile=load_profile(CACHE_PROFILE))
+
+
+@pytest.mark.parametrize("name", ["nbody", "dot", "strided", "matvec"])
+def test_examples_batched_equal_explicit_under_the_papers_rules(name):
+    checked = check_program(parse_file(ROOT / "examples" / f"{name}.lg"))
+    params = {p.name: 9 for p in checked.program.params}
+    assert_same(checked, params, rules="paper")
+
+
+def test_kernels_of_the_examples_are_batched():
+    """The examples' kernels are what batching is for: nbody's one kernel (its threads' inner
+    parmap and reduce included), dot's products and each reduction level, zipmul's products."""
+    def batches(name, n):
+        return count_batches(check_program(parse_file(ROOT / "examples" / f"{name}.lg")), {"n": n})
+
+    assert batches("nbody", 64) == 1
+    # The products, then the reduction levels of two or more threads (of 32, 16, 8, 4, 2; the
+    # last level's one thread runs as before).
+    assert batches("dot", 64) == 1 + 5
+    assert batches("zipmul", 64) == 1
+    assert batches("zipmul_cpu", 64) == 0  # no GPU world: the CPU's graph is built as before
+
+
+KERNELS = """
+param n : int = 40
+letregion r in
+let xs = parmap (lambda i: int r [r]. i * 3 - 7 at r) (iota n at r) at r in
+on parmap (lambda i: int r [r]. BODY) (iota n at r) at r
+at r
+"""
+
+
+def kernel(body: str):
+    return check_program(parse(KERNELS.replace("BODY", body), "kernel.lg"))
+
+
+@pytest.mark.parametrize("body", [
+    "if xs[i] < 20 then xs[i] else 0 - xs[i] at r",  # threads disagree: the explicit evaluator
+    "let v = iota (i + 1 at r) at r in length v at r",  # lengths differ per thread
+    "(xs[i] * xs[i] at r) / (7 at r) at r",
+    "(0 - xs[i] at r) / (3 at r) at r",  # C's division truncates toward zero
+    "let p = (xs[i], i) at r in fst p + snd p at r",
+    "let v = [xs[i], i, 5 at r] at r in v[2 at r] + length v at r at r",
+    "reduce (lambda p: ((int r, int r), r) [r]. fst p + snd p at r) (0 at r) "
+    "(parmap (lambda j: int r [r]. xs[j] * i at r) (iota 9 at r) at r) at r",
+    "if 1 < 2 then i else xs[i]",  # a test every thread agrees on
+    "profile \"inner\" (xs[n - 1 - i at r] + 1 at r)",
+])
+def test_kernel_bodies_batched_equal_explicit(body):
+    checked = kernel(body)
+    for n in (1, 31, 40, 97):
+        assert_same(checked, {"n": n})
+        assert_same(checked, {"n": n}, profile=load_profile(CACHE_PROFILE))
+
+
+def test_a_branch_the_threads_disagree_on_is_not_batched():
+    assert count_batches(kernel("if xs[i] < 20 then xs[i] else 0 at r"), {"n": 40}) == 0
+    assert count_batches(kernel("if i < 100 then xs[i] else 0 at r"), {"n": 40}) == 1
+
+
+@pytest.mark.parametrize("body, message", [
+    ("xs[i + 1 at r]", "out of bounds"),
+    ("(7 at r) / (xs[i] - 2 at r) at r", "division by zero"),
+    ("xs[i] * 3037000500 * 3037000500 at r at r", "integer overflow"),
+])
+def test_errors_inside_a_kernel_are_the_explicit_evaluators(body, message):
+    """A batch that meets an error is abandoned; the explicit evaluator reports it, at the same
+    place, as it always did."""
+    checked = kernel(body)
+    errors = []
+    for batched in (False, True):
+        with pytest.raises(EvaluationError) as caught:
+            evaluate(checked, {"n": 40}, batched)
+        errors.append((str(caught.value), caught.value.span))
+    assert errors[0] == errors[1]
+    assert message in errors[0][0]
+
+
+def test_limits_reached_in_a_kernel_are_the_explicit_evaluators():
+    """The step limit inside the kernel; the graph's size, checked every 65 536 steps, past its
+    limit inside the kernel (n = 20 000: 331 069 nodes and GPU steps at the check) and after it."""
+    checked = kernel("xs[i] * xs[i] at r")
+    for n, options in ((40, {"max_steps": 300}), (20_000, {"max_graph": 330_000}),
+                       (20_000, {"max_graph": 400_000})):
+        errors = []
+        for batched in (False, True):
+            with pytest.raises(EvaluationError) as caught:
+                evaluate(checked, {"n": n}, batched, **options)
+            errors.append((str(caught.value), caught.value.span))
+        assert errors[0] == errors[1]
+
+
+def test_template_threads_are_the_paths_they_stand_for():
+    checked = check_program(parse_file(ROOT / "examples" / "nbody.lg"))
+    unbatched = evaluate(checked, {"n": 40}, False).ons[0].paths
+    template = evaluate(checked, {"n": 40}, True).ons[0].paths
+    batched = [k for k, phase in enumerate(template) if isinstance(phase.threads, TemplateThreads)]
+    assert len(batched) == 1  # the kernel (its vector's iota is a kernel of its own)
+    kernel_threads = template[batched[0]].threads
+    expected = unbatched[batched[0]].threads
+    assert len(kernel_threads) == 40
+    assert kernel_threads[0] == expected[0] and kernel_threads[-1] == expected[-1]
+    assert kernel_threads[3:17:2] == expected[3:17:2]
+    assert list(kernel_threads) == expected
+    with pytest.raises(IndexError):
+        kernel_threads[40]
+
+
+def test_layout_looks_template_writes_up_as_the_dict_would():
+    layout = Layout()
+    layout[5] = 100
+    first, words, count = (3 << 32) + 10, 4, 6
+    layout.segments.append((first, words, count, {0: 1000, 2: 2000}))
+    assert layout.get(5) == 100
+    assert layout.get(first + 4 * 5) == 1005  # thread 5's word at offset 0
+    assert layout.get(first + 4 * 2 + 2) == 2002
+    assert layout.get(first + 4 * 2 + 1, -1) == -1  # no write starts there
+    assert layout.get(first + 4 * 6, -1) == -1  # past the last thread
+    assert first + 2 in layout and first + 1 not in layout
+    addresses = np.array([5, first, first + 4 * 5 + 2, first + 1, 77], dtype=np.int64)
+    assert layout.many(addresses).tolist() == [layout.get(a, a) for a in addresses.tolist()]
+
+
+BATCH_SETTINGS = settings(max_examples=40, deadline=None,
+                          suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+
+
+@BATCH_SETTINGS
+@given(well_typed_programs())
+def test_generated_programs_batched_equal_explicit(program):
+    note(pretty(program))
+    assert_same(check_program(program), {})
+
+
+@BATCH_SETTINGS
+@given(parallel_on_programs())
+def test_generated_parallel_ons_batched_equal_explicit(program):
+    note(pretty(program))
+    checked = check_program(program)
+    for rules in (None, "paper"):
+        assert_same(checked, {}, rules=rules)
