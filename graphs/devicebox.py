@@ -75,13 +75,17 @@ class TemplateThreads(Sequence[Path]):
     thread t's write j is at first + t·words + offset."""
 
     def __init__(self, count: int, edges: list[PathEdge], kinds: list, addresses: list,
-                 local: list, writes: list[tuple[int, int, int, int]]):
+                 local: list, writes: list[tuple[int, int, int, int]],
+                 inside: list[tuple[int, int, int] | None] | None = None):
         self.thread_count = count
         self.edges = edges
         self.kinds = kinds
         self.addresses = addresses
         self.local = local
         self.writes = writes
+        # For a memory edge to a word the kernel's own threads allocate: (region's first
+        # address, words a thread allocates, offset), as in `writes`; else None.
+        self.inside = inside if inside is not None else [None] * len(edges)
 
     def __len__(self) -> int:
         return self.thread_count
@@ -149,6 +153,8 @@ class Layout(dict):
         super().__init__()
         # (region's first address, words a thread allocates, threads, {offset: new address})
         self.segments: list[tuple[int, int, int, dict[int, int]]] = []
+        # (region's first address, words, offset) -> the new address of thread 0's word
+        self.bases: dict[tuple[int, int, int], int] = {}
         self._sorted: tuple | None = None  # the dict's keys and values as sorted arrays
         self._tables: list[tuple] = []  # the segments' tables as sorted arrays
 
@@ -477,6 +483,7 @@ def _template_layout(threads: TemplateThreads, moved: Layout, next_address: int,
     tables: dict[tuple[int, int], dict[int, int]] = {}
     for _, first, words, offset in threads.writes:
         tables.setdefault((first, words), {})[offset] = next_address
+        moved.bases[(first, words, offset)] = next_address
         next_address += threads.thread_count
         next_address += width - next_address % width if next_address % width else 0
     for (first, words), table in tables.items():
@@ -766,6 +773,40 @@ def _template_warp_ids(threads: TemplateThreads, j: int, address: Any,
     for the template's memory edge j."""
     n = threads.thread_count
     kind, local = threads.kinds[j], threads.local[j]
+    ids = [0] * len(warps)
+    names = [""] * len(warps)
+    if isinstance(local, bool):
+        # One address for every thread, or the kernel's own words (thread t's at a base + t,
+        # `_template_layout`): every full warp has one pattern, found without arrays.
+        space, name = (_LOCAL, "local") if local else (_GLOBAL, "global")
+        inside = threads.inside[j]
+        if isinstance(address, int):
+            moved_address = moved.get(address, address) if moved else address
+            by_size: dict[int, int] = {}
+            for w, (start, end) in enumerate(warps):
+                size = end - start
+                if size not in by_size:
+                    by_size[size] = step_id(
+                        ((moved_address % banks,) * size, (True,) * size if local else None, ()),
+                        [MemoryAccess(kind, moved_address, space)] * size, [])
+                ids[w], names[w] = by_size[size], name
+            return ids, names
+        if (inside is not None and isinstance(moved, Layout) and inside in moved.bases
+                and aligned and width % banks == 0):
+            base = moved.bases[inside]
+            pattern = None
+            for w, (start, end) in enumerate(warps):
+                if end - start == width and pattern is not None:
+                    ids[w], names[w] = pattern, name
+                    continue
+                values = list(range(base + start, base + end))
+                found = step_id((tuple([a - (values[0] - values[0] % banks) for a in values]),
+                                 (True,) * len(values) if local else None, ()),
+                                [MemoryAccess(kind, a, space) for a in values], [])
+                if end - start == width:
+                    pattern = found
+                ids[w], names[w] = found, name
+            return ids, names
     if isinstance(address, int):
         addresses = np.full(n, address, dtype=np.int64)
     else:
@@ -775,8 +816,6 @@ def _template_warp_ids(threads: TemplateThreads, j: int, address: Any,
                      else np.array([moved.get(a, a) for a in addresses.tolist()], dtype=np.int64))
     is_local = (np.full(n, local, dtype=bool) if isinstance(local, bool)
                 else np.asarray(local, dtype=bool))
-    ids = [0] * len(warps)
-    names = [""] * len(warps)
 
     def one(w: int, rows: Any, flags: Any) -> int:
         values = rows.tolist()

@@ -47,6 +47,7 @@ from profiler.regions import (
     Loc,
     PairV,
     VecV,
+    slots_maker,
 )
 from profiler.syntax import (
     BinaryOperator,
@@ -154,6 +155,9 @@ _COMPARISONS = {BinaryOperator.LT: operator.lt, BinaryOperator.LE: operator.le,
                 BinaryOperator.EQ: operator.eq, BinaryOperator.NE: operator.ne}
 _ARITHMETIC = {BinaryOperator.ADD: operator.add, BinaryOperator.SUB: operator.sub,
                BinaryOperator.MUL: operator.mul}
+# The committed values are made by the million: without their dataclass __init__.
+_new_loc, _new_int, _new_float = slots_maker(Loc), slots_maker(IntV), slots_maker(FloatV)
+_new_pair, _new_vec = slots_maker(PairV), slots_maker(VecV)
 _SAFE = 2.0**30  # integer operands below this in magnitude cannot overflow 64 bits in + - *
 _INT_LIMIT = 2**63
 
@@ -638,27 +642,27 @@ class _Committer:
             key = (value.region, value.offset)
             cached = self.locs.get(key)
             if cached is None:
-                cached = self.locs[key] = list(map(Loc, repeat(value.region, self.threads),
+                cached = self.locs[key] = list(map(_new_loc, repeat(value.region, self.threads),
                                                    self.offsets(value).tolist()))
             return cached
         offsets = self.offsets(value)
         if _uniform(offsets):
             return [Loc(value.region, offsets)] * self.threads
-        return list(map(Loc, repeat(value.region, self.threads), offsets.tolist()))
+        return list(map(_new_loc, repeat(value.region, self.threads), offsets.tolist()))
 
     def heap_values(self, value: BHeap) -> list:
         if isinstance(value, BNumber):
-            make = FloatV if value.real else IntV
+            make = _new_float if value.real else _new_int
             if _uniform(value.value):
                 return [make(value.value)] * self.threads
             return list(map(make, value.value.tolist()))
         if isinstance(value, BPair):
-            return list(map(PairV, self.values(value.first), self.values(value.second)))
+            return list(map(_new_pair, self.values(value.first), self.values(value.second)))
         if isinstance(value, BVec):
             columns = [self.values(item) for item in value.items]
             if not columns:
                 return [VecV(())] * self.threads
-            return list(map(VecV, zip(*columns, strict=True)))
+            return list(map(_new_vec, zip(*columns, strict=True)))
         raise AssertionError(value)  # an OutsideVec is never allocated
 
     def access(self, location: BLoc, staged: dict[int, int], local: bool,
@@ -757,6 +761,7 @@ def _commit(evaluator: Evaluator, batch: Batch, value: BValue,
     addresses: list[Any] = []
     local: list[Any] = []
     writes: list[tuple[int, int, int, int]] = []
+    inside: list[tuple[int, int, int] | None] = []
     for j, (kind, weight, access, location, span, centres, words, bookkeeping) in enumerate(
             cost or ()):
         template_edges.append(PathEdge(kind, weight, None, span, centres, words, bookkeeping))
@@ -764,7 +769,10 @@ def _commit(evaluator: Evaluator, batch: Batch, value: BValue,
         if access is None:
             addresses.append(None)
             local.append(None)
+            inside.append(None)
             continue
+        inside.append(((location.region << 32) + starts[location.region],
+                       widths[location.region], location.offset) if location.inside else None)
         region = ev.gpu_stack[location.region]
         address, in_local = committer.access(location, staged, region.local, paper)
         addresses.append(int(address) if _uniform(address) else address)
@@ -773,7 +781,7 @@ def _commit(evaluator: Evaluator, batch: Batch, value: BValue,
             assert location.inside
             writes.append((j, (location.region << 32) + starts[location.region],
                            widths[location.region], location.offset))
-    paths = TemplateThreads(threads, template_edges, kinds, addresses, local, writes)
+    paths = TemplateThreads(threads, template_edges, kinds, addresses, local, writes, inside)
     ev.paths.edges += threads * edges
     ev.steps = steps
     if ev.steps > ev.check_at:
