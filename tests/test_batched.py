@@ -28,8 +28,11 @@ CACHE_PROFILE = ROOT / "profiles" / "nvidia-h200-serial.json"  # the cache mode 
 
 def evaluate(checked, params, batched: bool, **options):
     """An evaluation with its device boxes' paths kept (an observer), batched or not."""
-    real = explicit._batch
-    with patch.object(explicit, "_batch", real if batched else (lambda *a, **k: None)):
+    def never(*args):
+        return None
+
+    with patch.object(explicit, "_batch", explicit._batch if batched else never), \
+            patch.object(explicit, "_iota_batch", explicit._iota_batch if batched else never):
         return explicit.evaluate(checked, params, EvaluationOptions(
             observer=explicit.OffloadCollector(), **options))
 
@@ -38,7 +41,12 @@ def fingerprint(evaluation) -> list:
     """Everything an evaluation produced that a report can show, in comparable form."""
     graph = evaluation.graph
     out = [evaluation.render_value(10**6), evaluation.steps, graph.number_of_nodes(),
-           list(graph.edge_weight), list(graph.edge_kind), list(graph.node_space)]
+           list(graph.node_kind), list(graph.node_span), list(graph.node_centres),
+           list(graph.node_space), graph.node_extra, list(graph.edge_source),
+           list(graph.edge_target), list(graph.edge_weight), list(graph.edge_kind),
+           list(graph.edge_span), list(graph.edge_centres),
+           {e: {k: v for k, v in extra.items() if k != "box"}
+            for e, extra in graph.edge_extra.items()}, (graph.source, graph.sink)]
     for on in evaluation.ons:
         out.append((on.info.total, on.pushed_words, on.gpu_words, on.grown, on.info.notes))
         out.append([(p.time, p.steps, p.conflicts, p.conflict_degree_max, p.broadcasts,
@@ -96,18 +104,20 @@ def test_examples_batched_equal_explicit_under_the_papers_rules(name):
     assert_same(checked, params, rules="paper")
 
 
-def test_kernels_of_the_examples_are_batched():
-    """The examples' kernels are what batching is for: nbody's one kernel (its threads' inner
-    parmap and reduce included), dot's products and each reduction level, zipmul's products."""
+def test_parallel_levels_of_the_examples_are_batched():
+    """The examples' parallel levels are what batching is for, on both worlds."""
     def batches(name, n):
-        return count_batches(check_program(parse_file(ROOT / "examples" / f"{name}.lg")), {"n": n})
+        return count_batches(check_program(parse_file(ROOT / "examples" / f"{name}.lg")),
+                             {"n": n})
 
-    assert batches("nbody", 64) == 1
-    # The products, then the reduction levels of two or more threads (of 32, 16, 8, 4, 2; the
-    # last level's one thread runs as before).
-    assert batches("dot", 64) == 1 + 5
-    assert batches("zipmul", 64) == 1
-    assert batches("zipmul_cpu", 64) == 0  # no GPU world: the CPU's graph is built as before
+    # nbody: its two iotas and its kernel (the threads' inner iota, parmap and reduce included);
+    # its CPU parmap's threads branch on i < 2, which they do not agree on.
+    assert batches("nbody", 64) == 2 + 1
+    # dot: three iotas; xs and ys on the CPU; the products, then the reduction levels of two or
+    # more threads (of 32, 16, 8, 4, 2; the last level's one thread runs as before).
+    assert batches("dot", 64) == 3 + 2 + 1 + 5
+    assert batches("zipmul", 64) == 3  # the iota and the input on the CPU, the products on the GPU
+    assert batches("zipmul_cpu", 64) == 3
 
 
 KERNELS = """
@@ -143,8 +153,10 @@ def test_kernel_bodies_batched_equal_explicit(body):
 
 
 def test_a_branch_the_threads_disagree_on_is_not_batched():
-    assert count_batches(kernel("if xs[i] < 20 then xs[i] else 0 at r"), {"n": 40}) == 0
-    assert count_batches(kernel("if i < 100 then xs[i] else 0 at r"), {"n": 40}) == 1
+    # The two iotas and the CPU's parmap that makes xs are batched in both; the kernel only
+    # where its threads agree.
+    assert count_batches(kernel("if xs[i] < 20 then xs[i] else 0 at r"), {"n": 40}) == 3
+    assert count_batches(kernel("if i < 100 then xs[i] else 0 at r"), {"n": 40}) == 4
 
 
 @pytest.mark.parametrize("body, message", [
@@ -184,9 +196,11 @@ def test_template_threads_are_the_paths_they_stand_for():
     unbatched = evaluate(checked, {"n": 40}, False).ons[0].paths
     template = evaluate(checked, {"n": 40}, True).ons[0].paths
     batched = [k for k, phase in enumerate(template) if isinstance(phase.threads, TemplateThreads)]
-    assert len(batched) == 1  # the kernel (its vector's iota is a kernel of its own)
-    kernel_threads = template[batched[0]].threads
-    expected = unbatched[batched[0]].threads
+    assert len(batched) == 2  # the kernel's vector's iota, then the kernel
+    for k in batched:
+        assert list(template[k].threads) == unbatched[k].threads
+    kernel_threads = template[batched[1]].threads
+    expected = unbatched[batched[1]].threads
     assert len(kernel_threads) == 40
     assert kernel_threads[0] == expected[0] and kernel_threads[-1] == expected[-1]
     assert kernel_threads[3:17:2] == expected[3:17:2]

@@ -32,13 +32,15 @@ from __future__ import annotations
 
 import operator
 from dataclasses import dataclass
+from functools import partial
 from itertools import chain, repeat
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from graphs.costgraph import EdgeKind
+from graphs.costgraph import EdgeKind, NodeKind, Sub
 from graphs.devicebox import PathEdge, TemplateThreads
+from graphs.semantics.options import GRAPH_CHECK_EVERY
 from models.base import AccessKind, Space
 from profiler.regions import (
     FloatV,
@@ -71,6 +73,7 @@ from profiler.syntax import (
     Span,
     Var,
     VecLit,
+    World,
 )
 
 if TYPE_CHECKING:
@@ -149,6 +152,9 @@ _READ, _WRITE = AccessKind.READ, AccessKind.WRITE
 _READ_EDGE, _WRITE_EDGE, _SEQ_EDGE = EdgeKind.READ, EdgeKind.WRITE, EdgeKind.SEQ
 _OP_EDGE, _MERGE_EDGE = EdgeKind.OP, EdgeKind.MERGE
 _LOCAL, _GLOBAL = Space.LOCAL, Space.GLOBAL
+_READ_NODE, _WRITE_NODE, _POINT_NODE = NodeKind.READ, NodeKind.WRITE, NodeKind.POINT
+_EXPAND_EDGE = EdgeKind.EXPAND
+_new_sub = partial(tuple.__new__, Sub)
 
 _COMPARISONS = {BinaryOperator.LT: operator.lt, BinaryOperator.LE: operator.le,
                 BinaryOperator.GT: operator.gt, BinaryOperator.GE: operator.ge,
@@ -168,48 +174,51 @@ class _Allocation:
     offset: int  # relative to the thread's start in the region
     words: int
     value: BHeap
+    edge: int = -1  # on ℂ: its write edge in the thread's sub-graph
 
 
-class Batch:
-    """One parallel level's `threads` threads on 𝔾, evaluated together (see the module doc)."""
+class _GpuCosts:
+    """Costs on 𝔾 as templates: a thread's path as a flat list of template edges (nested
+    parallel forms flattened, as `graphs.devicebox.flatten` does), None for ∅. The rules are
+    `Evaluator._mem`, `_seq`, `_op`, `_op_into`, `_read_into` and `_par` on 𝔾."""
 
-    def __init__(self, evaluator: Evaluator, threads: int):
-        self.ev = evaluator
-        self.threads = threads
-        self.heap: dict[tuple[int, int], BHeap] = {}
-        self.next_offset: dict[int, int] = {}
-        self.allocations: list[_Allocation] = []
-        self.steps = 0  # evaluation steps of one thread
-        self.depth = evaluator.depth
-        self.deepest = evaluator.depth
-        self.centres = evaluator.centres
-        self.bookkeeping = evaluator.bookkeeping
-        self.op = evaluator.gpu_op
-        self.outside_cache: dict[tuple[int, int], BHeap] = {}
+    def __init__(self, batch: Batch):
+        self.batch = batch
+        self.op_weight = batch.ev.gpu_op
+        self.merge_weight = batch.ev.gpu_op
 
-    # -- costs: paths as templates -------------------------------------------------------------
-    def _edge(self, before: TCost, kind: EdgeKind, weight: float, access: AccessKind | None,
-              location: BLoc | None, span: Span, words: int = 0,
-              bookkeeping: bool | None = None) -> list:
-        edge = (kind, weight, access, location, span, self.centres, words,
-                self.bookkeeping if bookkeeping is None else bookkeeping)
+    def edge(self, before: TCost, kind: EdgeKind, weight: float, access: AccessKind | None,
+             location: BLoc | None, span: Span, words: int = 0) -> list:
+        batch = self.batch
+        edge = (kind, weight, access, location, span, batch.centres, words, batch.bookkeeping)
         if before is None:
             return [edge]
         before.append(edge)
         return before
 
-    def _seq(self, first: TCost, second: TCost, span: Span) -> TCost:
-        """first ⊕ second on 𝔾 (`PathBuilder.seq`: its step edge is never bookkeeping)."""
+    def read(self, before: TCost, location: BLoc, span: Span) -> list:
+        return self.edge(before, _READ_EDGE, 0.0, _READ, location, span)
+
+    def write(self, before: TCost, location: BLoc, words: int, span: Span) -> list:
+        return self.edge(before, _WRITE_EDGE, 0.0, _WRITE, location, span, words)
+
+    def op(self, before: TCost, span: Span, kind: EdgeKind = _OP_EDGE,
+           weight: float | None = None) -> list:
+        return self.edge(before, kind, self.op_weight if weight is None else weight, None, None,
+                         span)
+
+    def seq(self, first: TCost, second: TCost, span: Span) -> TCost:
+        """first ⊕ second (`PathBuilder.seq`: its step edge is never bookkeeping)."""
         if first is None:
             return second
         if second is None:
             return first
-        first.append((_SEQ_EDGE, self.op, None, None, span, self.centres, 0, False))
+        first.append((_SEQ_EDGE, self.op_weight, None, None, span, self.batch.centres, 0, False))
         first.extend(second)
         return first
 
     @staticmethod
-    def _then(first: TCost, second: TCost) -> TCost:
+    def then(first: TCost, second: TCost) -> TCost:
         if first is None:
             return second
         if second is None:
@@ -217,8 +226,14 @@ class Batch:
         first.extend(second)
         return first
 
+    def op_into(self, before: TCost, after: TCost, span: Span) -> TCost:
+        return self.then(self.op(before, span), after)
+
+    def read_into(self, before: TCost, location: BLoc, target: TCost, span: Span) -> TCost:
+        return self.then(self.read(before, location, span), target)
+
     @staticmethod
-    def _par(branches: list[TCost]) -> TCost:
+    def par(branches: list[TCost], span: Span) -> TCost:
         """⊗ inside a thread: one parallel phase, flattened into the thread's path."""
         if not branches:
             return None
@@ -228,24 +243,109 @@ class Batch:
                 path.extend(branch)
         return path
 
+    @staticmethod
+    def point(span: Span) -> TCost:
+        return []
+
+
+class _CpuCosts:
+    """Costs on ℂ: one thread's sub-graph, built in a scratch `CostGraph` by the rules the
+    explicit evaluator builds it with (`Evaluator._mem`, `_seq`, `_op`, `_op_into`,
+    `_read_into`, `_par` on ℂ), its nodes numbered from 0; `_commit` copies it once per thread.
+    A write's edge is recorded with its allocation: where the region grows (ExpandW, Fig. 9)
+    is decided when the batch commits, by the thread the word falls in."""
+
+    def __init__(self, batch: Batch):
+        from graphs.costgraph import CostGraph
+
+        ev = batch.ev
+        self.batch = batch
+        self.graph = CostGraph()
+        self.read_weight, self.write_weight, self.op_weight = ev.cpu_read, ev.cpu_write, ev.cpu_op
+        self.fork = ev.cpu_fork
+        self.merge_weight = ev.cpu.merge(True)  # a form inside a parallel form's thread
+        self.spaces = ev.cpu_space
+
+    def read(self, before, location: BLoc, span: Span):
+        return self.graph.step(before, self.read_weight, _READ_EDGE, _READ_NODE, span,
+                               self.batch.centres)
+
+    def write(self, before, location: BLoc, words: int, span: Span):
+        space = self.spaces.get(words)
+        if space is None:
+            space = self.spaces[words] = ((World.CPU, words),)
+        sub = self.graph.step(before, self.write_weight, _WRITE_EDGE, _WRITE_NODE, span,
+                              self.batch.centres, space)
+        self.batch.allocations[-1].edge = len(self.graph.edge_source) - 1
+        return sub
+
+    def op(self, before, span: Span, kind: EdgeKind = _OP_EDGE, weight: float | None = None):
+        return self.graph.step(before, self.op_weight if weight is None else weight, kind,
+                               _POINT_NODE, span, self.batch.centres)
+
+    def seq(self, first, second, span: Span):
+        return self.graph.seq(first, second, self.op_weight, _SEQ_EDGE, span, self.batch.centres)
+
+    def op_into(self, before, after, span: Span):
+        if after is None:
+            return self.op(before, span)
+        start = before if before is not None else self.point(span)
+        self.graph.edge(start.sink, after.source, self.op_weight, _OP_EDGE, span,
+                        self.batch.centres)
+        return _new_sub((start.source, after.sink))
+
+    def read_into(self, before, location: BLoc, target, span: Span):
+        if target is None:
+            return self.read(before, location, span)
+        start = before if before is not None else self.point(span)
+        self.graph.edge(start.sink, target.source, self.read_weight, _READ_EDGE, span,
+                        self.batch.centres)
+        return _new_sub((start.source, target.sink))
+
+    def par(self, branches: list, span: Span):
+        return self.graph.par_all(branches, self.fork, span, self.batch.centres)
+
+    def point(self, span: Span):
+        return self.graph.node(_POINT_NODE, span, self.batch.centres)
+
+
+class Batch:
+    """One parallel level's `threads` threads on `world`, evaluated together (the module doc)."""
+
+    def __init__(self, evaluator: Evaluator, threads: int, world: World):
+        self.ev = evaluator
+        self.threads = threads
+        self.world = world
+        self.stack = evaluator.gpu_stack if world is World.GPU else evaluator.cpu_stack
+        self.heap: dict[tuple[int, int], BHeap] = {}
+        self.next_offset: dict[int, int] = {}
+        self.allocations: list[_Allocation] = []
+        self.steps = 0  # evaluation steps of one thread
+        self.depth = evaluator.depth
+        self.deepest = evaluator.depth
+        self.centres = evaluator.centres
+        self.bookkeeping = evaluator.bookkeeping
+        self.outside_cache: dict[tuple[int, int], BHeap] = {}
+        self.costs: Any = _GpuCosts(self) if world is World.GPU else _CpuCosts(self)
+
     # -- the heap ------------------------------------------------------------------------------
     def _alloc(self, before: TCost, regions: dict, name: str | None, value: BHeap, words: int,
                span: Span) -> tuple[BLoc, list]:
         assert name is not None
         rid = regions[name]
-        if rid not in self.ev.gpu_stack:
-            raise Unbatchable("a region not on the GPU stack")
+        if rid not in self.stack:
+            raise Unbatchable("a region not on the running world's region stack")
         offset = self.next_offset.get(rid, 0)
         self.next_offset[rid] = offset + words
         self.allocations.append(_Allocation(rid, offset, words, value))
         location = BLoc(rid, offset, True)
         self.heap[(rid, offset)] = value
-        return location, self._edge(before, _WRITE_EDGE, 0.0, _WRITE, location, span, words)
+        return location, self.costs.write(before, location, words, span)
 
     def _read(self, before: TCost, location: BValue, span: Span) -> tuple[BHeap, list]:
         if not isinstance(location, BLoc):
             raise Unbatchable("a read of a boolean")
-        return self._peek(location), self._edge(before, _READ_EDGE, 0.0, _READ, location, span)
+        return self._peek(location), self.costs.read(before, location, span)
 
     def _peek(self, location: BLoc) -> BHeap:
         if location.inside:
@@ -255,9 +355,9 @@ class Batch:
             if value is None:
                 raise Unbatchable("a read of an unallocated word")
             return value
-        region = self.ev.gpu_stack.get(location.region)
+        region = self.stack.get(location.region)
         if region is None:
-            raise Unbatchable("a read of a region not on the GPU stack")
+            raise Unbatchable("a read of a region not on the running world's region stack")
         offset = location.offset
         if _uniform(offset):
             key = (location.region, offset)
@@ -303,11 +403,11 @@ class Batch:
             case FloatLit():
                 return self._alloc(None, regions, e.region, BNumber(True, e.value), 1, e.span)
             case BoolLit():
-                return BBool(e.value), []
+                return BBool(e.value), self.costs.point(e.span)
             case Let():
                 v1, c1 = self.eval(e.bound, env, regions)
                 v2, c2 = self.eval(e.body, {**env, e.name: v1}, regions)
-                return v2, self._seq(c1, c2, e.span)
+                return v2, self.costs.seq(c1, c2, e.span)
             case If():
                 test, c1 = self.eval(e.cond, env, regions)
                 if not isinstance(test, BBool):
@@ -318,8 +418,7 @@ class Batch:
                         raise Unbatchable("a branch the threads do not agree on")
                     taken = bool(taken[0])
                 value, c2 = self.eval(e.then if taken else e.orelse, env, regions)
-                c = self._edge(c1, _OP_EDGE, self.op, None, None, e.span)
-                return value, self._then(c, c2)
+                return value, self.costs.op_into(c1, c2, e.span)
             case Index():
                 return self._index(e, env, regions)
             case Fst() | Snd():
@@ -331,7 +430,7 @@ class Batch:
             case Pair():
                 v1, c1 = self.eval(e.first, env, regions)
                 v2, c2 = self.eval(e.second, env, regions)
-                return self._alloc(self._seq(c1, c2, e.span), regions, e.region, BPair(v1, v2), 2,
+                return self._alloc(self.costs.seq(c1, c2, e.span), regions, e.region, BPair(v1, v2), 2,
                                    e.span)
             case VecLit():
                 items: list[BValue] = []
@@ -342,7 +441,7 @@ class Batch:
                     costs.append(c_element)
                 joined: TCost = None
                 for part in costs:
-                    joined = self._seq(joined, part, e.span)
+                    joined = self.costs.seq(joined, part, e.span)
                 return self._alloc(joined, regions, e.region, BVec(items), max(1, len(items)),
                                    e.span)
             case Length():
@@ -356,7 +455,8 @@ class Batch:
                 return self._parmap(e, env, regions)
             case Reduce():
                 return self._reduce(e, env, regions)
-            case Profile():  # on 𝔾 a cost centre is never an offload observed
+            case Profile() if self.world is World.GPU or not e.name.startswith("__offload"):
+                # (an offload's centre on ℂ is observed thread by thread: not batched)
                 saved = self.centres
                 self.centres = saved + (e.name,)
                 try:
@@ -369,7 +469,7 @@ class Batch:
         span = e.span
         left, c1 = self.eval(e.left, env, regions)
         right, c2 = self.eval(e.right, env, regions)
-        a, c = self._read(self._seq(c1, c2, span), left, span)
+        a, c = self._read(self.costs.seq(c1, c2, span), left, span)
         b, c = self._read(c, right, span)
         if not isinstance(a, BNumber) or not isinstance(b, BNumber):
             raise Unbatchable("arithmetic on a value that is not a number")
@@ -386,7 +486,7 @@ class Batch:
         span = e.span
         vec_loc, c1 = self.eval(e.vector, env, regions)
         idx_loc, c2 = self.eval(e.index, env, regions)
-        idx, c = self._read(self._seq(c1, c2, span), idx_loc, span)
+        idx, c = self._read(self.costs.seq(c1, c2, span), idx_loc, span)
         vec, c = self._read(c, vec_loc, span)
         if not isinstance(idx, BNumber) or idx.real:
             raise Unbatchable("an index that is not an integer")
@@ -420,11 +520,11 @@ class Batch:
             loc, w = self._alloc(None, regions, e.region, BNumber(False, i), 1, span)
             items.append(loc)
             writes.append(w)
-        c_par = self._par(writes)
+        c_par = self.costs.par(writes, span)
         saved, self.bookkeeping = self.bookkeeping, True
         try:
-            c = self._then(self._edge(c, _READ_EDGE, 0.0, _READ, count_loc, span), c_par)
-            c = self._edge(c, _MERGE_EDGE, self.op, None, None, span)
+            c = self.costs.read_into(c, count_loc, c_par, span)
+            c = self.costs.op(c, span, _MERGE_EDGE, self.costs.merge_weight)
             return self._alloc(c, regions, e.region, BVec(items), max(1, count), span)
         finally:
             self.bookkeeping = saved
@@ -446,11 +546,11 @@ class Batch:
             v, c = self.eval(body, {**f_env, param: _item(vec, k)}, f_regions)
             items.append(v)
             threads.append(c)
-        c_par = self._par(threads)
+        c_par = self.costs.par(threads, span)
         saved, self.bookkeeping = self.bookkeeping, True
         try:
-            c = self._then(self._edge(c_v, _READ_EDGE, 0.0, _READ, vec_loc, span), c_par)
-            c = self._edge(c, _MERGE_EDGE, self.op, None, None, span)
+            c = self.costs.read_into(c_v, vec_loc, c_par, span)
+            c = self.costs.op(c, span, _MERGE_EDGE, self.costs.merge_weight)
             return self._alloc(c, regions, e.region, BVec(items), max(1, len(items)), span)
         finally:
             self.bookkeeping = saved
@@ -462,7 +562,7 @@ class Batch:
         vec_loc, c_v = self.eval(e.vector, env, regions)
         saved, self.bookkeeping = self.bookkeeping, True
         try:
-            vec, read = self._read(self._seq(c_z, c_v, span), vec_loc, span)
+            vec, read = self._read(self.costs.seq(c_z, c_v, span), vec_loc, span)
         finally:
             self.bookkeeping = saved
         cost: TCost = read
@@ -477,15 +577,16 @@ class Batch:
                                            2, span)
                 value, c_body = self.eval(body, {**f_env, param: pair}, f_regions)
                 combined.append(value)
-                branches.append(self._seq(c_pair, c_body, span))
+                branches.append(self.costs.seq(c_pair, c_body, span))
             if len(items) % 2:
                 combined.append(items[-1])
             saved, self.bookkeeping = self.bookkeeping, True
             try:
-                level = self._edge(self._par(branches), _MERGE_EDGE, self.op, None, None, span)
+                level = self.costs.op(self.costs.par(branches, span), span, _MERGE_EDGE,
+                                      self.costs.merge_weight)
             finally:
                 self.bookkeeping = saved
-            cost = self._seq(cost, level, span)
+            cost = self.costs.seq(cost, level, span)
             items = combined
         return items[0], cost
 
@@ -681,30 +782,30 @@ class _Committer:
         return addresses, offsets < limit
 
 
-def run_batch(evaluator: Evaluator, param: str, body: Expr, env: dict, regions: dict,
-              items: tuple | list, pair_region: str | None,
-              span: Span) -> tuple[list, TemplateThreads] | None:
-    """Evaluate a parallel level's threads on 𝔾 as one batch, or return None (the explicit
+def run_batch(evaluator: Evaluator, world: World, param: str, body: Expr, env: dict,
+              regions: dict, items: tuple | list, pair_region: str | None,
+              span: Span) -> tuple[list, Any] | None:
+    """Evaluate a parallel level's threads on `world` as one batch, or return None (the explicit
     evaluator then runs them one by one; nothing has changed).
 
     The level is a parmap's (`items`, the vector's elements: thread t binds `param` to
     items[t]) or a reduction level's (`items`, the values it combines: thread t allocates the
     pair (items[2t], items[2t+1]) in `pair_region` and binds `param` to it). Returns the
-    threads' values and their cost paths, each a one-phase `GSub` (or None for ∅) whose path is
-    the explicit evaluator's flattened path."""
+    threads' values and their costs: on 𝔾 a `TemplateThreads` (the threads' paths), on ℂ each
+    thread's sub-graph of the evaluation's cost graph (a `Sub`, or None for ∅)."""
     reduction = pair_region is not None
     threads = len(items) // 2 if reduction else len(items)
     if threads < 2:
         return None
     try:
-        batch = Batch(evaluator, threads)
+        batch = Batch(evaluator, threads, world)
         if reduction:
             firsts = _gather_values(list(items[0:2 * threads:2]))
             seconds = _gather_values(list(items[1:2 * threads:2]))
             pair, c_pair = batch._alloc(None, regions, pair_region, BPair(firsts, seconds), 2,
                                         span)
             value, c_body = batch.eval(body, {**env, param: pair}, regions)
-            cost = batch._seq(c_pair, c_body, span)
+            cost = batch.costs.seq(c_pair, c_body, span)
         else:
             argument = _gather_values(list(items))
             value, cost = batch.eval(body, {**env, param: argument}, regions)
@@ -713,48 +814,159 @@ def run_batch(evaluator: Evaluator, param: str, body: Expr, env: dict, regions: 
         return None
 
 
-def _commit(evaluator: Evaluator, batch: Batch, value: BValue,
-            cost: TCost) -> tuple[list, TemplateThreads] | None:
+def run_iota_batch(evaluator: Evaluator, world: World, count: int, regions: dict,
+                   region: str | None, span: Span) -> tuple[list, Any] | None:
+    """`iota count at ρ`'s threads as one batch (`run_batch`): thread i allocates i; each
+    counts one evaluation step (`Evaluator._tick`)."""
+    if count < 2:
+        return None
+    import numpy as np
+
+    try:
+        batch = Batch(evaluator, count, world)
+        value, cost = batch._alloc(None, regions, region,
+                                   BNumber(False, np.arange(count, dtype=np.int64)), 1, span)
+        batch.steps = 1
+        return _commit(evaluator, batch, value, cost)
+    except Unbatchable:
+        return None
+
+
+def _commit(ev: Evaluator, batch: Batch, value: BValue, cost: Any) -> tuple[list, Any] | None:
+    """Make the batch the evaluation's, or return None (nothing changed) where the explicit
+    evaluator must run it thread by thread to report what it meets: the depth or step limit,
+    the graph's size limit, a GPU region that may not grow (NoExpandWE)."""
     threads = batch.threads
-    ev = evaluator
     options = ev.options
+    gpu = batch.world is World.GPU
     if batch.deepest > ev.max_depth:
         return None
-    edges = len(cost) if cost else 0
+    if gpu:
+        built = len(cost) if cost else 0
+    else:
+        built = batch.costs.graph.number_of_nodes()
     steps = ev.steps + threads * batch.steps
     if steps > ev.max_steps:
         return None
-    if ev.graph.number_of_nodes() + ev.paths.edges + threads * edges > options.max_graph:
+    if ev.graph.number_of_nodes() + ev.paths.edges + threads * built > options.max_graph:
         return None
-    widths = {rid: words for rid, words in batch.next_offset.items()}
-    starts: dict[int, int] = {}
-    growth: dict[int, int] = {}
-    for rid, width in widths.items():
-        region = ev.gpu_stack[rid]
-        starts[rid] = region.ap
-        end = region.ap + threads * width
-        if end > region.size:
-            if not options.grow_gpu_regions:
-                return None  # NoExpandWE: the explicit evaluator reports it where it happens
-            growth[rid] = end - region.size
-    committer = _Committer(batch, starts, widths)
-    # The heap: each region's new words in the order the explicit evaluator allocates them
-    # (thread after thread, each thread's words in order), which is the order of their offsets.
+    stack = batch.stack
+    widths = dict(batch.next_offset)
+    starts = {rid: stack[rid].ap for rid in widths}
     by_region: dict[int, list[_Allocation]] = {}
     for allocation in batch.allocations:
         by_region.setdefault(allocation.region, []).append(allocation)
+    growth: dict[int, int] = {}
+    expansions: list[tuple[int, _Allocation, int]] = []  # on ℂ: (thread, allocation, words)
+    for rid, width in widths.items():
+        region = stack[rid]
+        end = region.ap + threads * width
+        if gpu:
+            if end > region.size:
+                if not options.grow_gpu_regions:
+                    return None  # NoExpandWE: the explicit evaluator reports it where it happens
+                growth[rid] = end - region.size
+        else:
+            growth[rid] = _cpu_growth(region.ap, region.size, width, threads, by_region[rid],
+                                      ev.bsize, expansions)
+    committer = _Committer(batch, starts, widths)
+    # The heap: each region's new words in the order the explicit evaluator allocates them
+    # (thread after thread, each thread's words in order), which is the order of their offsets.
     for rid, allocations in by_region.items():
-        region = ev.gpu_stack[rid]
+        region = stack[rid]
         keys = [committer.offsets(BLoc(rid, a.offset, True)).tolist() for a in allocations]
         values = [committer.heap_values(a.value) for a in allocations]
         region.values.update(zip(chain.from_iterable(zip(*keys, strict=True)),
                                  chain.from_iterable(zip(*values, strict=True)), strict=True))
         region.ap = starts[rid] + threads * widths[rid]
-        if region.ap > region.size:
+        if gpu and region.ap > region.size:
             region.size = region.ap
-    for rid, words in growth.items():
-        ev.gpu_growth[rid] = ev.gpu_growth.get(rid, 0) + words
-    # The paths: the template, with each memory edge's addresses over the threads.
+        elif not gpu:
+            region.size += growth[rid]
+    if gpu:
+        for rid, words in growth.items():
+            ev.gpu_growth[rid] = ev.gpu_growth.get(rid, 0) + words
+        result: Any = _template_threads(ev, committer, cost, starts, widths)
+        ev.paths.edges += threads * built
+    else:
+        result = _copy_subgraphs(ev, batch, cost, expansions)
+    # The checkpoints the explicit evaluator would have passed inside the level (each when the
+    # step count first exceeds `check_at`, all within the limits checked above), so that the
+    # next one falls where it would have.
+    ev.steps = steps
+    while ev.steps > ev.check_at:
+        ev.check_at = min(ev.max_steps, ev.check_at + 1 + GRAPH_CHECK_EVERY)
+    return committer.values(value), result
+
+
+def _cpu_growth(ap: int, size: int, width: int, threads: int, allocations: list[_Allocation],
+                bsize: int, expansions: list[tuple[int, _Allocation, int]]) -> int:
+    """Where a CPU region grows as the batch's threads allocate in it, thread after thread
+    (`profiler.regions.allocate`: a write that does not fit grows the region by
+    max(BSIZE, what is missing), ExpandW of Fig. 9): each growth is appended to `expansions`
+    as (thread, allocation, words); returns the words the region grew by."""
+    import numpy as np
+
+    ends_in_thread = np.array([a.offset + a.words for a in allocations], dtype=np.int64)
+    ends = (ap + np.arange(threads, dtype=np.int64)[:, None] * width
+            + ends_in_thread[None, :]).ravel()
+    grown = 0
+    position = int(np.searchsorted(ends, size, side="right"))
+    while position < len(ends):
+        thread, k = divmod(position, len(allocations))
+        words = max(bsize, int(ends[position]) - size)
+        size += words
+        grown += words
+        expansions.append((thread, allocations[k], words))
+        position = int(np.searchsorted(ends, size, side="right"))
+    return grown
+
+
+def _copy_subgraphs(ev: Evaluator, batch: Batch, cost: Sub | None,
+                    expansions: list[tuple[int, _Allocation, int]]) -> list:
+    """Copy the thread's sub-graph (built in the scratch graph, nodes from 0) into the
+    evaluation's cost graph once per thread, numbered as the explicit evaluator numbers them:
+    thread t's K nodes and E edges after thread t - 1's. The writes that grow a region become
+    ExpandW edges (`Evaluator._mem`). Returns each thread's `Sub` (or None for ∅)."""
+    import numpy as np
+
+    scratch = batch.costs.graph
+    graph = ev.graph
+    threads = batch.threads
+    if scratch.node_extra or scratch.edge_extra:
+        raise AssertionError("a batched thread's graph carries no extras")
+    nodes, edges = scratch.number_of_nodes(), scratch.number_of_edges()
+    node_base, edge_base = graph.number_of_nodes(), graph.number_of_edges()
+    graph.node_kind.extend(scratch.node_kind * threads)
+    graph.node_span.extend(scratch.node_span * threads)
+    graph.node_centres.extend(scratch.node_centres * threads)
+    graph.node_space.extend(scratch.node_space * threads)
+    offsets = np.repeat(np.arange(threads, dtype=np.int64) * nodes + node_base, edges)
+    for target, local in ((graph.edge_source, scratch.edge_source),
+                          (graph.edge_target, scratch.edge_target)):
+        ends = np.tile(np.frombuffer(local, dtype=np.int64), threads) + offsets
+        target.frombytes(ends.astype(np.int64).tobytes())
+    weights = scratch.edge_weight * threads
+    kinds = scratch.edge_kind * threads
+    for thread, allocation, words in expansions:
+        index = thread * edges + allocation.edge
+        weights[index] = ev._growth(words)
+        kinds[index] = _EXPAND_EDGE
+        graph.edge_extra[edge_base + index] = {"expanded": words}
+    graph.edge_weight.extend(weights)
+    graph.edge_kind.extend(kinds)
+    graph.edge_span.extend(scratch.edge_span * threads)
+    graph.edge_centres.extend(scratch.edge_centres * threads)
+    if cost is None:
+        return [None] * threads
+    return [_new_sub((node_base + t * nodes + cost.source, node_base + t * nodes + cost.sink))
+            for t in range(threads)]
+
+
+def _template_threads(ev: Evaluator, committer: _Committer, cost: list | None,
+                      starts: dict[int, int], widths: dict[int, int]) -> TemplateThreads:
+    """The threads' paths on 𝔾: the template, with each memory edge's addresses over the
+    threads."""
     staged, paper = ev.stage_limit, ev.paper
     template_edges: list[PathEdge] = []
     kinds: list[AccessKind | None] = []
@@ -781,9 +993,5 @@ def _commit(evaluator: Evaluator, batch: Batch, value: BValue,
             assert location.inside
             writes.append((j, (location.region << 32) + starts[location.region],
                            widths[location.region], location.offset))
-    paths = TemplateThreads(threads, template_edges, kinds, addresses, local, writes, inside)
-    ev.paths.edges += threads * edges
-    ev.steps = steps
-    if ev.steps > ev.check_at:
-        ev._checkpoint(None)  # type: ignore[arg-type]  # within the limits: resets check_at
-    return committer.values(value), paths
+    return TemplateThreads(committer.threads, template_edges, kinds, addresses, local, writes,
+                           inside)

@@ -245,6 +245,13 @@ def _batch(evaluator: Evaluator, *arguments):
     return run_batch(evaluator, *arguments)
 
 
+def _iota_batch(evaluator: Evaluator, *arguments):
+    """graphs.semantics.batched.run_iota_batch, imported as `_batch` imports its module."""
+    from graphs.semantics.batched import run_iota_batch
+
+    return run_iota_batch(evaluator, *arguments)
+
+
 def evaluate(checked: CheckedProgram, params: dict[str, int] | None = None,
              options: EvaluationOptions = EvaluationOptions()) -> Evaluation:
     """Run a checked program under the cost semantics."""
@@ -848,8 +855,8 @@ class Evaluator:
         assert isinstance(vec, VecV) and region is not None
         items, threads = [], []
         with self._kernel(world) as staged:
-            batched = (_batch(self, closure.param, closure.body, closure.env, closure.regions,
-                                 vec.items, None, span) if world is _GPU else None)
+            batched = _batch(self, world, closure.param, closure.body, closure.env,
+                             closure.regions, vec.items, None, span)
             if batched is not None:
                 items, threads = batched
             else:
@@ -960,7 +967,11 @@ class Evaluator:
                                   "step limit")
         items, writes = [], []
         with self._kernel(world, stages=False):
-            for i in range(number.value):
+            batched = (_iota_batch(self, world, number.value, regions, region, span)
+                       if not self.paper else None)
+            if batched is not None:
+                items, writes = batched
+            for i in range(number.value if batched is None else 0):
                 self._tick(span)
                 loc, w = self._alloc(None, world, regions, region, IntV(i), span)
                 items.append(loc)
@@ -990,10 +1001,10 @@ class Evaluator:
         while len(items) > 1:
             combined, branches = [], []
             with self._kernel(world) as staged, self._branches(world) as branch:
-                batched = (_batch(self, closure.param, closure.body, closure.env,
-                                     closure.regions, items[:len(items) - len(items) % 2],
-                                     region, span)
-                           if world is _GPU and not self.paper else None)
+                batched = (_batch(self, world, closure.param, closure.body, closure.env,
+                                  closure.regions, items[:len(items) - len(items) % 2], region,
+                                  span)
+                           if not self.paper else None)
                 if batched is not None:
                     combined, branches = batched
                 for i in range(0, len(items) - 1 if batched is None else 0, 2):
