@@ -110,9 +110,9 @@ def test_parallel_levels_of_the_examples_are_batched():
         return count_batches(check_program(parse_file(ROOT / "examples" / f"{name}.lg")),
                              {"n": n})
 
-    # nbody: its two iotas and its kernel (the threads' inner iota, parmap and reduce included);
-    # its CPU parmap's threads branch on i < 2, which they do not agree on.
-    assert batches("nbody", 64) == 2 + 1
+    # nbody: its two iotas, its CPU parmap (whose threads branch on i < 2: two paths) and its
+    # kernel (the threads' inner iota, parmap and reduce included).
+    assert batches("nbody", 64) == 2 + 1 + 1
     # dot: three iotas; xs and ys on the CPU; the products, then the reduction levels of two or
     # more threads (of 32, 16, 8, 4, 2; the last level's one thread runs as before).
     assert batches("dot", 64) == 3 + 2 + 1 + 5
@@ -134,8 +134,10 @@ def kernel(body: str):
 
 
 @pytest.mark.parametrize("body", [
-    "if xs[i] < 20 then xs[i] else 0 - xs[i] at r",  # threads disagree: the explicit evaluator
-    "let v = iota (i + 1 at r) at r in length v at r",  # lengths differ per thread
+    "if xs[i] < 20 then xs[i] else 0 - xs[i] at r",  # threads disagree: two paths
+    "let v = iota (i + 1 at r) at r in length v at r",  # a path per length
+    "reduce (lambda p: ((int r, int r), r) [r]. if fst p < snd p then snd p else fst p at r) "
+    "(0 at r) (parmap (lambda j: int r [r]. xs[j] * (i - 20 at r) at r) (iota 9 at r) at r) at r",
     "(xs[i] * xs[i] at r) / (7 at r) at r",
     "(0 - xs[i] at r) / (3 at r) at r",  # C's division truncates toward zero
     "let p = (xs[i], i) at r in fst p + snd p at r",
@@ -152,11 +154,77 @@ def test_kernel_bodies_batched_equal_explicit(body):
         assert_same(checked, {"n": n}, profile=load_profile(CACHE_PROFILE))
 
 
-def test_a_branch_the_threads_disagree_on_is_not_batched():
-    # The two iotas and the CPU's parmap that makes xs are batched in both; the kernel only
-    # where its threads agree.
-    assert count_batches(kernel("if xs[i] < 20 then xs[i] else 0 at r"), {"n": 40}) == 3
-    assert count_batches(kernel("if i < 100 then xs[i] else 0 at r"), {"n": 40}) == 4
+def count_paths(checked, params) -> list[int]:
+    """The number of paths each batched level's threads were split into."""
+    import graphs.semantics.batched as batched
+
+    paths = []
+    real = batched._commit
+
+    def spy(ev, groups, threads):
+        result = real(ev, groups, threads)
+        if result is not None:
+            paths.append(len(groups))
+        return result
+
+    with patch.object(batched, "_commit", spy):
+        explicit.evaluate(checked, params, EvaluationOptions())
+    return paths
+
+
+def test_threads_that_diverge_are_split_by_path():
+    # The two iotas and the CPU's parmap that makes xs are one path each; the kernel's threads
+    # take two (xs[i] = 3i - 7 < 20 for i < 9) or one.
+    assert count_paths(kernel("if xs[i] < 20 then xs[i] else 0 at r"), {"n": 40}) == [1, 1, 1, 2]
+    assert count_paths(kernel("if i < 100 then xs[i] else 0 at r"), {"n": 40}) == [1, 1, 1, 1]
+    # An iota per thread of its own length: a path per length, up to MAX_GROUPS of them.
+    lengths = kernel("let v = iota (i + 1 at r) at r in length v at r")
+    assert count_paths(lengths, {"n": 40})[-1] == 40
+    # 97 paths: the kernel is left to the thread-by-thread rules (each thread's iota a batch).
+    assert max(count_paths(lengths, {"n": 97})) == 1
+
+
+RAGGED = """
+param n : int = 40
+letregion r in
+let rows = parmap (lambda v: int r [r]. iota (1 + v - v / 3 * 3)) (iota n) at r in
+on parmap (lambda v: int r [r].
+             reduce (lambda p: ((int r, int r), r) [r]. fst p + snd p) 0 (rows[v])
+             + length (rows[v]))
+          (iota n) at r
+"""
+
+
+def test_vectors_of_different_lengths_split_by_length():
+    """Each thread reads its own row, of 1, 2 or 3 elements (a graph's adjacency lists, as in
+    the suite's bfs): three paths, on the CPU (the rows' iotas) and on the GPU."""
+    checked = check_program(parse(RAGGED, "ragged.lg"))
+    assert count_paths(checked, {"n": 40}) == [1, 3, 1, 3]
+    for n in (2, 3, 40, 100):
+        assert_same(checked, {"n": n})
+        assert_same(checked, {"n": n}, profile=load_profile(CACHE_PROFILE))
+
+
+CPU_LEVELS = """
+param n : int = 40
+letregion r in
+let xs = parmap (lambda i: int r [r]. i * 3 - 7 at r) (iota n at r) at r in
+parmap (lambda i: int r [r]. BODY) (iota n at r) at r
+"""
+
+
+@pytest.mark.parametrize("body", [
+    "if xs[i] < 20 then xs[i] else 0 - xs[i] at r",
+    "if xs[i] < 20 then (let p = (xs[i], i) at r in fst p * snd p at r) else 1 at r",
+    "let v = iota (i - i / 4 * 4 at r) at r in length v at r",
+    "reduce (lambda p: ((int r, int r), r) [r]. if fst p < snd p then snd p else fst p at r) "
+    "(0 at r) (parmap (lambda j: int r [r]. xs[j] * (i - 20 at r) at r) (iota 9 at r) at r) at r",
+])
+def test_cpu_levels_that_diverge_equal_explicit(body):
+    checked = check_program(parse(CPU_LEVELS.replace("BODY", body), "levels.lg"))
+    assert max(count_paths(checked, {"n": 40})) > 1
+    for n in (2, 33, 40, 200):
+        assert_same(checked, {"n": n})
 
 
 @pytest.mark.parametrize("body, message", [

@@ -39,7 +39,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from graphs.costgraph import EdgeKind, NodeKind, Sub
-from graphs.devicebox import PathEdge, TemplateThreads
+from graphs.devicebox import PathEdge, Phase, TemplateThreads
 from graphs.semantics.options import GRAPH_CHECK_EVERY
 from models.base import AccessKind, Space
 from profiler.regions import (
@@ -140,7 +140,15 @@ class OutsideVec:
     vec: VecV
 
 
-BHeap = BNumber | BPair | BVec | OutsideVec
+@dataclass(slots=True)
+class GatheredVecs:
+    """Vectors allocated before the batch, one per thread, all of one length (threads that
+    read vectors of different lengths are split by length: `Diverge`)."""
+
+    vecs: list[VecV]
+
+
+BHeap = BNumber | BPair | BVec | OutsideVec | GatheredVecs
 
 # A template edge: (kind, weight, access kind or None, location or None, span, centres, words,
 # bookkeeping); a cost is a flat list of them (a thread's path, nested parallel forms flattened
@@ -415,7 +423,7 @@ class Batch:
                 taken = test.value
                 if not _uniform(taken):
                     if not (taken.all() or not taken.any()):
-                        raise Unbatchable("a branch the threads do not agree on")
+                        raise Diverge(taken)  # split the threads by the branch they take
                     taken = bool(taken[0])
                 value, c2 = self.eval(e.then if taken else e.orelse, env, regions)
                 return value, self.costs.op_into(c1, c2, e.span)
@@ -500,6 +508,9 @@ class Batch:
             raise Unbatchable("an index out of bounds")
         if isinstance(vec, OutsideVec):
             return _gather_values([vec.vec.items[i] for i in index.tolist()]), c
+        if isinstance(vec, GatheredVecs):
+            return _gather_values([v.items[i] for v, i in zip(vec.vecs, index.tolist(),
+                                                              strict=True)]), c
         raise Unbatchable("an index that differs between threads into the batch's own vector")
 
     def _iota(self, e: Iota, env: dict, regions: dict) -> tuple[BValue, TCost]:
@@ -508,9 +519,14 @@ class Batch:
         if not isinstance(count_loc, BLoc):
             raise Unbatchable("iota of a boolean")
         number = self._peek(count_loc)
-        if not isinstance(number, BNumber) or number.real or not _uniform(number.value):
-            raise Unbatchable("iota of counts that differ between threads")
+        if not isinstance(number, BNumber) or number.real:
+            raise Unbatchable("iota of a value that is not an integer")
         count = number.value
+        if not _uniform(count):
+            if (count == count[0]).all():
+                count = int(count[0])
+            else:
+                raise Diverge(count)  # split the threads by their count
         if count < 0 or count > self.ev.options.max_steps:
             raise Unbatchable("iota of a negative or excessive count")
         items: list[BValue] = []
@@ -629,9 +645,14 @@ def _gather(values: list) -> BHeap:
     if kind is PairV:
         return BPair(_gather_values([v.first for v in values]),
                      _gather_values([v.second for v in values]))
-    if kind is VecV and all(v is first for v in values):
-        return OutsideVec(first)
-    raise Unbatchable("threads read different vectors or closures")
+    if kind is VecV:
+        if all(v is first for v in values):
+            return OutsideVec(first)
+        lengths = [len(v.items) for v in values]
+        if lengths.count(lengths[0]) != len(lengths):
+            raise Diverge(np.array(lengths, dtype=np.int64))  # split the threads by length
+        return GatheredVecs(values)
+    raise Unbatchable("threads read closures")
 
 
 def _gather_values(values: list) -> BValue:
@@ -652,12 +673,16 @@ def _length(vec: BHeap) -> int:
         return len(vec.vec.items)
     if isinstance(vec, BVec):
         return len(vec.items)
+    if isinstance(vec, GatheredVecs):
+        return len(vec.vecs[0].items)
     raise Unbatchable("a vector operation on a value that is not a vector")
 
 
 def _item(vec: BHeap, k: int) -> BValue:
     if isinstance(vec, OutsideVec):
         return _from_value(vec.vec.items[k])
+    if isinstance(vec, GatheredVecs):
+        return _gather_values([v.items[k] for v in vec.vecs])
     assert isinstance(vec, BVec)
     return vec.items[k]
 
@@ -718,15 +743,14 @@ def _column(x: Any, threads: int) -> list:
 
 
 class _Committer:
-    """Turns a finished batch into what the explicit evaluator would have built."""
+    """Turns one finished batch (one group of threads on one path) into what the explicit
+    evaluator would have built for them: `base[ρ]` is each of the group's threads' first offset
+    in region ρ."""
 
-    def __init__(self, batch: Batch, starts: dict[int, int], widths: dict[int, int]):
+    def __init__(self, batch: Batch, base: dict[int, Any]):
         self.batch = batch
         self.threads = batch.threads
-        self.starts = starts  # region -> ap when the level started
-        self.widths = widths  # region -> words one thread allocates
-        self.base = {rid: np.arange(self.threads, dtype=np.int64) * widths[rid] + starts[rid]
-                     for rid in widths}
+        self.base = base
         self.locs: dict[tuple[int, int], list] = {}
 
     def offsets(self, location: BLoc) -> Any:
@@ -782,34 +806,79 @@ class _Committer:
         return addresses, offsets < limit
 
 
+class Diverge(Exception):
+    """The threads of a batch do not take one path: `key` (an array over them) tells which
+    path each takes (a branch's test, an iota's count), to evaluate each part as its own
+    batch."""
+
+    def __init__(self, key: Any):
+        super().__init__("threads diverge")
+        self.key = key
+
+
+MAX_GROUPS = 64  # paths a level's threads may split into before it is left to the explicit rules
+
+
+@dataclass(slots=True)
+class _Group:
+    """The threads of a level that take one path (their indices, in order) and their batch."""
+
+    ids: Any  # np.ndarray of thread indices
+    batch: Batch
+    value: BValue
+    cost: Any
+
+
 def run_batch(evaluator: Evaluator, world: World, param: str, body: Expr, env: dict,
               regions: dict, items: tuple | list, pair_region: str | None,
               span: Span) -> tuple[list, Any] | None:
-    """Evaluate a parallel level's threads on `world` as one batch, or return None (the explicit
+    """Evaluate a parallel level's threads on `world` in batches, or return None (the explicit
     evaluator then runs them one by one; nothing has changed).
 
     The level is a parmap's (`items`, the vector's elements: thread t binds `param` to
     items[t]) or a reduction level's (`items`, the values it combines: thread t allocates the
-    pair (items[2t], items[2t+1]) in `pair_region` and binds `param` to it). Returns the
-    threads' values and their costs: on 𝔾 a `TemplateThreads` (the threads' paths), on ℂ each
+    pair (items[2t], items[2t+1]) in `pair_region` and binds `param` to it). Threads that
+    diverge (a branch they do not agree on, iotas of different counts) are split by path, each
+    part one batch, as the symbolic evaluator splits its cases; a level that splits into more
+    than MAX_GROUPS paths is left to the explicit rules. Returns the threads' values and their
+    costs: on 𝔾 the threads' paths (a `TemplateThreads` where all take one path), on ℂ each
     thread's sub-graph of the evaluation's cost graph (a `Sub`, or None for ∅)."""
+    import numpy as np
+
     reduction = pair_region is not None
     threads = len(items) // 2 if reduction else len(items)
     if threads < 2:
         return None
+    if reduction:
+        firsts, seconds = list(items[0:2 * threads:2]), list(items[1:2 * threads:2])
+    groups: list[_Group] = []
+    pending = [np.arange(threads, dtype=np.int64)]
     try:
-        batch = Batch(evaluator, threads, world)
-        if reduction:
-            firsts = _gather_values(list(items[0:2 * threads:2]))
-            seconds = _gather_values(list(items[1:2 * threads:2]))
-            pair, c_pair = batch._alloc(None, regions, pair_region, BPair(firsts, seconds), 2,
-                                        span)
-            value, c_body = batch.eval(body, {**env, param: pair}, regions)
-            cost = batch.costs.seq(c_pair, c_body, span)
-        else:
-            argument = _gather_values(list(items))
-            value, cost = batch.eval(body, {**env, param: argument}, regions)
-        return _commit(evaluator, batch, value, cost)
+        while pending:
+            ids = pending.pop(0)
+            batch = Batch(evaluator, len(ids), world)
+            chosen = ids.tolist()
+            try:
+                if reduction:
+                    pair, c_pair = batch._alloc(
+                        None, regions, pair_region,
+                        BPair(_gather_values([firsts[i] for i in chosen]),
+                              _gather_values([seconds[i] for i in chosen])), 2, span)
+                    value, c_body = batch.eval(body, {**env, param: pair}, regions)
+                    cost = batch.costs.seq(c_pair, c_body, span)
+                else:
+                    argument = _gather_values([items[i] for i in chosen])
+                    value, cost = batch.eval(body, {**env, param: argument}, regions)
+            except Diverge as diverge:
+                key = np.asarray(diverge.key)
+                _, first = np.unique(key, return_index=True)
+                for position in sorted(first.tolist()):  # the parts in their first thread's order
+                    pending.append(ids[key == key[position]])
+                if len(groups) + len(pending) > MAX_GROUPS:
+                    return None
+                continue
+            groups.append(_Group(ids, batch, value, cost))
+        return _commit(evaluator, groups, threads)
     except Unbatchable:
         return None
 
@@ -824,149 +893,257 @@ def run_iota_batch(evaluator: Evaluator, world: World, count: int, regions: dict
 
     try:
         batch = Batch(evaluator, count, world)
-        value, cost = batch._alloc(None, regions, region,
-                                   BNumber(False, np.arange(count, dtype=np.int64)), 1, span)
+        ids = np.arange(count, dtype=np.int64)
+        value, cost = batch._alloc(None, regions, region, BNumber(False, ids.copy()), 1, span)
         batch.steps = 1
-        return _commit(evaluator, batch, value, cost)
+        return _commit(evaluator, [_Group(ids, batch, value, cost)], count)
     except Unbatchable:
         return None
 
 
-def _commit(ev: Evaluator, batch: Batch, value: BValue, cost: Any) -> tuple[list, Any] | None:
-    """Make the batch the evaluation's, or return None (nothing changed) where the explicit
-    evaluator must run it thread by thread to report what it meets: the depth or step limit,
-    the graph's size limit, a GPU region that may not grow (NoExpandWE)."""
-    threads = batch.threads
+def _commit(ev: Evaluator, groups: list[_Group], threads: int) -> tuple[list, Any] | None:
+    """Make the batches the evaluation's, or return None (nothing changed) where the explicit
+    evaluator must run the level thread by thread to report what it meets: the depth or step
+    limit, the graph's size limit, a GPU region that may not grow (NoExpandWE).
+
+    Thread t's words in region ρ start where thread t - 1's end (the explicit evaluator runs
+    them one after another): at ρ's ap plus the words of the threads before it, each as many as
+    its path allocates."""
+    import numpy as np
+
     options = ev.options
-    gpu = batch.world is World.GPU
-    if batch.deepest > ev.max_depth:
+    world = groups[0].batch.world
+    gpu = world is World.GPU
+    if max(g.batch.deepest for g in groups) > ev.max_depth:
         return None
-    if gpu:
-        built = len(cost) if cost else 0
-    else:
-        built = batch.costs.graph.number_of_nodes()
-    steps = ev.steps + threads * batch.steps
+    built = 0
+    for g in groups:
+        size = ((len(g.cost) if g.cost else 0) if gpu
+                else g.batch.costs.graph.number_of_nodes())
+        built += size * g.batch.threads
+    steps = ev.steps + sum(g.batch.threads * g.batch.steps for g in groups)
     if steps > ev.max_steps:
         return None
-    if ev.graph.number_of_nodes() + ev.paths.edges + threads * built > options.max_graph:
+    if ev.graph.number_of_nodes() + ev.paths.edges + built > options.max_graph:
         return None
-    stack = batch.stack
-    widths = dict(batch.next_offset)
-    starts = {rid: stack[rid].ap for rid in widths}
-    by_region: dict[int, list[_Allocation]] = {}
-    for allocation in batch.allocations:
-        by_region.setdefault(allocation.region, []).append(allocation)
+    stack = groups[0].batch.stack
+    regions_used = list(dict.fromkeys(rid for g in groups for rid in g.batch.next_offset))
+    starts = {rid: stack[rid].ap for rid in regions_used}
+    # Each thread's first offset in each region: the words of the threads before it.
+    base: dict[int, Any] = {}
+    total: dict[int, int] = {}
+    for rid in regions_used:
+        width = np.zeros(threads, dtype=np.int64)
+        for g in groups:
+            width[g.ids] = g.batch.next_offset.get(rid, 0)
+        ends = np.cumsum(width)
+        base[rid] = ends - width + starts[rid]
+        total[rid] = int(ends[-1])
+    committers = [_Committer(g.batch, {rid: base[rid][g.ids] for rid in regions_used})
+                  for g in groups]
     growth: dict[int, int] = {}
-    expansions: list[tuple[int, _Allocation, int]] = []  # on ℂ: (thread, allocation, words)
-    for rid, width in widths.items():
+    expansions: list[tuple[int, int, int]] = []  # on ℂ: (thread, its write edge, words)
+    for rid in regions_used:
         region = stack[rid]
-        end = region.ap + threads * width
+        end = region.ap + total[rid]
         if gpu:
             if end > region.size:
                 if not options.grow_gpu_regions:
                     return None  # NoExpandWE: the explicit evaluator reports it where it happens
                 growth[rid] = end - region.size
         else:
-            growth[rid] = _cpu_growth(region.ap, region.size, width, threads, by_region[rid],
-                                      ev.bsize, expansions)
-    committer = _Committer(batch, starts, widths)
+            growth[rid] = _cpu_growth(region.size, rid, groups, base[rid], ev.bsize, expansions)
     # The heap: each region's new words in the order the explicit evaluator allocates them
     # (thread after thread, each thread's words in order), which is the order of their offsets.
-    for rid, allocations in by_region.items():
+    for rid in regions_used:
         region = stack[rid]
-        keys = [committer.offsets(BLoc(rid, a.offset, True)).tolist() for a in allocations]
-        values = [committer.heap_values(a.value) for a in allocations]
-        region.values.update(zip(chain.from_iterable(zip(*keys, strict=True)),
-                                 chain.from_iterable(zip(*values, strict=True)), strict=True))
-        region.ap = starts[rid] + threads * widths[rid]
+        words = _heap_words(rid, groups, committers, threads)
+        region.values.update(words)
+        region.ap = starts[rid] + total[rid]
         if gpu and region.ap > region.size:
             region.size = region.ap
         elif not gpu:
             region.size += growth[rid]
     if gpu:
-        for rid, words in growth.items():
-            ev.gpu_growth[rid] = ev.gpu_growth.get(rid, 0) + words
-        result: Any = _template_threads(ev, committer, cost, starts, widths)
-        ev.paths.edges += threads * built
+        for rid, words_grown in growth.items():
+            ev.gpu_growth[rid] = ev.gpu_growth.get(rid, 0) + words_grown
+        result: Any = _gpu_paths(ev, groups, committers, threads, starts, regions_used)
+        ev.paths.edges += built
     else:
-        result = _copy_subgraphs(ev, batch, cost, expansions)
+        result = _copy_subgraphs(ev, groups, threads, expansions)
     # The checkpoints the explicit evaluator would have passed inside the level (each when the
     # step count first exceeds `check_at`, all within the limits checked above), so that the
     # next one falls where it would have.
     ev.steps = steps
     while ev.steps > ev.check_at:
         ev.check_at = min(ev.max_steps, ev.check_at + 1 + GRAPH_CHECK_EVERY)
-    return committer.values(value), result
+    values: list = [None] * threads
+    for g, committer in zip(groups, committers, strict=True):
+        for i, v in zip(g.ids.tolist(), committer.values(g.value), strict=True):
+            values[i] = v
+    return values, result
 
 
-def _cpu_growth(ap: int, size: int, width: int, threads: int, allocations: list[_Allocation],
-                bsize: int, expansions: list[tuple[int, _Allocation, int]]) -> int:
-    """Where a CPU region grows as the batch's threads allocate in it, thread after thread
+def _by_thread(groups: list[_Group], rows: list[list], threads: int) -> list:
+    """Each group's per-thread rows put back in thread order."""
+    if len(groups) == 1:
+        return rows[0]
+    ordered: list = [None] * threads
+    for g, group_rows in zip(groups, rows, strict=True):
+        for i, row in zip(g.ids.tolist(), group_rows, strict=True):
+            ordered[i] = row
+    return ordered
+
+
+def _heap_words(rid: int, groups: list[_Group], committers: list[_Committer],
+                threads: int) -> Any:
+    """The (offset, value) pairs the level allocates in region `rid`, in thread order."""
+    rows: list[list[Any]] = []
+    for g, committer in zip(groups, committers, strict=True):
+        allocations = [a for a in g.batch.allocations if a.region == rid]
+        if not allocations:
+            rows.append([()] * g.batch.threads)
+            continue
+        keys = [committer.offsets(BLoc(rid, a.offset, True)).tolist() for a in allocations]
+        values = [committer.heap_values(a.value) for a in allocations]
+        rows.append([tuple(zip(k, v, strict=True)) for k, v in
+                     zip(zip(*keys, strict=True), zip(*values, strict=True), strict=True)]
+                    if len(groups) > 1 else
+                    [zip(chain.from_iterable(zip(*keys, strict=True)),
+                         chain.from_iterable(zip(*values, strict=True)), strict=True)])
+    if len(groups) == 1:
+        return rows[0][0]
+    return chain.from_iterable(_by_thread(groups, rows, threads))
+
+
+def _cpu_growth(size: int, rid: int, groups: list[_Group], base: Any, bsize: int,
+                expansions: list[tuple[int, int, int]]) -> int:
+    """Where a CPU region grows as the level's threads allocate in it, thread after thread
     (`profiler.regions.allocate`: a write that does not fit grows the region by
     max(BSIZE, what is missing), ExpandW of Fig. 9): each growth is appended to `expansions`
-    as (thread, allocation, words); returns the words the region grew by."""
+    as (thread, its write edge, words); returns the words the region grew by."""
     import numpy as np
 
-    ends_in_thread = np.array([a.offset + a.words for a in allocations], dtype=np.int64)
-    ends = (ap + np.arange(threads, dtype=np.int64)[:, None] * width
-            + ends_in_thread[None, :]).ravel()
+    ends_list, threads_list, edges_list = [], [], []
+    for g in groups:
+        allocations = [a for a in g.batch.allocations if a.region == rid]
+        if not allocations:
+            continue
+        in_thread = np.array([a.offset + a.words for a in allocations], dtype=np.int64)
+        edge = np.array([a.edge for a in allocations], dtype=np.int64)
+        ends_list.append((base[g.ids][:, None] + in_thread[None, :]).ravel())
+        threads_list.append(np.repeat(g.ids, len(allocations)))
+        edges_list.append(np.tile(edge, len(g.ids)))
+    ends = np.concatenate(ends_list)
+    owners = np.concatenate(threads_list)
+    edges = np.concatenate(edges_list)
+    if len(groups) > 1:  # thread after thread; a thread's words in order
+        order = np.argsort(ends, kind="stable")
+        ends, owners, edges = ends[order], owners[order], edges[order]
     grown = 0
     position = int(np.searchsorted(ends, size, side="right"))
     while position < len(ends):
-        thread, k = divmod(position, len(allocations))
         words = max(bsize, int(ends[position]) - size)
         size += words
         grown += words
-        expansions.append((thread, allocations[k], words))
+        expansions.append((int(owners[position]), int(edges[position]), words))
         position = int(np.searchsorted(ends, size, side="right"))
     return grown
 
 
-def _copy_subgraphs(ev: Evaluator, batch: Batch, cost: Sub | None,
-                    expansions: list[tuple[int, _Allocation, int]]) -> list:
-    """Copy the thread's sub-graph (built in the scratch graph, nodes from 0) into the
-    evaluation's cost graph once per thread, numbered as the explicit evaluator numbers them:
-    thread t's K nodes and E edges after thread t - 1's. The writes that grow a region become
-    ExpandW edges (`Evaluator._mem`). Returns each thread's `Sub` (or None for ∅)."""
+def _copy_subgraphs(ev: Evaluator, groups: list[_Group], threads: int,
+                    expansions: list[tuple[int, int, int]]) -> list:
+    """Copy each thread's sub-graph (built in its group's scratch graph, nodes from 0) into the
+    evaluation's cost graph, numbered as the explicit evaluator numbers them: thread t's nodes
+    and edges after thread t - 1's. The writes that grow a region become ExpandW edges
+    (`Evaluator._mem`). Returns each thread's `Sub` (or None for ∅)."""
     import numpy as np
 
-    scratch = batch.costs.graph
     graph = ev.graph
-    threads = batch.threads
-    if scratch.node_extra or scratch.edge_extra:
-        raise AssertionError("a batched thread's graph carries no extras")
-    nodes, edges = scratch.number_of_nodes(), scratch.number_of_edges()
-    node_base, edge_base = graph.number_of_nodes(), graph.number_of_edges()
-    graph.node_kind.extend(scratch.node_kind * threads)
-    graph.node_span.extend(scratch.node_span * threads)
-    graph.node_centres.extend(scratch.node_centres * threads)
-    graph.node_space.extend(scratch.node_space * threads)
-    offsets = np.repeat(np.arange(threads, dtype=np.int64) * nodes + node_base, edges)
-    for target, local in ((graph.edge_source, scratch.edge_source),
-                          (graph.edge_target, scratch.edge_target)):
-        ends = np.tile(np.frombuffer(local, dtype=np.int64), threads) + offsets
-        target.frombytes(ends.astype(np.int64).tobytes())
-    weights = scratch.edge_weight * threads
-    kinds = scratch.edge_kind * threads
-    for thread, allocation, words in expansions:
-        index = thread * edges + allocation.edge
+    scratches = [g.batch.costs.graph for g in groups]
+    for scratch in scratches:
+        if scratch.node_extra or scratch.edge_extra:
+            raise AssertionError("a batched thread's graph carries no extras")
+    node_count = np.zeros(threads, dtype=np.int64)
+    edge_count = np.zeros(threads, dtype=np.int64)
+    for g, scratch in zip(groups, scratches, strict=True):
+        node_count[g.ids] = scratch.number_of_nodes()
+        edge_count[g.ids] = scratch.number_of_edges()
+    node_base0, edge_base0 = graph.number_of_nodes(), graph.number_of_edges()
+    node_base = np.cumsum(node_count) - node_count + node_base0
+    edge_base = np.cumsum(edge_count) - edge_count
+    total_edges = int(edge_count.sum())
+    if len(groups) == 1:
+        scratch = scratches[0]
+        graph.node_kind.extend(scratch.node_kind * threads)
+        graph.node_span.extend(scratch.node_span * threads)
+        graph.node_centres.extend(scratch.node_centres * threads)
+        graph.node_space.extend(scratch.node_space * threads)
+        weights = scratch.edge_weight * threads
+        kinds = scratch.edge_kind * threads
+        spans = scratch.edge_span * threads
+        centres = scratch.edge_centres * threads
+    else:
+        which = np.zeros(threads, dtype=np.int64)
+        for index, g in enumerate(groups):
+            which[g.ids] = index
+        order = which.tolist()
+
+        def spread(name: str) -> list:
+            lists = [getattr(scratch, name) for scratch in scratches]
+            return list(chain.from_iterable(map(lists.__getitem__, order)))
+
+        graph.node_kind.extend(spread("node_kind"))
+        graph.node_span.extend(spread("node_span"))
+        graph.node_centres.extend(spread("node_centres"))
+        graph.node_space.extend(spread("node_space"))
+        weights, kinds = spread("edge_weight"), spread("edge_kind")
+        spans, centres = spread("edge_span"), spread("edge_centres")
+    for end_name, local_name in (("edge_source", "edge_source"), ("edge_target", "edge_target")):
+        ends = np.empty(total_edges, dtype=np.int64)
+        for g, scratch in zip(groups, scratches, strict=True):
+            local = np.frombuffer(getattr(scratch, local_name), dtype=np.int64)
+            if not len(local):
+                continue
+            positions = (edge_base[g.ids][:, None] + np.arange(len(local))[None, :]).ravel()
+            ends[positions] = (node_base[g.ids][:, None] + local[None, :]).ravel()
+        getattr(graph, end_name).frombytes(ends.tobytes())
+    for thread, edge, words in expansions:
+        index = int(edge_base[thread]) + edge
         weights[index] = ev._growth(words)
         kinds[index] = _EXPAND_EDGE
-        graph.edge_extra[edge_base + index] = {"expanded": words}
+        graph.edge_extra[edge_base0 + index] = {"expanded": words}
     graph.edge_weight.extend(weights)
     graph.edge_kind.extend(kinds)
-    graph.edge_span.extend(scratch.edge_span * threads)
-    graph.edge_centres.extend(scratch.edge_centres * threads)
-    if cost is None:
-        return [None] * threads
-    return [_new_sub((node_base + t * nodes + cost.source, node_base + t * nodes + cost.sink))
-            for t in range(threads)]
+    graph.edge_span.extend(spans)
+    graph.edge_centres.extend(centres)
+    subs: list = [None] * threads
+    for g in groups:
+        if g.cost is None:
+            continue
+        bases = node_base[g.ids].tolist()
+        for i, b in zip(g.ids.tolist(), bases, strict=True):
+            subs[i] = _new_sub((b + g.cost.source, b + g.cost.sink))
+    return subs
+
+
+def _gpu_paths(ev: Evaluator, groups: list[_Group], committers: list[_Committer], threads: int,
+               starts: dict[int, int], regions_used: list[int]) -> Any:
+    """The threads' paths on 𝔾: one `TemplateThreads` where all take one path; else each
+    group's template made into its threads' paths, in thread order."""
+    templates = [_template_threads(ev, c, g.cost, starts, len(groups) == 1)
+                 for g, c in zip(groups, committers, strict=True)]
+    if len(groups) == 1:
+        return templates[0]
+    rows = [[[Phase([path], False)] for path in template] for template in templates]
+    return _by_thread(groups, rows, threads)
 
 
 def _template_threads(ev: Evaluator, committer: _Committer, cost: list | None,
-                      starts: dict[int, int], widths: dict[int, int]) -> TemplateThreads:
-    """The threads' paths on 𝔾: the template, with each memory edge's addresses over the
-    threads."""
+                      starts: dict[int, int], affine: bool) -> TemplateThreads:
+    """A group's paths on 𝔾: the template, with each memory edge's addresses over its threads.
+    Where the group is the whole level (`affine`), thread t's words in region ρ start at
+    ap + t·W, which the device box's layout and pricing use (`TemplateThreads.writes`)."""
     staged, paper = ev.stage_limit, ev.paper
     template_edges: list[PathEdge] = []
     kinds: list[AccessKind | None] = []
@@ -974,6 +1151,7 @@ def _template_threads(ev: Evaluator, committer: _Committer, cost: list | None,
     local: list[Any] = []
     writes: list[tuple[int, int, int, int]] = []
     inside: list[tuple[int, int, int] | None] = []
+    widths = committer.batch.next_offset
     for j, (kind, weight, access, location, span, centres, words, bookkeeping) in enumerate(
             cost or ()):
         template_edges.append(PathEdge(kind, weight, None, span, centres, words, bookkeeping))
@@ -983,15 +1161,15 @@ def _template_threads(ev: Evaluator, committer: _Committer, cost: list | None,
             local.append(None)
             inside.append(None)
             continue
-        inside.append(((location.region << 32) + starts[location.region],
-                       widths[location.region], location.offset) if location.inside else None)
+        first = (location.region << 32) + starts[location.region]
+        inside.append((first, widths[location.region], location.offset)
+                      if location.inside and affine else None)
         region = ev.gpu_stack[location.region]
         address, in_local = committer.access(location, staged, region.local, paper)
         addresses.append(int(address) if _uniform(address) else address)
         local.append(bool(in_local) if _uniform(in_local) else in_local)
-        if access is _WRITE:
+        if access is _WRITE and affine:
             assert location.inside
-            writes.append((j, (location.region << 32) + starts[location.region],
-                           widths[location.region], location.offset))
+            writes.append((j, first, widths[location.region], location.offset))
     return TemplateThreads(committer.threads, template_edges, kinds, addresses, local, writes,
                            inside)
