@@ -456,12 +456,16 @@ def _lockstep_layout(phases: GSub, width: int) -> dict[int, int]:
     moves those words' writes and reads there, so that bank conflicts and address groups see the
     layout the hardware would produce. The paths themselves are left as they are.
     """
-    moved = Layout()
+    # A plain dict unless a template kernel needs the Layout's segments (a dict's own get and
+    # `in` are several times faster than a subclass's Python-level ones).
+    templates = any(isinstance(phase.threads, TemplateThreads) for phase in phases)
+    moved: dict[int, int] = Layout() if templates else {}
     next_address = FRESH
     for phase in phases:
         if not phase.parallel:
             continue
         if isinstance(phase.threads, TemplateThreads):
+            assert isinstance(moved, Layout)
             next_address = _template_layout(phase.threads, moved, next_address, width)
             continue
         writes = [[a.address for a in map(_access_of, thread)
