@@ -113,9 +113,9 @@ def test_parallel_levels_of_the_examples_are_batched():
     # nbody: its two iotas, its CPU parmap (whose threads branch on i < 2: two paths) and its
     # kernel (the threads' inner iota, parmap and reduce included).
     assert batches("nbody", 64) == 2 + 1 + 1
-    # dot: three iotas; xs and ys on the CPU; the products, then the reduction levels of two or
-    # more threads (of 32, 16, 8, 4, 2; the last level's one thread runs as before).
-    assert batches("dot", 64) == 3 + 2 + 1 + 5
+    # dot: three iotas; xs and ys on the CPU; the products, then the reduction levels of at
+    # least MIN_THREADS = 16 threads (of 32 and 16; those of 8, 4, 2 and 1 run as before).
+    assert batches("dot", 64) == 3 + 2 + 1 + 2
     assert batches("zipmul", 64) == 3  # the iota and the input on the CPU, the products on the GPU
     assert batches("zipmul_cpu", 64) == 3
 
