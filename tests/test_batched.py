@@ -68,7 +68,13 @@ def outcome(checked, params, batched: bool, **options):
 
 
 def assert_same(checked, params, **options) -> None:
-    assert outcome(checked, params, True, **options) == outcome(checked, params, False, **options)
+    """Batched (down to levels of two threads, below MIN_THREADS, to exercise batching on small
+    programs too) and thread by thread, the same evaluation."""
+    import graphs.semantics.batched as batched
+
+    with patch.object(batched, "MIN_THREADS", 2):
+        batched_outcome = outcome(checked, params, True, **options)
+    assert batched_outcome == outcome(checked, params, False, **options)
 
 
 def count_batches(checked, params, **options) -> int:
@@ -89,7 +95,7 @@ def count_batches(checked, params, **options) -> int:
 
 
 @pytest.mark.parametrize("path", EXAMPLES, ids=lambda p: p.stem)
-@pytest.mark.parametrize("n", [1, 2, 5, 33])
+@pytest.mark.parametrize("n", [1, 2, 5, 33, 70])
 def test_examples_batched_equal_explicit(path, n):
     checked = check_program(parse_file(path))
     params = {p.name: n for p in checked.program.params}
