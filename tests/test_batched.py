@@ -211,6 +211,30 @@ def test_vectors_of_different_lengths_split_by_length():
         assert_same(checked, {"n": n}, profile=load_profile(CACHE_PROFILE))
 
 
+CALLS = """
+param n : int = 40
+letregion r in
+let xs = parmap (lambda i: int r [r]. i * 3 - 7 at r) (iota n at r) at r in
+let square = lambda x: int r [r]. x * x at r in
+let clamp = fix clamp: (int r -> int r [r], r).
+  lambda x: int r [r]. if x < 0 then clamp (x + 5 at r) else x in
+ON parmap (lambda i: int r [r]. square (clamp (xs[i])) + square i at r) (iota n at r) at r
+"""
+
+
+@pytest.mark.parametrize("world", ["on", "cpu"])
+def test_calls_of_functions_made_before_the_level_are_batched(world):
+    """Threads call a function and a recursive one defined outside the level (Fig. 5's
+    application rule): one batch, split by how deep each thread's recursion goes."""
+    source = CALLS.replace("ON", "on" if world == "on" else "").rstrip() + (
+        "\nat r\n" if world == "on" else "\n")
+    checked = check_program(parse(source, "calls.lg"))
+    assert count_paths(checked, {"n": 40})[-1] == 3  # x = -7: two recursions; -4, -1: one; else none
+    for n in (2, 17, 40):
+        assert_same(checked, {"n": n})
+        assert_same(checked, {"n": n}, profile=load_profile(CACHE_PROFILE))
+
+
 CPU_LEVELS = """
 param n : int = 40
 letregion r in

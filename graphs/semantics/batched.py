@@ -43,15 +43,18 @@ from graphs.devicebox import PathEdge, Phase, TemplateThreads
 from graphs.semantics.options import GRAPH_CHECK_EVERY
 from models.base import AccessKind, Space
 from profiler.regions import (
+    Closure,
     FloatV,
     HeapValue,
     IntV,
     Loc,
     PairV,
+    RegionClosure,
     VecV,
     slots_maker,
 )
 from profiler.syntax import (
+    App,
     BinaryOperator,
     BinOp,
     BoolLit,
@@ -69,6 +72,7 @@ from profiler.syntax import (
     ParMap,
     Profile,
     Reduce,
+    RegionApp,
     Snd,
     Span,
     Var,
@@ -148,7 +152,14 @@ class GatheredVecs:
     vecs: list[VecV]
 
 
-BHeap = BNumber | BPair | BVec | OutsideVec | GatheredVecs
+@dataclass(slots=True)
+class OutsideClosure:
+    """A function (or region function) allocated before the batch, the same in every thread."""
+
+    closure: Closure | RegionClosure
+
+
+BHeap = BNumber | BPair | BVec | OutsideVec | GatheredVecs | OutsideClosure
 
 # A template edge: (kind, weight, access kind or None, location or None, span, centres, words,
 # bookkeeping); a cost is a flat list of them (a thread's path, nested parallel forms flattened
@@ -463,6 +474,23 @@ class Batch:
                 return self._parmap(e, env, regions)
             case Reduce():
                 return self._reduce(e, env, regions)
+            case App():
+                # The application rule (Fig. 5), in the explicit evaluator's order: the function,
+                # the argument, the body, then the read of the closure and the ⊕.
+                f_loc, c1 = self.eval(e.func, env, regions)
+                closure = self._closure(f_loc, Closure)
+                a_loc, c2 = self.eval(e.arg, env, regions)
+                value, c3 = self.eval(closure.body, {**closure.env, closure.param: a_loc},
+                                      closure.regions)
+                c = self.costs.read_into(c1, f_loc, c2, e.span)
+                return value, self.costs.seq(c, c3, e.span)
+            case RegionApp():
+                loc, c1 = self.eval(e.expr, env, regions)
+                region_closure = self._closure(loc, RegionClosure)
+                _, c1 = self._read(c1, loc, e.span)
+                inner_regions = {**region_closure.regions, region_closure.param: regions[e.region]}
+                value, c2 = self.eval(region_closure.body, region_closure.env, inner_regions)
+                return value, self.costs.seq(c1, c2, e.span)
             case Profile() if self.world is World.GPU or not e.name.startswith("__offload"):
                 # (an offload's centre on ℂ is observed thread by thread: not batched)
                 saved = self.centres
@@ -472,6 +500,15 @@ class Batch:
                 finally:
                     self.centres = saved
         raise Unbatchable(f"{type(e).__name__} is not batched")
+
+    def _closure(self, location: BValue, kind: type) -> Any:
+        """The function every thread calls: one closure, allocated before the batch."""
+        if not isinstance(location, BLoc):
+            raise Unbatchable("a call of a boolean")
+        value = self._peek(location)
+        if not isinstance(value, OutsideClosure) or not isinstance(value.closure, kind):
+            raise Unbatchable("a call of a function the batch made, or of different functions")
+        return value.closure
 
     def _binop(self, e: BinOp, env: dict, regions: dict) -> tuple[BValue, TCost]:
         span = e.span
@@ -618,7 +655,7 @@ def _from_heap(value: HeapValue) -> BHeap:
         return BPair(_from_value(value.first), _from_value(value.second))
     if isinstance(value, VecV):
         return OutsideVec(value)
-    raise Unbatchable("a read of a closure")
+    return OutsideClosure(value)
 
 
 def _from_value(value: Any) -> BValue:
@@ -652,7 +689,9 @@ def _gather(values: list) -> BHeap:
         if lengths.count(lengths[0]) != len(lengths):
             raise Diverge(np.array(lengths, dtype=np.int64))  # split the threads by length
         return GatheredVecs(values)
-    raise Unbatchable("threads read closures")
+    if all(v is first for v in values):
+        return OutsideClosure(first)
+    raise Unbatchable("threads call different closures")
 
 
 def _gather_values(values: list) -> BValue:
