@@ -458,14 +458,14 @@ def _lockstep_layout(phases: GSub, width: int) -> dict[int, int]:
     """
     # A plain dict unless a template kernel needs the Layout's segments (a dict's own get and
     # `in` are several times faster than a subclass's Python-level ones).
-    templates = any(isinstance(phase.threads, TemplateThreads) for phase in phases)
+    templates = any(isinstance(phase.threads, TemplateThreads)
+                    and _template_writes(phase.threads) > LAYOUT_DICT_LIMIT for phase in phases)
     moved: dict[int, int] = Layout() if templates else {}
     next_address = FRESH
     for phase in phases:
         if not phase.parallel:
             continue
         if isinstance(phase.threads, TemplateThreads):
-            assert isinstance(moved, Layout)
             next_address = _template_layout(phase.threads, moved, next_address, width)
             continue
         writes = [[a.address for a in map(_access_of, thread)
@@ -480,18 +480,32 @@ def _lockstep_layout(phases: GSub, width: int) -> dict[int, int]:
     return moved
 
 
-def _template_layout(threads: TemplateThreads, moved: Layout, next_address: int,
+LAYOUT_DICT_LIMIT = 1 << 16  # a template kernel's writes kept in the layout's dict up to this
+
+
+def _template_writes(threads: TemplateThreads) -> int:
+    return threads.thread_count * len(threads.writes)
+
+
+def _template_layout(threads: TemplateThreads, moved: dict[int, int], next_address: int,
                      width: int) -> int:
     """`_lockstep_layout` for a template kernel: its k-th write of thread t goes to the k-th
-    column's first new address + t."""
+    column's first new address + t. A kernel of few writes has them in the dict, as a kernel
+    of made paths; a larger one, in a `Layout`, as arithmetic progressions."""
+    count = threads.thread_count
+    segments = isinstance(moved, Layout) and _template_writes(threads) > LAYOUT_DICT_LIMIT
     tables: dict[tuple[int, int], dict[int, int]] = {}
     for _, first, words, offset in threads.writes:
-        tables.setdefault((first, words), {})[offset] = next_address
-        moved.bases[(first, words, offset)] = next_address
-        next_address += threads.thread_count
+        if segments:
+            tables.setdefault((first, words), {})[offset] = next_address
+            moved.bases[(first, words, offset)] = next_address  # type: ignore[attr-defined]
+        else:
+            moved.update(zip(range(first + offset, first + offset + words * count, words),
+                             range(next_address, next_address + count)))
+        next_address += count
         next_address += width - next_address % width if next_address % width else 0
     for (first, words), table in tables.items():
-        moved.segments.append((first, words, threads.thread_count, table))
+        moved.segments.append((first, words, count, table))  # type: ignore[attr-defined]
     return next_address
 
 
