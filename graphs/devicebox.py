@@ -501,7 +501,7 @@ def _template_layout(threads: TemplateThreads, moved: dict[int, int], next_addre
             moved.bases[(first, words, offset)] = next_address  # type: ignore[attr-defined]
         else:
             moved.update(zip(range(first + offset, first + offset + words * count, words),
-                             range(next_address, next_address + count)))
+                             range(next_address, next_address + count), strict=True))
         next_address += count
         next_address += width - next_address % width if next_address % width else 0
     for (first, words), table in tables.items():

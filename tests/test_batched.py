@@ -77,6 +77,14 @@ def assert_same(checked, params, **options) -> None:
     assert batched_outcome == outcome(checked, params, False, **options)
 
 
+def assert_same_under_both(checked, sizes) -> None:
+    """`assert_same` at each n of `sizes`, under the default profile (dmm, priced per warp
+    pattern) and an H200 one (the cache mode, priced over made paths)."""
+    for n in sizes:
+        assert_same(checked, {"n": n})
+        assert_same(checked, {"n": n}, profile=load_profile(CACHE_PROFILE))
+
+
 def count_batches(checked, params, **options) -> int:
     """How many parallel levels were evaluated as a batch."""
     import graphs.semantics.batched as batched
@@ -154,10 +162,7 @@ def kernel(body: str):
     "profile \"inner\" (xs[n - 1 - i at r] + 1 at r)",
 ])
 def test_kernel_bodies_batched_equal_explicit(body):
-    checked = kernel(body)
-    for n in (1, 31, 40, 97):
-        assert_same(checked, {"n": n})
-        assert_same(checked, {"n": n}, profile=load_profile(CACHE_PROFILE))
+    assert_same_under_both(kernel(body), (1, 31, 40, 97))
 
 
 def count_paths(checked, params) -> list[int]:
@@ -206,9 +211,7 @@ def test_vectors_of_different_lengths_split_by_length():
     the suite's bfs): three paths, on the CPU (the rows' iotas) and on the GPU."""
     checked = check_program(parse(RAGGED, "ragged.lg"))
     assert count_paths(checked, {"n": 40}) == [1, 3, 1, 3]
-    for n in (2, 3, 40, 100):
-        assert_same(checked, {"n": n})
-        assert_same(checked, {"n": n}, profile=load_profile(CACHE_PROFILE))
+    assert_same_under_both(checked, (2, 3, 40, 100))
 
 
 CALLS = """
@@ -230,9 +233,7 @@ def test_calls_of_functions_made_before_the_level_are_batched(world):
         "\nat r\n" if world == "on" else "\n")
     checked = check_program(parse(source, "calls.lg"))
     assert count_paths(checked, {"n": 40})[-1] == 3  # x = -7: two recursions; -4, -1: one; else none
-    for n in (2, 17, 40):
-        assert_same(checked, {"n": n})
-        assert_same(checked, {"n": n}, profile=load_profile(CACHE_PROFILE))
+    assert_same_under_both(checked, (2, 17, 40))
 
 
 CPU_LEVELS = """

@@ -573,12 +573,18 @@ class Batch:
             loc, w = self._alloc(None, regions, e.region, BNumber(False, i), 1, span)
             items.append(loc)
             writes.append(w)
-        c_par = self.costs.par(writes, span)
+        return self._gathered(c, count_loc, writes, items, regions, e.region, span)
+
+    def _gathered(self, before: TCost, read: BLoc, threads: list[TCost], items: list[BValue],
+                  regions: dict, region: str | None, span: Span) -> tuple[BValue, TCost]:
+        """A parallel form's own bookkeeping after its threads (`Evaluator._parmap_rule`,
+        `_iota`): before ⊕δr (⊗ threads) ⊕δm [u] ⊕δa [the result vector]."""
+        c_par = self.costs.par(threads, span)
         saved, self.bookkeeping = self.bookkeeping, True
         try:
-            c = self.costs.read_into(c, count_loc, c_par, span)
+            c = self.costs.read_into(before, read, c_par, span)
             c = self.costs.op(c, span, _MERGE_EDGE, self.costs.merge_weight)
-            return self._alloc(c, regions, e.region, BVec(items), max(1, count), span)
+            return self._alloc(c, regions, region, BVec(items), max(1, len(items)), span)
         finally:
             self.bookkeeping = saved
 
@@ -594,19 +600,13 @@ class Batch:
         if not isinstance(vec_loc, BLoc):
             raise Unbatchable("parmap over a boolean")
         vec = self._peek(vec_loc)
-        items, threads = [], []
+        items: list[BValue] = []
+        threads: list[TCost] = []
         for k in range(_length(vec)):
             v, c = self.eval(body, {**f_env, param: _item(vec, k)}, f_regions)
             items.append(v)
             threads.append(c)
-        c_par = self.costs.par(threads, span)
-        saved, self.bookkeeping = self.bookkeeping, True
-        try:
-            c = self.costs.read_into(c_v, vec_loc, c_par, span)
-            c = self.costs.op(c, span, _MERGE_EDGE, self.costs.merge_weight)
-            return self._alloc(c, regions, e.region, BVec(items), max(1, len(items)), span)
-        finally:
-            self.bookkeeping = saved
+        return self._gathered(c_v, vec_loc, threads, items, regions, e.region, span)
 
     def _reduce(self, e: Reduce, env: dict, regions: dict) -> tuple[BValue, TCost]:
         span = e.span
