@@ -72,7 +72,7 @@ def assert_same(checked, params, **options) -> None:
     programs too) and thread by thread, the same evaluation."""
     import graphs.semantics.batched as batched
 
-    with patch.object(batched, "MIN_THREADS", 2):
+    with patch.object(batched, "MIN_THREADS", 2), patch.object(batched, "STRICT", True):
         batched_outcome = outcome(checked, params, True, **options)
     assert batched_outcome == outcome(checked, params, False, **options)
 
