@@ -185,6 +185,10 @@ class CostGraph:
         self._adjacency_size = (0, 0)
         self._longest: LongestPath | None = None
         self._longest_size = (0, 0)
+        # Sub-graphs copied once per thread by a batch (graphs.semantics.batched): (first node,
+        # nodes a thread, the thread's source among them, threads, the threads whose copy differs
+        # from the others': a write that grew its region). A picture reads one copy for all.
+        self.replicas: list[tuple[int, int, int, int, frozenset[int]]] = []
 
     # -- building -----------------------------------------------------------------------------------
     def node(self, kind: NodeKind = NodeKind.POINT, span: Span | None = None,

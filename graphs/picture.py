@@ -16,6 +16,7 @@ The labels and colours of its elements are here too, shared by every way of draw
 from __future__ import annotations
 
 import math
+from bisect import bisect_right
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
@@ -164,6 +165,9 @@ class _Reader:
         self.plain_nodes: dict[tuple[int, bool], _Node] = {}  # by kind and criticality
         self.plain_edges: dict[tuple, _Edge] = {}  # by kind, weight and criticality
         self.critical_nodes, self.critical_edges = critical_path_edges(graph)
+        self.replicas = sorted(graph.replicas)
+        self.replica_starts = [replica[0] for replica in self.replicas]
+        self.replica_chains: dict[tuple[int, int], tuple[_Chain, float, bool]] = {}
         self.push_regions: dict[int, str] = {}
         self.box_numbers: dict[int, int] = {}
         kinds, source = graph.edge_kind, graph.edge_source
@@ -325,7 +329,7 @@ class _Reader:
                                   critical, fork_weight))
             tasks.extend(reversed(found))
         for child, bottom, fork_weight, join_sum, critical, own_fork in leaves:
-            chain, join_weight, join_critical = self.chain(child, bottom, depth)
+            chain, join_weight, join_critical = self.branch_chain(child, bottom, depth)
             par.overhead += own_fork + join_weight
             par.branches.append(_Branch(fork_weight, join_sum + join_weight, chain,
                                         critical and join_critical,
@@ -341,6 +345,23 @@ class _Reader:
         par.sig = self.shape(("p", par.overhead, *(b.sig for b in branches)))
         par.skeleton = self.shape(("P", *(b.chain.skeleton for b in branches)))
         return par
+
+    def branch_chain(self, start: int, join: int, depth: int) -> tuple[_Chain, float, bool]:
+        """`chain` for a branch of a ⊗; a thread's copy of a batch's sub-graph
+        (`CostGraph.replicas`) that is off the critical path and like the others is read once
+        for all of them (the chain and its summary are not changed once made)."""
+        at = bisect_right(self.replica_starts, start) - 1
+        if at < 0 or start in self.critical_nodes:
+            return self.chain(start, join, depth)
+        first, nodes, source, threads, irregular = self.replicas[at]
+        thread, local = divmod(start - first, nodes)
+        if thread >= threads or local != source or thread in irregular:
+            return self.chain(start, join, depth)
+        key = (at, depth)  # the chain ends at the thread's sink, whichever join follows it
+        made = self.replica_chains.get(key)
+        if made is None:
+            made = self.replica_chains[key] = self.chain(start, join, depth)
+        return made
 
     def opaque(self, fork: int, join: int, span: Span | None) -> _Opaque:
         order, first_edge, target = self.order, self.start, self.target

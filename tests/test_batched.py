@@ -341,3 +341,18 @@ def test_generated_parallel_ons_batched_equal_explicit(program):
     checked = check_program(program)
     for rules in (None, "paper"):
         assert_same(checked, {}, rules=rules)
+
+
+@pytest.mark.parametrize("name, n", [("zipmul", 300), ("dot", 200), ("normalize_inc", 150)])
+def test_pictures_read_a_batch_once_for_all_its_threads(name, n):
+    """The cost-graph summary reads one copy of a batch's sub-graph for all its threads
+    (`CostGraph.replicas`): the same summary as reading every copy."""
+    from graphs.picture import cost_picture
+
+    checked = check_program(parse_file(ROOT / "examples" / f"{name}.lg"))
+    graph = explicit.evaluate(checked, {"n": n}, EvaluationOptions()).graph
+    assert graph.replicas  # the CPU's parmaps and iotas were batched
+    graph.longest_path(best_edges=True)
+    once = cost_picture(graph)
+    graph.replicas.clear()
+    assert cost_picture(graph) == once

@@ -1167,6 +1167,9 @@ def _copy_subgraphs(ev: Evaluator, groups: list[_Group], threads: int,
     graph.edge_kind.extend(kinds)
     graph.edge_span.extend(spans)
     graph.edge_centres.extend(centres)
+    if len(groups) == 1 and groups[0].cost is not None:
+        graph.replicas.append((node_base0, scratches[0].number_of_nodes(), groups[0].cost.source,
+                               threads, frozenset(thread for thread, _, _ in expansions)))
     subs: list = [None] * threads
     for g in groups:
         if g.cost is None:
