@@ -1,31 +1,38 @@
-"""Batched evaluation of a GPU kernel's threads (issue 20): the threads of one parallel level
-evaluated together, over arrays, when they take the same control path.
+"""Batched evaluation (issue 20): the threads of one parallel level (a GPU kernel, a CPU parmap,
+a reduction level, an iota's elements) evaluated together, over arrays, path by path.
 
-The explicit evaluator (`graphs.semantics.explicit`) runs a kernel's threads one after another,
+The explicit evaluator (`graphs.semantics.explicit`) runs a level's threads one after another,
 each through the judgement of Figs. 5, 6 and 9: at nbody's n = 512 that is 5 million evaluation
-steps and 4 million path edges, about 4 µs a step. Threads of a `parmap` or of a reduction level
-whose bodies are straight-line code (no data-dependent branch, every vector of one length in all
-of them) build paths of one shape that differ only in their addresses, and heaps that differ only
-in their values. This module evaluates such a body once for all threads: a value is a numpy array
-over the threads (or one Python value where every thread has the same), a path is one template of
-edges whose addresses are arrays, and what thread t allocates in region ρ goes where the explicit
-evaluator puts it: thread t starts at ap + t·W, W the words one thread allocates in ρ (every
-thread allocates the same, which is why the path must be one).
+steps and 4 million path edges, about 4 µs a step. Threads that take one control path build
+costs of one shape (GPU paths that differ only in their addresses, CPU sub-graphs that differ
+only in their numbering and where a region grows) and heaps that differ only in their values.
+This module evaluates such threads once for all: a value is a numpy array over the threads (or
+one Python value where every thread has the same); on 𝔾 a thread's path is one template of edges
+whose addresses are arrays (`graphs.devicebox.TemplateThreads`), on ℂ its sub-graph is built once
+in a scratch `CostGraph` and copied per thread; and what thread t allocates in region ρ goes
+where the explicit evaluator puts it, after the words of the threads before it.
 
-The result is exactly the explicit evaluator's, edge for edge and word for word: the same paths
-(the same `PathEdge`s in the same order), the same heap (the same values at the same offsets,
-inserted in the same order), the same step count and region growth. Nothing is committed until
-the whole level has been evaluated; anything outside the supported forms, a branch whose test
-differs between threads, and every error (an index out of bounds, a division by zero, an integer
-overflow, a limit reached) abandons the batch (`Unbatchable`), and the explicit evaluator runs
-the level thread by thread from the untouched state, so that its result, or its error with its
-source location, is what it always was.
+Threads that diverge (a branch they do not agree on, iotas of different counts, vectors of
+different lengths, recursion to different depths) raise `Diverge` with the key that tells their
+paths apart; the level is evaluated again for each part, one batch per path (at most
+MAX_GROUPS), as the symbolic evaluator splits its cases, and the parts are put back in thread
+order when the level commits.
+
+The result is exactly the explicit evaluator's, node for node, edge for edge, word for word: the
+same graph, paths (the same `PathEdge`s in the same order), heap (the same values at the same
+offsets, inserted in the same order), step count, region growth and graph-size checkpoints.
+Nothing is committed until the whole level has been evaluated; anything outside the supported
+forms, and every error (an index out of bounds, a division by zero, an integer overflow, a limit
+reached), abandons the level (`Unbatchable`), and the explicit evaluator runs it thread by thread
+from the untouched state, so that its result, or its error with its source location, is what it
+always was.
 
 Supported in a thread's body: variables, integer, float and boolean literals, arithmetic and
-comparisons, `let`, `if` with a test all threads agree on, `e1[e2]`, `fst`/`snd`, pairs, vector
-literals, `length`, and nested `iota`, `parmap` and `reduce` (functions written in place) whose
-sizes all threads agree on, and `profile`. Hetprof's calibrated rules only (under the paper's,
-Fig. 6's per-branch tables make threads see different heaps).
+comparisons, `let`, `if`, `e1[e2]`, `fst`/`snd`, pairs, vector literals, `length`, nested `iota`,
+`parmap` and `reduce` (functions written in place), calls of functions and region functions made
+before the level (recursive ones included), and `profile`. Not: functions or `fix` made inside a
+thread, `||`, `on`. Hetprof's calibrated rules only (under the paper's, Fig. 6's per-branch
+tables make threads see different heaps, and ap moves by |v| + 1).
 """
 
 from __future__ import annotations
