@@ -537,6 +537,10 @@ def phase_cost(phase: Phase, model: GpuModel, p: GpuParameters,
             time, steps, recorded = priced[g]
             if record is not None:
                 record.extend(recorded)
+        elif isinstance(threads, TemplateThreads):  # a stateful model, group after group
+            time, steps = _stateful_template_group_time(
+                threads, g * group_threads, min(len(threads), (g + 1) * group_threads), model,
+                p, cost, record, moved, groups)
         else:
             members = threads[g * group_threads:(g + 1) * group_threads]
             time, steps = group_time(members, model, p, cost, cache, record, moved, groups)
@@ -919,6 +923,77 @@ def _stateful_group_time(members: list[Path], model: GpuModel, p: GpuParameters,
     if cost.traffic is not None:
         cost.traffic.add(state.traffic)
     return time, length
+
+
+def _stateful_template_group_time(threads: TemplateThreads, start: int, end: int,
+                                  model: GpuModel, p: GpuParameters, cost: PhaseCost,
+                                  record: list[LockStep] | None, moved: dict[int, int] | None,
+                                  groups: int) -> tuple[float, int]:
+    """`_stateful_group_time` for the work group of threads start..end - 1 of a template kernel:
+    the same warp steps in the same order, their accesses made from the template's addresses
+    (moved as `_lockstep_layout` says) rather than from made paths."""
+    width = p.warp_width
+    state = model.new_group(groups)  # type: ignore[attr-defined]
+    warps = [(w - start, min(w + width, end) - start) for w in range(start, end, width)]
+    time = 0.0
+    degree = cost.conflict_degree_max
+    for j, edge in enumerate(threads.edges):
+        warp_steps: list[StepCost] = []
+        spaces: set[Space] = set()
+        address = threads.addresses[j]
+        if address is None:
+            for w, (lo, hi) in enumerate(warps):
+                warp_steps.append(model.warp_step_in(  # type: ignore[attr-defined]
+                    state, w, [], [edge.weight] * (hi - lo)))
+        else:
+            kind = threads.kinds[j]
+            moved_addresses = _group_addresses(threads, j, address, start, end, moved)
+            local = threads.local[j]
+            if isinstance(local, bool):
+                flags = [_LOCAL if local else _GLOBAL] * (end - start)
+            else:
+                flags = [_LOCAL if f else _GLOBAL for f in local[start:end].tolist()]
+            for w, (lo, hi) in enumerate(warps):
+                accesses = [_new_access((kind, a, f))
+                            for a, f in zip(moved_addresses[lo:hi], flags[lo:hi], strict=True)]
+                if record is not None:
+                    spaces.update(flags[lo:hi])
+                warp_steps.append(model.warp_step_in(  # type: ignore[attr-defined]
+                    state, w, accesses, []))
+        for step in warp_steps:
+            cost.conflicts += step.conflicts
+            degree = max(degree, step.degree)
+            cost.broadcasts += step.broadcasts
+            cost.multicasts += step.multicasts
+        weight = model.group_step(warp_steps)
+        time += weight
+        if record is not None and j < RECORDED_STEPS:
+            record.append(LockStep(
+                weight, sum(s.conflicts for s in warp_steps),
+                max((s.degree for s in warp_steps), default=1),
+                "+".join(sorted(space.value for space in spaces))))
+    cost.conflict_degree_max = degree
+    if cost.traffic is not None:
+        cost.traffic.add(state.traffic)
+    return time, len(threads.edges)
+
+
+def _group_addresses(threads: TemplateThreads, j: int, address: Any, start: int, end: int,
+                     moved: dict[int, int] | None) -> list[int]:
+    """The template's memory edge j's addresses for threads start..end - 1, moved as
+    `_lockstep_layout` says."""
+    if isinstance(address, int):
+        return [moved.get(address, address) if moved else address] * (end - start)
+    inside = threads.inside[j]
+    if inside is not None and isinstance(moved, Layout) and inside in moved.bases:
+        base = moved.bases[inside]
+        return list(range(base + start, base + end))
+    addresses = address[start:end]
+    if not moved:
+        return addresses.tolist()
+    if isinstance(moved, Layout):
+        return moved.many(addresses).tolist()
+    return [moved.get(a, a) for a in addresses.tolist()]
 
 
 def _columns(warp: list[Path]) -> Iterable[Sequence[PathEdge]]:
