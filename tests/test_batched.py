@@ -236,6 +236,29 @@ def test_calls_of_functions_made_before_the_level_are_batched(world):
     assert_same_under_both(checked, (2, 17, 40))
 
 
+MADE_INSIDE = """
+param n : int = 40
+letregion r in
+let xs = parmap (lambda i: int r [r]. i * 3 - 7 at r) (iota n at r) at r in
+ON parmap (lambda i: int r [r].
+  let square = lambda x: int r [r]. x * x at r in
+  let clamp = fix clamp: (int r -> int r [r], r).
+    lambda x: int r [r]. if x < 0 then clamp (x + i + 1 at r) else x in
+  square (clamp (xs[i])) + 1 at r) (iota n at r) at r
+"""
+
+
+@pytest.mark.parametrize("world", ["on", "cpu"])
+def test_functions_made_inside_a_level_are_batched(world):
+    """Each thread makes a function and a recursive one whose environment holds its own i; the
+    heap gets each thread's closures, with their own environments."""
+    source = MADE_INSIDE.replace("ON", "on" if world == "on" else "").rstrip() + (
+        "\nat r\n" if world == "on" else "\n")
+    checked = check_program(parse(source, "inside.lg"))
+    assert count_paths(checked, {"n": 40})[-1] == 4  # recursions: 7 (i = 0), 2, 1, none (i > 2)
+    assert_same_under_both(checked, (2, 17, 40))
+
+
 CPU_LEVELS = """
 param n : int = 40
 letregion r in

@@ -66,6 +66,7 @@ from profiler.syntax import (
     BinOp,
     BoolLit,
     Expr,
+    Fix,
     FloatLit,
     Fst,
     If,
@@ -80,6 +81,7 @@ from profiler.syntax import (
     Profile,
     Reduce,
     RegionApp,
+    RegionLambda,
     Snd,
     Span,
     Var,
@@ -166,7 +168,19 @@ class OutsideClosure:
     closure: Closure | RegionClosure
 
 
-BHeap = BNumber | BPair | BVec | OutsideVec | GatheredVecs | OutsideClosure
+@dataclass(slots=True)
+class BClosure:
+    """A function a batch's threads make (a `lambda`, a region `lambda`, a `fix`): one body and
+    parameter for all, its environment holding batched values."""
+
+    region_function: bool  # a RegionClosure (else a Closure)
+    param: str
+    body: Expr
+    env: dict
+    regions: dict
+
+
+BHeap = BNumber | BPair | BVec | OutsideVec | GatheredVecs | OutsideClosure | BClosure
 
 # A template edge: (kind, weight, access kind or None, location or None, span, centres, words,
 # bookkeeping); a cost is a flat list of them (a thread's path, nested parallel forms flattened
@@ -481,6 +495,14 @@ class Batch:
                 return self._parmap(e, env, regions)
             case Reduce():
                 return self._reduce(e, env, regions)
+            case Lambda():
+                return self._alloc(None, regions, e.region,
+                                   BClosure(False, e.param, e.body, env, regions), 2, e.span)
+            case RegionLambda():
+                return self._alloc(None, regions, e.region,
+                                   BClosure(True, e.param, e.body, env, regions), 2, e.span)
+            case Fix():
+                return self._fix(e, env, regions)
             case App():
                 # The application rule (Fig. 5), in the explicit evaluator's order: the function,
                 # the argument, the body, then the read of the closure and the ⊕.
@@ -509,13 +531,30 @@ class Batch:
         raise Unbatchable(f"{type(e).__name__} is not batched")
 
     def _closure(self, location: BValue, kind: type) -> Any:
-        """The function every thread calls: one closure, allocated before the batch."""
+        """The function every thread calls: one closure allocated before the batch, or one the
+        threads made (`BClosure`), read as a closure with `param`, `body`, `env`, `regions`."""
         if not isinstance(location, BLoc):
             raise Unbatchable("a call of a boolean")
         value = self._peek(location)
+        if isinstance(value, BClosure) and value.region_function == (kind is RegionClosure):
+            return value
         if not isinstance(value, OutsideClosure) or not isinstance(value.closure, kind):
-            raise Unbatchable("a call of a function the batch made, or of different functions")
+            raise Unbatchable("a call of different functions")
         return value.closure
+
+    def _fix(self, e: Fix, env: dict, regions: dict) -> tuple[BValue, TCost]:
+        """fix f: τ. u (`Evaluator._fix`, hetprof's rules): u's closure, with f naming its own
+        location, in one write."""
+        body = e.body
+        if not isinstance(body, (Lambda, RegionLambda)) or body.region is None:
+            raise Unbatchable("a fix of something that is not a function")
+        rid = regions[body.region]
+        placeholder = BLoc(rid, self.next_offset.get(rid, 0), True)
+        closure = BClosure(isinstance(body, RegionLambda), body.param, body.body,
+                           {**env, e.name: placeholder}, regions)
+        location, cost = self._alloc(None, regions, body.region, closure, 2, e.span)
+        assert location.offset == placeholder.offset
+        return location, cost
 
     def _binop(self, e: BinOp, env: dict, regions: dict) -> tuple[BValue, TCost]:
         span = e.span
@@ -834,6 +873,16 @@ class _Committer:
             if not columns:
                 return [VecV(())] * self.threads
             return list(map(_new_vec, zip(*columns, strict=True)))
+        if isinstance(value, BClosure):
+            per_thread = {name: (self.values(v) if isinstance(v, (BLoc, BBool)) else None)
+                          for name, v in value.env.items()}
+            make = RegionClosure if value.region_function else Closure
+            closures = []
+            for t in range(self.threads):
+                env = {name: (column[t] if column is not None else value.env[name])
+                       for name, column in per_thread.items()}
+                closures.append(make(value.param, value.body, env, value.regions))
+            return closures
         raise AssertionError(value)  # an OutsideVec is never allocated
 
     def access(self, location: BLoc, staged: dict[int, int], local: bool,
