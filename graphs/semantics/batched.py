@@ -29,9 +29,9 @@ always was.
 
 Supported in a thread's body: variables, integer, float and boolean literals, arithmetic and
 comparisons, `let`, `if`, `e1[e2]`, `fst`/`snd`, pairs, vector literals, `length`, nested `iota`,
-`parmap` and `reduce` (functions written in place), calls of functions and region functions made
-before the level (recursive ones included), and `profile`. Not: functions or `fix` made inside a
-thread, `||`, `on`. Hetprof's calibrated rules only (under the paper's, Fig. 6's per-branch
+`parmap` and `reduce` (functions written in place), functions, region functions and `fix`, and
+calls of them, whether made before the level or by its threads (recursive ones included), and
+`profile`. Not: `||`, `on`, `letregion`. Hetprof's calibrated rules only (under the paper's, Fig. 6's per-branch
 tables make threads see different heaps, and ap moves by |v| + 1).
 """
 
