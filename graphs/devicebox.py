@@ -891,7 +891,6 @@ def _stateful_group_time(members: list[Path], model: GpuModel, p: GpuParameters,
     warps = [list(_columns(members[i:i + width])) for i in range(0, len(members), width)]
     length = max(map(len, members), default=0)
     time = 0.0
-    degree = cost.conflict_degree_max
     for j in range(length):
         warp_steps: list[StepCost] = []
         spaces: set[Space] = set()
@@ -908,21 +907,30 @@ def _stateful_group_time(members: list[Path], model: GpuModel, p: GpuParameters,
                 spaces.update(a.space for a in accesses)
             step = model.warp_step_in(state, w, accesses, others)  # type: ignore[attr-defined]
             warp_steps.append(step)
-            cost.conflicts += step.conflicts
-            degree = max(degree, step.degree)
-            cost.broadcasts += step.broadcasts
-            cost.multicasts += step.multicasts
-        weight = model.group_step(warp_steps)
-        time += weight
-        if record is not None and j < RECORDED_STEPS:
-            record.append(LockStep(
-                weight, sum(s.conflicts for s in warp_steps),
-                max((s.degree for s in warp_steps), default=1),
-                "+".join(sorted(space.value for space in spaces))))
-    cost.conflict_degree_max = degree
+        time += _stateful_step(model, warp_steps, spaces, record, j, cost)
     if cost.traffic is not None:
         cost.traffic.add(state.traffic)
     return time, length
+
+
+def _stateful_step(model: GpuModel, warp_steps: list[StepCost], spaces: set[Space],
+                   record: list[LockStep] | None, j: int, cost: PhaseCost) -> float:
+    """Step j of a work group under a stateful model, its warps priced: their conflicts,
+    broadcasts and multicasts added to `cost`, its `LockStep` recorded where asked; returns its
+    weight."""
+    for step in warp_steps:
+        cost.conflicts += step.conflicts
+        if step.degree > cost.conflict_degree_max:
+            cost.conflict_degree_max = step.degree
+        cost.broadcasts += step.broadcasts
+        cost.multicasts += step.multicasts
+    weight = model.group_step(warp_steps)
+    if record is not None and j < RECORDED_STEPS:
+        record.append(LockStep(
+            weight, sum(s.conflicts for s in warp_steps),
+            max((s.degree for s in warp_steps), default=1),
+            "+".join(sorted(space.value for space in spaces))))
+    return weight
 
 
 def _stateful_template_group_time(threads: TemplateThreads, start: int, end: int,
@@ -936,7 +944,6 @@ def _stateful_template_group_time(threads: TemplateThreads, start: int, end: int
     state = model.new_group(groups)  # type: ignore[attr-defined]
     warps = [(w - start, min(w + width, end) - start) for w in range(start, end, width)]
     time = 0.0
-    degree = cost.conflict_degree_max
     for j, edge in enumerate(threads.edges):
         warp_steps: list[StepCost] = []
         spaces: set[Space] = set()
@@ -960,19 +967,7 @@ def _stateful_template_group_time(threads: TemplateThreads, start: int, end: int
                     spaces.update(flags[lo:hi])
                 warp_steps.append(model.warp_step_in(  # type: ignore[attr-defined]
                     state, w, accesses, []))
-        for step in warp_steps:
-            cost.conflicts += step.conflicts
-            degree = max(degree, step.degree)
-            cost.broadcasts += step.broadcasts
-            cost.multicasts += step.multicasts
-        weight = model.group_step(warp_steps)
-        time += weight
-        if record is not None and j < RECORDED_STEPS:
-            record.append(LockStep(
-                weight, sum(s.conflicts for s in warp_steps),
-                max((s.degree for s in warp_steps), default=1),
-                "+".join(sorted(space.value for space in spaces))))
-    cost.conflict_degree_max = degree
+        time += _stateful_step(model, warp_steps, spaces, record, j, cost)
     if cost.traffic is not None:
         cost.traffic.add(state.traffic)
     return time, len(threads.edges)
