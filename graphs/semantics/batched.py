@@ -37,7 +37,6 @@ tables make threads see different heaps, and ap moves by |v| + 1).
 
 from __future__ import annotations
 
-import operator
 from dataclasses import dataclass
 from functools import partial
 from itertools import chain, repeat
@@ -47,6 +46,10 @@ import numpy as np
 
 from graphs.costgraph import EdgeKind, NodeKind, Sub
 from graphs.devicebox import PathEdge, Phase, TemplateThreads
+
+# The operators as the explicit evaluator applies them (it imports this module only when it
+# first evaluates a parallel level, so the import goes one way at run time).
+from graphs.semantics.explicit import _ARITHMETIC, _COMPARISONS
 from graphs.semantics.options import GRAPH_CHECK_EVERY
 from models.base import AccessKind, Space
 from profiler.regions import (
@@ -196,11 +199,6 @@ _READ_NODE, _WRITE_NODE, _POINT_NODE = NodeKind.READ, NodeKind.WRITE, NodeKind.P
 _EXPAND_EDGE = EdgeKind.EXPAND
 _new_sub = partial(tuple.__new__, Sub)
 
-_COMPARISONS = {BinaryOperator.LT: operator.lt, BinaryOperator.LE: operator.le,
-                BinaryOperator.GT: operator.gt, BinaryOperator.GE: operator.ge,
-                BinaryOperator.EQ: operator.eq, BinaryOperator.NE: operator.ne}
-_ARITHMETIC = {BinaryOperator.ADD: operator.add, BinaryOperator.SUB: operator.sub,
-               BinaryOperator.MUL: operator.mul}
 # The committed values are made by the million: without their dataclass __init__.
 _new_loc, _new_int, _new_float = slots_maker(Loc), slots_maker(IntV), slots_maker(FloatV)
 _new_pair, _new_vec = slots_maker(PairV), slots_maker(VecV)
@@ -943,8 +941,6 @@ def run_batch(evaluator: Evaluator, world: World, param: str, body: Expr, env: d
     than MAX_GROUPS paths is left to the explicit rules. Returns the threads' values and their
     costs: on 𝔾 the threads' paths (a `TemplateThreads` where all take one path), on ℂ each
     thread's sub-graph of the evaluation's cost graph (a `Sub`, or None for ∅)."""
-    import numpy as np
-
     reduction = pair_region is not None
     threads = len(items) // 2 if reduction else len(items)
     if threads < MIN_THREADS:
@@ -995,8 +991,6 @@ def run_iota_batch(evaluator: Evaluator, world: World, count: int, regions: dict
     counts one evaluation step (`Evaluator._tick`)."""
     if count < MIN_THREADS:
         return None
-    import numpy as np
-
     try:
         batch = Batch(evaluator, count, world)
         ids = np.arange(count, dtype=np.int64)
@@ -1015,8 +1009,6 @@ def _commit(ev: Evaluator, groups: list[_Group], threads: int) -> tuple[list, An
     Thread t's words in region ρ start where thread t - 1's end (the explicit evaluator runs
     them one after another): at ρ's ap plus the words of the threads before it, each as many as
     its path allocates."""
-    import numpy as np
-
     options = ev.options
     world = groups[0].batch.world
     gpu = world is World.GPU
@@ -1073,7 +1065,7 @@ def _commit(ev: Evaluator, groups: list[_Group], threads: int) -> tuple[list, An
     if gpu:
         for rid, words_grown in growth.items():
             ev.gpu_growth[rid] = ev.gpu_growth.get(rid, 0) + words_grown
-        result: Any = _gpu_paths(ev, groups, committers, threads, starts, regions_used)
+        result: Any = _gpu_paths(ev, groups, committers, threads, starts)
         ev.paths.edges += built
     else:
         result = _copy_subgraphs(ev, groups, threads, expansions)
@@ -1128,8 +1120,6 @@ def _cpu_growth(size: int, rid: int, groups: list[_Group], base: Any, bsize: int
     (`profiler.regions.allocate`: a write that does not fit grows the region by
     max(BSIZE, what is missing), ExpandW of Fig. 9): each growth is appended to `expansions`
     as (thread, its write edge, words); returns the words the region grew by."""
-    import numpy as np
-
     ends_list, threads_list, edges_list = [], [], []
     for g in groups:
         allocations = [a for a in g.batch.allocations if a.region == rid]
@@ -1163,8 +1153,6 @@ def _copy_subgraphs(ev: Evaluator, groups: list[_Group], threads: int,
     evaluation's cost graph, numbered as the explicit evaluator numbers them: thread t's nodes
     and edges after thread t - 1's. The writes that grow a region become ExpandW edges
     (`Evaluator._mem`). Returns each thread's `Sub` (or None for ∅)."""
-    import numpy as np
-
     graph = ev.graph
     scratches = [g.batch.costs.graph for g in groups]
     for scratch in scratches:
@@ -1237,7 +1225,7 @@ def _copy_subgraphs(ev: Evaluator, groups: list[_Group], threads: int,
 
 
 def _gpu_paths(ev: Evaluator, groups: list[_Group], committers: list[_Committer], threads: int,
-               starts: dict[int, int], regions_used: list[int]) -> Any:
+               starts: dict[int, int]) -> Any:
     """The threads' paths on 𝔾: one `TemplateThreads` where all take one path; else each
     group's template made into its threads' paths, in thread order."""
     templates = [_template_threads(ev, c, g.cost, starts, len(groups) == 1)
