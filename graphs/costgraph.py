@@ -82,6 +82,23 @@ class Sub(NamedTuple):
 _new_sub = partial(tuple.__new__, Sub)
 
 
+def _fork_tree(branches: list[Sub], low: int, high: int, forks: Iterator[int], ends: list[int],
+               starts: list[int]) -> Sub:
+    """`CostGraph.par_all`'s balanced tree over branches[low:high]: each fork's and join's edges
+    appended to `ends` and `starts`, the subtrees' first. A function of the module, not a closure
+    of par_all: a recursive closure is a reference cycle, which kept the lists (and every branch)
+    alive while the cyclic collector is paused (`cyclic_gc_paused`)."""
+    if high - low == 1:
+        return branches[low]
+    middle = (low + high) // 2
+    left = _fork_tree(branches, low, middle, forks, ends, starts)
+    right = _fork_tree(branches, middle, high, forks, ends, starts)
+    fork = next(forks)
+    ends.extend((fork, left.sink, fork, right.sink))
+    starts.extend((left.source, fork + 1, right.source, fork + 1))
+    return _new_sub((fork, fork + 1))
+
+
 @contextmanager
 def cyclic_gc_paused() -> Iterator[None]:
     """Pause Python's cyclic garbage collector inside the block.
@@ -319,18 +336,7 @@ class CostGraph:
         ends: list[int] = []  # fork, left sink, fork, right sink, ... in the order `par` adds them
         starts: list[int] = []  # left source, join, right source, join, ...
         forks = iter(range(len(self.node_kind), len(self.node_kind) + 2 * len(branches), 2))
-
-        def tree(low: int, high: int) -> Sub:
-            if high - low == 1:
-                return branches[low]  # type: ignore[return-value]
-            middle = (low + high) // 2
-            left, right = tree(low, middle), tree(middle, high)
-            fork = next(forks)
-            ends.extend((fork, left.sink, fork, right.sink))
-            starts.extend((left.source, fork + 1, right.source, fork + 1))
-            return _new_sub((fork, fork + 1))
-
-        whole = tree(0, len(branches))
+        whole = _fork_tree(branches, 0, len(branches), forks, ends, starts)  # type: ignore[arg-type]
         pairs = len(branches) - 1  # binary ⊗s
         self.node_kind.extend((_FORK_NODE, _JOIN_NODE) * pairs)
         self.node_span.extend((span,) * (2 * pairs))
@@ -567,7 +573,9 @@ def _longest_path(nodes, order: Sequence[int], start: Sequence[int], in_degree: 
     `dag_longest_path` takes the first of a node's predecessors, in the order their edges were
     added; the lengths compared are equal numbers whichever of them is kept."""
     count = len(start) - 1
-    queue = [u for u in nodes if not in_degree[u]]
+    # A typed array: a node's number is stored, not boxed (8 bytes a node, not 40); its iterator
+    # reads on while it grows, as a list's does.
+    queue = array("q", [u for u in nodes if not in_degree[u]])
     best: list[float | None] = [None] * count
     result = 0.0
     end = queue[0] if queue else -1

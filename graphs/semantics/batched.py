@@ -37,6 +37,7 @@ tables make threads see different heaps, and ap moves by |v| + 1).
 
 from __future__ import annotations
 
+import weakref
 from dataclasses import dataclass
 from functools import partial
 from itertools import chain, repeat
@@ -221,7 +222,9 @@ class _GpuCosts:
     `Evaluator._mem`, `_seq`, `_op`, `_op_into`, `_read_into` and `_par` on 𝔾."""
 
     def __init__(self, batch: Batch):
-        self.batch = batch
+        # A proxy: the batch holds its costs, and a cycle would keep both (and the evaluator the
+        # batch holds) alive while the cyclic collector is paused (`cyclic_gc_paused`).
+        self.batch = weakref.proxy(batch)
         self.op_weight = batch.ev.gpu_op
         self.merge_weight = batch.ev.gpu_op
 
@@ -297,7 +300,7 @@ class _CpuCosts:
         from graphs.costgraph import CostGraph
 
         ev = batch.ev
-        self.batch = batch
+        self.batch = weakref.proxy(batch)  # as `_GpuCosts.batch`
         self.graph = CostGraph()
         self.read_weight, self.write_weight, self.op_weight = ev.cpu_read, ev.cpu_write, ev.cpu_op
         self.fork = ev.cpu_fork
