@@ -6,7 +6,9 @@ that a change to how the explicit profile is built or analysed changes none of i
 
 Each case runs `hetprof profile examples/X.lg --param n=K --format F -o FILE` (matvec's sizes are
 rows and cols) through `cli.main.main`, in this process, for the examples at n = 1..64, under the
-three schedules at a few sizes and on 1, 2, 3 and 64 processors.
+three schedules at a few sizes and on 1, 2, 3 and 64 processors. JSON is written with
+`--pictures` (its timeline and cost-graph summary, which it carries only when asked), so that it
+checks them too.
 """
 
 from __future__ import annotations
@@ -36,14 +38,16 @@ def cases() -> list[tuple[str, list[str]]]:
         example = path.stem
         for n in SIZES:
             for fmt in FORMATS:
+                pictures = ["--pictures"] if fmt == "json" else []
                 out.append((f"{example}-n{n}.{fmt}",
-                            ["profile", str(path), *params(example, n), "--format", fmt]))
+                            ["profile", str(path), *params(example, n), "--format", fmt,
+                             *pictures]))
         for n in (3, 16, 64):
             for policy in ("1df", "bf", "ws"):
                 for procs in (1, 3, 64):
                     out.append((f"{example}-n{n}-{policy}-P{procs}.json",
                                 ["profile", str(path), *params(example, n), "--format", "json",
-                                 "--schedule", policy, "--procs", str(procs)]))
+                                 "--pictures", "--schedule", policy, "--procs", str(procs)]))
     return out
 
 

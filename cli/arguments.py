@@ -100,6 +100,10 @@ def build_parser() -> argparse.ArgumentParser:
     profile.add_argument("--symbolic", action="store_true",
                          help="formulas in the size parameters (work, span, time bounds, space, "
                          "transfers, kernels), in time independent of the sizes")
+    profile.add_argument("--pictures", action="store_true",
+                         help="JSON: carry the schedule's timeline and the cost graph's summary "
+                         "too, so that `--load` can draw them later (dot, trace, html); they "
+                         "take longer than the rest of a large profile")
     profile.add_argument("--show-all", action="store_true",
                          help="the text report's cost-by-source tree in full (by default rows "
                          "under 0.1%% of the work and deeper than 6 levels are left out)")

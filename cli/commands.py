@@ -35,7 +35,10 @@ from models.device_profile import DeviceProfile
 from profiler.checker import CheckedProgram, bind_parameters
 from profiler.errors import EvaluationError
 
-PICTURE_FORMATS = ("json", "dot", "trace", "html")
+PICTURE_FORMATS = ("dot", "trace", "html")
+"""The formats that draw the schedule's timeline and the cost graph's summary; JSON carries them
+only with `--pictures` (what `--load` needs to draw them later), CSV and text never: a format
+computes only what it writes (issue 20)."""
 """The formats that write the cost-graph picture or the timeline (the others skip computing them)."""
 
 
@@ -168,7 +171,8 @@ def command_profile(args: argparse.Namespace, holder: SourceHolder) -> int:
     result = analyse(
         evaluation, args.procs, args.schedule, file=args.file, params=params, body=checked.body,
         source=checked.program.source, units=profile.units, profile_name=profile.name,
-        pictures=args.format in PICTURE_FORMATS,
+        pictures=args.format in PICTURE_FORMATS
+        or (args.format == "json" and getattr(args, "pictures", False)),
         seconds_per_unit={"cpu": profile.cpu.seconds_per_unit,
                           "gpu": profile.gpu.seconds_per_unit},
     )

@@ -268,5 +268,5 @@ class DotRenderer:
 
     def render(self, result: ProfileResult) -> str:
         if result.cost_graph is None:
-            raise ValueError("this profile carries no cost graph (it was made without pictures)")
+            raise ValueError("this profile carries no cost graph: save it with `profile --format json --pictures`")
         return picture_to_dot(result.cost_graph, self.expand_gpu, result.file, result.units)

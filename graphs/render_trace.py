@@ -65,7 +65,7 @@ def trace_events(result: ProfileResult) -> dict[str, Any]:
     """The trace as a JSON object: {"traceEvents": [...], "displayTimeUnit", "otherData"}."""
     timeline = result.timeline
     if timeline is None:
-        raise ValueError("this profile carries no timeline (it was made without pictures)")
+        raise ValueError("this profile carries no timeline: save it with `profile --format json --pictures`")
     scale = 1e6 if timeline["units"] == "seconds" else 1.0  # to microseconds
     tracks = _Tracks()
     events: list[dict[str, Any]] = []

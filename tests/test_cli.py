@@ -301,7 +301,7 @@ def test_a_report_has_the_formulas_of_a_regular_program_only(tmp_path):
 def test_a_saved_profile_renders_as_the_direct_one(tmp_path):
     saved, direct, loaded = tmp_path / "p.json", tmp_path / "a.html", tmp_path / "b.html"
     args = ("examples/dot.lg", "--param", "n=8")
-    assert hetprof("profile", *args, "-o", str(saved)).returncode == 0
+    assert hetprof("profile", *args, "--pictures", "-o", str(saved)).returncode == 0
     assert json.loads(saved.read_text())["schema_version"] == 1
     text = hetprof("profile", *args)
     again = hetprof("profile", "--load", str(saved))
@@ -311,6 +311,24 @@ def test_a_saved_profile_renders_as_the_direct_one(tmp_path):
     report = hetprof("report", "--load", str(saved), "-o", str(loaded))
     assert report.returncode == 0, report.stderr
     assert loaded.read_text() == direct.read_text()
+
+
+def test_json_carries_the_pictures_only_when_asked(tmp_path):
+    plain, pictured = tmp_path / "plain.json", tmp_path / "pictured.json"
+    args = ("examples/zipmul.lg", "--param", "n=8")
+    assert hetprof("profile", *args, "-o", str(plain)).returncode == 0
+    assert hetprof("profile", *args, "--pictures", "-o", str(pictured)).returncode == 0
+    without, with_them = json.loads(plain.read_text()), json.loads(pictured.read_text())
+    assert without["timeline"] is None and without["cost_graph"] is None
+    assert with_them["timeline"]["space"] and with_them["cost_graph"]["nodes"]
+    # Nothing else differs: the pictures are read from the analysis, never fed back into it.
+    assert {k: v for k, v in with_them.items() if k not in ("timeline", "cost_graph")} == {
+        k: v for k, v in without.items() if k not in ("timeline", "cost_graph")}
+    for fmt in ("dot", "trace"):
+        drawn = hetprof("profile", "--load", str(plain), "--format", fmt)
+        assert drawn.returncode == 2 and "--pictures" in drawn.stderr, drawn.stderr
+        assert "Traceback" not in drawn.stderr
+        assert hetprof("profile", "--load", str(pictured), "--format", fmt).returncode == 0
 
 
 @pytest.mark.parametrize(("content", "message"), [
