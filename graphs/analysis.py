@@ -285,8 +285,8 @@ def centre_times(evaluation: Evaluation, result: ScheduleResult) -> dict[str, fl
     if tasks is None or not any(edge_centres):
         return {}
     # By processor, each in the order it ran its tasks (the order of ScheduleResult.intervals).
-    for starts, ends, edges in zip(tasks.starts, tasks.ends, tasks.edges, strict=True):
-        for start, end, e in zip(starts, ends, edges, strict=True):
+    for processor in range(len(tasks.edges)):
+        for start, end, e in tasks.run(processor):
             for name in edge_centres[e]:
                 first, last = spans.get(name, (start, end))
                 spans[name] = (min(first, start), max(last, end))

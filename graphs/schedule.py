@@ -25,7 +25,7 @@ from __future__ import annotations
 import heapq
 from array import array
 from collections import deque
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from enum import Enum
 
@@ -95,18 +95,39 @@ _new_step = _step_maker()
 @dataclass(frozen=True, slots=True)
 class Tasks:
     """The tasks (edges of positive weight) each processor ran, in the order it started them:
-    processor p ran edge `edges[p][i]` from `starts[p][i]` to `ends[p][i]`. Three lists per
-    processor rather than a tuple per task: a schedule of a million-node graph runs a million
-    tasks. `sources` and `targets` are the cost graph's edge lists (not copies)."""
+    processor p's i-th task is edge `edges[p][i]`, from `times[instants[p][i]]` (the instant it
+    started, as the simulation's clock held it) to that plus the edge's weight (`run`, which
+    adds them as the simulation did, so both are the same numbers). Two typed arrays per
+    processor, 16 bytes a task, where a start, an end and an edge as Python objects cost about
+    120: a schedule of a million-node graph runs a million tasks. `weights`, `sources` and
+    `targets` are the cost graph's edge lists (not copies)."""
 
-    starts: list[list[float]]
-    ends: list[list[float]]
-    edges: list[list[int]]
+    instants: list[array[int]]
+    edges: list[array[int]]
+    times: list[float]
+    weights: Sequence[float]
     sources: Sequence[int]
     targets: Sequence[int]
 
     def __len__(self) -> int:
         return sum(map(len, self.edges))
+
+    def run(self, processor: int) -> Iterator[tuple[float, float, int]]:
+        """(start, end, edge) of each task processor `processor` ran, in order."""
+        times, weights = self.times, self.weights
+        for instant, edge in zip(self.instants[processor], self.edges[processor], strict=True):
+            start = times[instant]
+            yield start, start + weights[edge], edge
+
+    @property
+    def starts(self) -> list[list[float]]:
+        """Each processor's tasks' starts (lists made on each call)."""
+        return [[start for start, _, _ in self.run(p)] for p in range(len(self.edges))]
+
+    @property
+    def ends(self) -> list[list[float]]:
+        """Each processor's tasks' ends (lists made on each call)."""
+        return [[end for _, end, _ in self.run(p)] for p in range(len(self.edges))]
 
 
 @dataclass(frozen=True, slots=True)
@@ -154,9 +175,7 @@ class ScheduleResult:
         if tasks is None or processor >= len(tasks.edges):
             return []
         sources, targets = tasks.sources, tasks.targets
-        return [(start, end, sources[e], targets[e]) for start, end, e in
-                zip(tasks.starts[processor], tasks.ends[processor], tasks.edges[processor],
-                    strict=True)]
+        return [(start, end, sources[e], targets[e]) for start, end, e in tasks.run(processor)]
 
 
 def schedule(graph: CostGraph, procs: int, policy: Policy | str,
@@ -474,9 +493,9 @@ class _Simulation:
         self.steps: list[Step] = []
         self.stepped_at: float = 0  # the time of the latest step
         # Per processor, in the order they start (ScheduleResult.tasks).
-        self.starts: list[list[float]] = [[] for _ in range(procs)]
-        self.ends: list[list[float]] = [[] for _ in range(procs)]
-        self.task_edges: list[list[int]] = [[] for _ in range(procs)]
+        self.task_instants: list[array[int]] = [array("q") for _ in range(procs)]
+        self.task_edges: list[array[int]] = [array("q") for _ in range(procs)]
+        self.times: list[float] = []  # each instant's time, while recording (Tasks.times)
         self.space_trace: list[tuple[int, float, int, int]] = []
         self.traced = (0, 0)  # the space of the last entry of space_trace
         self.now: float = 0  # the instant being simulated
@@ -492,18 +511,24 @@ class _Simulation:
                                                 index.edge_space)
         remaining, events, free, ready = self.remaining, self.events, self.free, self.ready
         numbers, by_number, count = self.numbers, self.by_number, len(self.numbers)
-        starts, ends, task_edges = self.starts, self.ends, self.task_edges
+        task_instants, task_edges, times = self.task_instants, self.task_edges, self.times
         steps, step_nodes = self.steps, self.step_nodes
         record, keep_steps = self.record, self.keep_steps
         stealing = self.policy is Policy.WORK_STEALING
         breadth_first = self.policy is Policy.BREADTH_FIRST
         heappush, heappop = heapq.heappush, heapq.heappop
         time: float = 0
+        at = 0  # the instant's index in `times`
+        if record:
+            times.append(time)
         self.make_ready(self.reach(index.source), 0)
         busy = self.dispatch(time)
         self.close_instant(time, busy)
         while events:
             time = self.now = events[0][0]
+            if record:
+                at = len(times)
+                times.append(time)
             self.instant += 1
             # A ready task's key: its 1DF number, after the instant it became ready under bf.
             base = self.instant * count if breadth_first else 0
@@ -548,8 +573,7 @@ class _Simulation:
                     heappush(events, (end, processor, edge))
                     busy += 1
                     if record:
-                        starts[processor].append(time)
-                        ends[processor].append(end)
+                        task_instants[processor].append(at)
                         task_edges[processor].append(edge)
             cpu, gpu = self.space_cpu, self.space_gpu
             if cpu > self.peak_cpu:
@@ -575,7 +599,7 @@ class _Simulation:
             peak_space_cpu=self.peak_cpu,
             peak_space_gpu=self.peak_gpu,
             peak_space=self.peak_total,
-            tasks=Tasks(self.starts, self.ends, self.task_edges, sources, target)
+            tasks=Tasks(self.task_instants, self.task_edges, times, weight, sources, target)
             if record else None,
             space_trace=tuple(self.space_trace),
             step_count=self.step_count,
@@ -719,9 +743,8 @@ class _Simulation:
         end = time + self.index.weight[edge]
         self.change_space(edge, 0)
         heapq.heappush(self.events, (end, processor, edge))
-        if self.record:
-            self.starts[processor].append(time)
-            self.ends[processor].append(end)
+        if self.record:  # `time` is the latest of `times` (`run` appends each instant's)
+            self.task_instants[processor].append(len(self.times) - 1)
             self.task_edges[processor].append(edge)
 
     # -- steps --------------------------------------------------------------------------------------

@@ -18,7 +18,8 @@ rounds of `groups_at_once` work groups, a round lasting as long as its slowest w
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
+from array import array
+from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
 from graphs.costgraph import CostGraph, DeviceBoxInfo, EdgeKind
@@ -45,51 +46,77 @@ def build_timeline(graph: CostGraph, result: ScheduleResult,
     `coarsened`: whether processor intervals were gathered into windows.
     """
     edge_kind, edge_span = graph.edge_kind, graph.edge_span
-    # (name, kind, location) by the ids of span and kind: enums hash slowly, and the evaluator
-    # shares one span object per expression
-    labels: dict[tuple[int, int], tuple[str, str, str]] = {}
-    processors: list[list[list[Any]]] = [[] for _ in range(result.procs)]
+    # Each processor's runs of tasks that follow each other without idle time under one name,
+    # kept as the numbers of their first and last task and their label, in typed arrays (24
+    # bytes a run: a million-task schedule's runs as lists cost about 170 MB), and made into
+    # [start, end, name, kind, location, tasks] lists only as they are written or coarsened.
+    # Labels are found by the ids of span and kind: enums hash slowly, and the evaluator shares
+    # one span object per expression.
+    labels: dict[tuple[int, int], int] = {}
+    rows: list[tuple[str, str, str, int]] = []  # by label: name, kind, location, the name's id
+    name_ids: dict[str, int] = {}
+    runs: list[tuple[array[int], array[int], array[int]]] = []  # firsts, lasts, labels
     device: list[dict[str, Any]] = []
     box_numbers = {id(box): i + 1 for i, box in enumerate(graph.device_boxes())}
     tasks = result.tasks
     for processor in range(len(tasks.edges) if tasks is not None else 0):
         assert tasks is not None
-        track = processors[processor]
-        last: list[Any] | None = None  # track[-1]
-        for start, end, e in zip(tasks.starts[processor], tasks.ends[processor],
-                                 tasks.edges[processor], strict=True):
+        firsts, lasts, which = array("q"), array("q"), array("q")
+        runs.append((firsts, lasts, which))
+        last_name = -1  # the name id of the last run; -1 after a device box (never joined)
+        last_end: float = 0
+        for task, (start, end, e) in enumerate(tasks.run(processor)):
             kind: EdgeKind = edge_kind[e]
             span = edge_span[e]
             if kind is _DEVICE_BOX:
                 location = _location(span)
                 info: DeviceBoxInfo = graph.edge_extra[e]["box"]
                 number = box_numbers[id(info)]
-                name = f"on #{number} (device box)"
-                last = [start, end, name, kind.value, location, 1]
-                track.append(last)
+                firsts.append(task)
+                lasts.append(task)
+                which.append(len(rows))
+                rows.append((f"on #{number} (device box)", kind.value, location, -1))
                 device.append(_device_run(info, number, start, location))
+                last_name = -1
                 continue
-            key = (id(span), id(kind))
-            label = labels.get(key)
+            label = labels.get((id(span), id(kind)))
             if label is None:
                 text = describe(span) if describe is not None and span is not None else ""
-                label = labels[key] = (f"{kind.value}: {text}" if text else kind.value,
-                                       kind.value, _location(span))
-            name = label[0]
-            if last is not None and last[1] == start and last[2] == name:
-                last[1] = end
-                last[5] += 1
+                name = f"{kind.value}: {text}" if text else kind.value
+                label = labels[(id(span), id(kind))] = len(rows)
+                rows.append((name, kind.value, _location(span),
+                             name_ids.setdefault(name, len(name_ids))))
+            name_id = rows[label][3]
+            if name_id == last_name and last_end == start:
+                lasts[-1] = task
             else:
-                last = [start, end, name, label[1], label[2], 1]
-                track.append(last)
-    coarsened = sum(len(t) for t in processors) > MAX_INTERVALS
+                firsts.append(task)
+                lasts.append(task)
+                which.append(label)
+                last_name = name_id
+            last_end = end
+    processors: list[list[list[Any]]] = [[] for _ in range(result.procs)]
+
+    def track(processor: int) -> Iterator[list[Any]]:
+        """Processor `processor`'s runs as [start, end, name, kind, location, tasks]."""
+        assert tasks is not None
+        times, weights = tasks.times, tasks.weights
+        instants, edges = tasks.instants[processor], tasks.edges[processor]
+        for first, last, label in zip(*runs[processor], strict=True):
+            name, kind, location, _ = rows[label]
+            yield [times[instants[first]], times[instants[last]] + weights[edges[last]], name,
+                   kind, location, last - first + 1]
+
+    coarsened = sum(len(firsts) for firsts, _, _ in runs) > MAX_INTERVALS
     if coarsened:
         window = max(result.time, 1e-12) / max(1, MAX_INTERVALS // max(1, result.procs))
         # First without hiding idle time; if that is not enough, across gaps too.
-        gathered = [_coarsen(track, window, across_gaps=False) for track in processors]
+        gathered = [_coarsen(track(p), window, across_gaps=False) for p in range(len(runs))]
         if sum(len(t) for t in gathered) > MAX_INTERVALS:
-            gathered = [_coarsen(track, window, across_gaps=True) for track in processors]
-        processors = gathered
+            gathered = [_coarsen(track(p), window, across_gaps=True) for p in range(len(runs))]
+        processors[:len(gathered)] = gathered
+    else:
+        processors[:len(runs)] = [list(track(p)) for p in range(len(runs))]
     return {
         "units": units,
         "procs": result.procs,
@@ -125,7 +152,7 @@ def space_samples(result: ScheduleResult, limit: int = MAX_SPACE_SAMPLES) -> lis
     return [list(trace[i]) for i in chosen]
 
 
-def _coarsen(track: list[list[Any]], window: float, across_gaps: bool) -> list[list[Any]]:
+def _coarsen(track: Iterable[list[Any]], window: float, across_gaps: bool) -> list[list[Any]]:
     """Gather a processor's intervals into time windows (device boxes stay on their own);
     unless `across_gaps`, only intervals that follow each other without idle time."""
     out: list[list[Any]] = []
