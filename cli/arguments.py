@@ -10,7 +10,7 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from cli.common import EXIT_OK, SourceHolder, count_argument, load_checked
+from cli.common import EXIT_OK, SourceHolder, count_argument, graph_size_argument, load_checked
 from graphs.semantics.options import DEFAULT_MAX_GRAPH
 from models.device_profile import GPU_MODES
 
@@ -32,7 +32,7 @@ def _add_common(parser: argparse.ArgumentParser, loadable: bool = False) -> None
                         help="stop a program after this many evaluation steps")
     parser.add_argument("--max-depth", type=int, default=None,
                         help="stop a program nested (recursing) deeper than this")
-    parser.add_argument("--max-graph-size", type=count_argument, default=None, metavar="N",
+    parser.add_argument("--max-graph-size", type=graph_size_argument, default=None, metavar="N",
                         help="refuse to build an explicit cost graph of more than N nodes and "
                         f"GPU steps (default {DEFAULT_MAX_GRAPH:,}, about 1-4 GB; --symbolic "
                         "profiles any size)")

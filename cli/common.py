@@ -126,6 +126,20 @@ def count_argument(text: str) -> int:
     return value
 
 
+def graph_size_argument(text: str) -> int:
+    """argparse's type for --max-graph-size: a count (`count_argument`) of at most
+    `graphs.costgraph.MAX_GRAPH_SIZE`, since the graph numbers its nodes and edges in 32 bits."""
+    from graphs.costgraph import MAX_GRAPH_SIZE
+
+    value = count_argument(text)
+    if value > MAX_GRAPH_SIZE:
+        raise argparse.ArgumentTypeError(
+            f"{text!r}: at most {MAX_GRAPH_SIZE:,} (an explicit cost graph numbers its nodes and "
+            "edges in 32 bits, and one that size would need hundreds of GB; --symbolic profiles "
+            "any size)")
+    return value
+
+
 def parse_params(items: list[str] | None) -> dict[str, int]:
     """`--param NAME=VALUE` options as a dict (VALUE as `parse_integer` reads it); a parameter
     given twice is an error."""

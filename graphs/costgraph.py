@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import gc
 from array import array
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, MutableSequence, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from enum import Enum
@@ -80,6 +80,15 @@ class Sub(NamedTuple):
 # Sub(u, v) runs the named tuple's Python-level __new__; _new_sub((u, v)) makes the same Sub in
 # C, in about half the time, for the builders that run once per node.
 _new_sub = partial(tuple.__new__, Sub)
+
+NUMBER = "i"
+"""The typecode of the typed arrays that hold node and edge numbers (the graph's edge ends, its
+adjacency, the schedule's orders): 32-bit, half the memory of 64-bit ones. A graph of 2^31 nodes
+would need hundreds of GB before it got there; `MAX_GRAPH_SIZE` bounds what may be asked for."""
+NUMBER_DTYPE = "int32"  # numpy's name for the same
+MAX_GRAPH_SIZE = 10**9
+"""The largest --max-graph-size: cost-graph nodes plus GPU path edges, so that node and edge
+numbers (about 1.2 edges a node) stay below 2^31 (`NUMBER`)."""
 
 
 def _fork_tree(branches: list[Sub], low: int, high: int, forks: Iterator[int], ends: list[int],
@@ -188,9 +197,9 @@ class CostGraph:
         self.node_centres: list[tuple[str, ...]] = []
         self.node_space: list[tuple[tuple[World, int], ...]] = []
         self.node_extra: dict[int, dict[str, Any]] = {}
-        # Typed arrays (8 bytes an edge, where a list and its boxed ints cost 36 or more).
-        self.edge_source: array[int] = array("q")
-        self.edge_target: array[int] = array("q")
+        # Typed arrays (4 bytes an edge, where a list and its boxed ints cost 36 or more).
+        self.edge_source: array[int] = array(NUMBER)
+        self.edge_target: array[int] = array(NUMBER)
         self.edge_weight: list[float] = []
         self.edge_kind: list[EdgeKind] = []
         self.edge_span: list[Span | None] = []
@@ -426,10 +435,10 @@ class CostGraph:
             # of ints costs 36). Each temporary goes as soon as it is used, since the peak of
             # memory can fall here.
             with memoryview(self.edge_target) as targets:
-                in_degree = _int_array(np.bincount(np.frombuffer(targets, dtype=np.int64),
+                in_degree = _int_array(np.bincount(np.frombuffer(targets, dtype=NUMBER_DTYPE),
                                                    minlength=size[0]))
             with memoryview(self.edge_source) as sources:
-                edges_by_source = np.frombuffer(sources, dtype=np.int64)
+                edges_by_source = np.frombuffer(sources, dtype=NUMBER_DTYPE)
                 start = np.zeros(size[0] + 1, dtype=np.int64)
                 np.cumsum(np.bincount(edges_by_source, minlength=size[0]), out=start[1:])
                 first_edges = _int_array(start)
@@ -464,16 +473,16 @@ class CostGraph:
 
     def longest_path(self, best_edges: bool = False) -> LongestPath:
         """The longest paths from the source (see `LongestPath`), in one pass over the graph;
-        with `best_edges`, each node's best in-edge too (8 bytes a node, which only the
+        with `best_edges`, each node's best in-edge too (4 bytes a node, which only the
         critical path reads). Kept until the graph grows."""
         size = (len(self.node_kind), len(self.edge_source))
         known = self._longest
         if (known is None or self._longest_size != size
                 or (best_edges and known.best_edge is None)):
             adjacency = self.adjacency()
-            edges = array("q", [-1]) * size[0] if best_edges else None  # no boxed int
+            edges = array(NUMBER, [-1]) * size[0] if best_edges else None  # no boxed int
             length, end = _longest_path(range(size[0]), adjacency.order, adjacency.start,
-                                        list(adjacency.in_degree), self.edge_target,
+                                        adjacency.in_degree[:], self.edge_target,
                                         self.edge_weight, edges)
             self._longest, self._longest_size = LongestPath(length, end, edges), size
         assert self._longest is not None
@@ -510,12 +519,13 @@ class CostGraph:
 
 
 def _int_array(values: np.ndarray) -> array[int]:
-    """A numpy array of integers as a typed array of 64-bit ints (indexed faster than numpy's)."""
+    """A numpy array of node or edge numbers (or counts of them) as a typed array of `NUMBER`s
+    (indexed faster than numpy's)."""
     import numpy as np
 
-    result = array("q", [0]) * len(values)
+    result = array(NUMBER, [0]) * len(values)
     with memoryview(result) as view:
-        np.frombuffer(view, dtype=np.int64)[:] = values  # no copy in between
+        np.frombuffer(view, dtype=NUMBER_DTYPE)[:] = values  # no copy in between
     return result
 
 
@@ -558,7 +568,7 @@ def longest_path_of_edges(edges: list[tuple[int, int, float]]) -> float:
                          [w for _, _, w in edges])[0]
 
 
-def _longest_path(nodes, order: Sequence[int], start: Sequence[int], in_degree: list[int],
+def _longest_path(nodes, order: Sequence[int], start: Sequence[int], in_degree: MutableSequence[int],
                   target: Sequence[int], weight: list[float],
                   best_edge: array[int] | None = None) -> tuple[float, int]:
     """`longest_path_length` over the flat form: node u's out-edges are order[start[u]:start[u+1]]
@@ -575,7 +585,7 @@ def _longest_path(nodes, order: Sequence[int], start: Sequence[int], in_degree: 
     count = len(start) - 1
     # A typed array: a node's number is stored, not boxed (8 bytes a node, not 40); its iterator
     # reads on while it grows, as a list's does.
-    queue = array("q", [u for u in nodes if not in_degree[u]])
+    queue = array(NUMBER, [u for u in nodes if not in_degree[u]])
     best: list[float | None] = [None] * count
     result = 0.0
     end = queue[0] if queue else -1

@@ -29,7 +29,7 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from enum import Enum
 
-from graphs.costgraph import CostGraph, EdgeKind, cyclic_gc_paused
+from graphs.costgraph import NUMBER, CostGraph, EdgeKind, cyclic_gc_paused
 from profiler.syntax import World
 
 SpaceChanges = tuple[tuple[World, int], ...]
@@ -262,7 +262,7 @@ class _Makespan:
             return time
         target, only, numbers, by_number = self.target, self.only, self.numbers, self.by_number
         weight_of, next_of = self.weight_of, self.next_of
-        remaining = list(index.in_degree)
+        remaining = index.in_degree[:]
         count = len(numbers)
         heappush, heappop = heapq.heappush, heapq.heappop
         ready: list[int] = []  # keys, as the simulation's: a 1DF number, after the instant (bf)
@@ -425,11 +425,11 @@ def _by_world(changes: SpaceChanges) -> tuple[int, int] | None:
 
 def _depth_first(index: _GraphIndex) -> tuple[array[int], array[int]]:
     """Each edge's position in the sequential depth-first order (the 1DF priority, §6.3), and the
-    edges in that order: typed arrays (8 bytes an edge, where a list of fresh ints costs 40,
+    edges in that order: typed arrays (4 bytes an edge, where a list of fresh ints costs 40,
     about 100 MB at a million edges)."""
-    remaining = list(index.in_degree)
-    numbers = array("q", [-1]) * len(index.target)
-    in_order = array("q")
+    remaining = index.in_degree[:]
+    numbers = array(NUMBER, [-1]) * len(index.target)
+    in_order = array(NUMBER)
     order, start, targets = index.order, index.start, index.target
     stack = index.out_edges(index.source)
     stack.reverse()
@@ -476,7 +476,7 @@ class _Simulation:
         self.step_count = 0
         self.numbers = numbers
         self.by_number = by_number
-        self.remaining = list(index.in_degree)
+        self.remaining = index.in_degree[:]
         # 1df and bf keep one priority queue of integer keys that decode to a 1DF number;
         # bf's key puts the instant the task became ready first, so it is FIFO by instant.
         self.ready: list[int] = []
@@ -494,7 +494,7 @@ class _Simulation:
         self.stepped_at: float = 0  # the time of the latest step
         # Per processor, in the order they start (ScheduleResult.tasks).
         self.task_instants: list[array[int]] = [array("q") for _ in range(procs)]
-        self.task_edges: list[array[int]] = [array("q") for _ in range(procs)]
+        self.task_edges: list[array[int]] = [array(NUMBER) for _ in range(procs)]
         self.times: list[float] = []  # each instant's time, while recording (Tasks.times)
         self.space_trace: list[tuple[int, float, int, int]] = []
         self.traced = (0, 0)  # the space of the last entry of space_trace

@@ -165,6 +165,13 @@ def test_the_evaluator_stops_at_the_budget_where_the_program_is_building(tmp_pat
                     r"it with --symbolic", result.stderr)
 
 
+def test_a_graph_size_past_32_bit_numbers_is_a_usage_error():
+    result = hetprof("profile", ZIPMUL, "--max-graph-size", "2e9")
+    assert_clean(result, 2)
+    assert "--max-graph-size: '2e9': at most 1,000,000,000" in result.stderr
+    assert hetprof("profile", ZIPMUL, "--param", "n=4", "--max-graph-size", "1e9").returncode == 0
+
+
 def test_running_out_of_memory_is_a_clear_message():
     limit = 1200 * 2**20  # address space: the interpreter, its imports and the stack fit
 

@@ -45,7 +45,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from graphs.costgraph import EdgeKind, NodeKind, Sub
+from graphs.costgraph import NUMBER_DTYPE, EdgeKind, NodeKind, Sub
 from graphs.devicebox import PathEdge, Phase, TemplateThreads
 
 # The operators as the explicit evaluator applies them (it imports this module only when it
@@ -1197,9 +1197,9 @@ def _copy_subgraphs(ev: Evaluator, groups: list[_Group], threads: int,
         weights, kinds = spread("edge_weight"), spread("edge_kind")
         spans, centres = spread("edge_span"), spread("edge_centres")
     for end_name, local_name in (("edge_source", "edge_source"), ("edge_target", "edge_target")):
-        ends = np.empty(total_edges, dtype=np.int64)
+        ends = np.empty(total_edges, dtype=NUMBER_DTYPE)
         for g, scratch in zip(groups, scratches, strict=True):
-            local = np.frombuffer(getattr(scratch, local_name), dtype=np.int64)
+            local = np.frombuffer(getattr(scratch, local_name), dtype=NUMBER_DTYPE)
             if not len(local):
                 continue
             positions = (edge_base[g.ids][:, None] + np.arange(len(local))[None, :]).ravel()
