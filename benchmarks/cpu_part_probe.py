@@ -6,12 +6,14 @@ a few blocking reads and writes of single words (the error flag, a vector's leng
 allocation pointers: `runner._run_once`), and the host spends tens of µs in Python between
 kernels, while PoCL's worker threads wait on a condition variable.
 
-Two parts, nothing fitted:
+Three parts, nothing fitted:
 1. `idle`: an empty kernel with the generated code's arguments (`calibrate_cpu.EMPTY_COMMON`), of
    one work item and of one per compute unit, launched `launches` times each after the host
    busy-waited for a gap (0 µs to 5 ms) without calling OpenCL, and after the runner's pattern
    of blocking one-word copies (`steps`): the distribution of the profiled event times.
-2. `parts`: chosen suite programs at chosen sizes validated as `hetprof validate` does (the GPU
+2. `sizes`: the empty kernel launched as a reduction's levels are (n halving, each after the
+   runner's round trip), against the same launches at one n.
+3. `parts`: chosen suite programs at chosen sizes validated as `hetprof validate` does (the GPU
    run, then the CPU part), with `--repeats` repeats instead of 7, printing every kernel's
    samples on each device, beside the prediction.
 
@@ -77,6 +79,36 @@ def idle(session: DeviceSession, launches: int) -> list[dict]:
                     samples.append(seconds * 1e6)
             rows.append({"items": items, "gap_us": gap, **quantiles(samples)})
             print(f"idle items={items:<3} gap={gap!s:<6} " + show(rows[-1]), flush=True)
+    return rows
+
+
+def sizes(session: DeviceSession, rounds: int, levels: int = 10) -> list[dict]:
+    """Part 3: the empty kernel launched as a reduction's levels are, each after the runner's
+    allocation-pointer round trip (a blocking read and a blocking write), with the NDRange the
+    runner gives n items (`DeviceSession.global_size`: one work group of up to the device's
+    largest): n halving from 2^(levels-1) to 1, against the same launches all at one n (the
+    first level's, and 1). Event times in µs, over `rounds` rounds."""
+    cl = session.cl
+    kernel = session.kernel(session.program(EMPTY_COMMON), "empty_common")
+    buffers = [cl.Buffer(session.context, cl.mem_flags.READ_WRITE, size)
+               for size in (8 << 20, 32, 16, 16, 4, 128)]
+    word = np.zeros(4, np.int32)
+    rows = []
+    halving = [1 << k for k in range(levels - 1, -1, -1)]
+    for label, counts in (("halving", halving), ("fixed first", [halving[0]] * levels),
+                          ("fixed 1", [1] * levels)):
+        samples = []
+        for run in range(rounds + 1):
+            for n in counts:
+                cl.enqueue_copy(session.queue, word, buffers[3]).wait()
+                cl.enqueue_copy(session.queue, buffers[2], word).wait()
+                global_size, local_size = session.global_size(n)
+                seconds = event_seconds(kernel(session.queue, global_size, local_size,
+                                               *buffers))
+                if run:
+                    samples.append(seconds * 1e6)
+        rows.append({"launches": label, **quantiles(samples)})
+        print(f"sizes {label:<12} " + show(rows[-1]), flush=True)
     return rows
 
 
@@ -164,6 +196,7 @@ def main() -> None:
     out: dict = {"cpu": cpu.info.describe(), "gpu": gpu.info.describe()}
     if not args.skip_idle:
         out["idle"] = idle(cpu, args.launches)
+    out["sizes"] = sizes(cpu, args.launches // 10)
     if args.output:
         Path(args.output).write_text(json.dumps(out, indent=1))
 

@@ -11,9 +11,13 @@ CPU edge weighs in the cost graph, whose time on P processors is about its work 
 - launch_s: a kernel's launch and join on the device as the backend launches them: three empty
   kernels of one work item taking the generated code's arguments (models/opencl/codegen.py's
   COMMON: the heap, the regions' bases, capacities and pointers, the error word and the slots),
-  in turn, each round after the host has copied 2^10 words into the heap, as the runner moves an
-  `on`'s inputs in before its kernels; the median of 300 launches. launch_after_16_s, _19_s and
-  _22_s: the same after copying 2^16, 2^19 and 2^22 words, which leave the caches cold (on the
+  in turn, each round after the host has copied 2^10 words into the heap, as the runner moves
+  an `on`'s inputs in before its kernels; the median of 300 launches (`launches_after`). For the
+  report only, the same with each kernel after the blocking one-word copies the runner makes
+  before every step: measured as the profile's launch on one H200 host (2026-11-27,
+  docs/validation/cpu-part-probe/), it made the CPU parts' predictions worse (median 31.2%
+  against 27.7%, p90 66.3% against 61.7%, on the same measurements), so it is not used.
+  launch_after_16_s, _19_s and _22_s: the same after copying 2^16, 2^19 and 2^22 words, which leave the caches cold (on the
   H200's host the median went from about 20 to about 39 µs: benchmarks/cpu_launch_probe.py);
   also, for the report only, the bare empty kernel of P items with one argument that launch_s
   was until 2026-11-27;
@@ -177,24 +181,36 @@ class CpuCalibration:
     processors: int
 
 
-def launches_after(session, words: int, rounds: int) -> list[float]:
+def launches_after(session, words: int, rounds: int, round_trips: bool = False) -> list[float]:
     """The event times of THREE_KERNELS' launches (one work item each, in turn) over `rounds`
     rounds, each round after copying `words` words into the heap, as the backend's runner moves
     an `on`'s inputs in before its kernels (`calibrate_cpu`'s launch_s is their median;
-    benchmarks/cpu_launch_probe.py prints their distribution)."""
+    benchmarks/cpu_launch_probe.py prints their distribution), back to back. With
+    `round_trips` (the calibration's report only), each kernel after the host's blocking
+    one-word copies that the runner makes before every step (`runner._run_once`: the error
+    word, a slot, a vector's length, the allocation pointers read, the capacities written)."""
     from models.opencl.runner import event_seconds
 
     cl = session.cl
+    queue = session.queue
     program = session.program(THREE_KERNELS)
     kernels = [session.kernel(program, f"step{k}") for k in range(3)]
     data = np.arange(words, dtype=np.int64)
     sizes = (8 * max(words, 1 << 10), 32, 16, 16, 4, 128)  # the COMMON arguments, in bytes
     buffers = [cl.Buffer(session.context, cl.mem_flags.READ_WRITE, size) for size in sizes]
+    heap, _, caps, aps, err, slots = buffers
+    flag, word, pointers = np.zeros(1, np.int32), np.zeros(1, np.int64), np.zeros(4, np.int32)
     samples = []
     for run in range(rounds + 1):
-        cl.enqueue_copy(session.queue, buffers[0], data).wait()
+        cl.enqueue_copy(queue, heap, data).wait()
         for kernel in kernels:
-            seconds = event_seconds(kernel(session.queue, (1,), None, *buffers))
+            if round_trips:
+                cl.enqueue_copy(queue, flag, err).wait()
+                cl.enqueue_copy(queue, word, slots).wait()
+                cl.enqueue_copy(queue, word, heap).wait()
+                cl.enqueue_copy(queue, pointers, aps).wait()
+                cl.enqueue_copy(queue, caps, pointers).wait()
+            seconds = event_seconds(kernel(queue, (1,), None, *buffers))
             if run:  # the first round compiles and warms up
                 samples.append(seconds)
     return samples
@@ -269,6 +285,13 @@ def calibrate_cpu(session, quick: bool = False, repeats: int = 7,
     for log_words, seconds in after.items():
         fits.append(Fit(f"CPU kernel launch, three kernels of one work item in turn with the "
                         f"backend's arguments, after copying 2^{log_words} words in",
+                        {"seconds": seconds, "launches": 3 * LAUNCH_ROUNDS},
+                        [(1 << log_words, seconds, seconds)]))
+    for log_words in (10, 22):  # the runner's step pattern (docs/validation/cpu-part-probe/)
+        seconds = statistics.median(launches_after(session, 1 << log_words, LAUNCH_ROUNDS,
+                                                   round_trips=True))
+        fits.append(Fit(f"CPU kernel launch, the same each after the runner's round trips, "
+                        f"after copying 2^{log_words} words in (report only)",
                         {"seconds": seconds, "launches": 3 * LAUNCH_ROUNDS},
                         [(1 << log_words, seconds, seconds)]))
     launch = after[10]
