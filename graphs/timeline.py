@@ -65,7 +65,11 @@ def build_timeline(graph: CostGraph, result: ScheduleResult,
         runs.append((firsts, lasts, which))
         last_name = -1  # the name id of the last run; -1 after a device box (never joined)
         last_end: float = 0
-        for task, (start, end, e) in enumerate(tasks.run(processor)):
+        times, weights = tasks.times, tasks.weights
+        # `Tasks.run` written out: a start and an end per task, as the simulation added them.
+        for task, (instant, e) in enumerate(zip(tasks.instants[processor],
+                                                tasks.edges[processor], strict=True)):
+            start = times[instant]
             kind: EdgeKind = edge_kind[e]
             span = edge_span[e]
             if kind is _DEVICE_BOX:
@@ -79,6 +83,7 @@ def build_timeline(graph: CostGraph, result: ScheduleResult,
                 device.append(_device_run(info, number, start, location))
                 last_name = -1
                 continue
+            end = start + weights[e]
             label = labels.get((id(span), id(kind)))
             if label is None:
                 text = describe(span) if describe is not None and span is not None else ""
