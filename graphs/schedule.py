@@ -130,6 +130,45 @@ class Tasks:
         return [[end for _, end, _ in self.run(p)] for p in range(len(self.edges))]
 
 
+class SpaceTrace(Sequence[tuple[int, float, int, int]]):
+    """`ScheduleResult.space_trace`: (step index, time, CPU words, GPU words) entries, kept as
+    typed arrays (24 bytes an entry, where a tuple of four numbers costs about 120: a
+    million-node schedule changes its space at a few hundred thousand instants), each time as
+    its instant's index into the simulation's clock (`Tasks.times`). Reads as a sequence of
+    tuples, equal to any sequence of the same tuples."""
+
+    __slots__ = ("steps", "instants", "cpu", "gpu", "times")
+
+    def __init__(self, times: list[float]) -> None:
+        self.steps: array[int] = array(NUMBER)
+        self.instants: array[int] = array(NUMBER)
+        self.cpu: array[int] = array("q")
+        self.gpu: array[int] = array("q")
+        self.times = times
+
+    def append(self, step: int, instant: int, cpu: int, gpu: int) -> None:
+        self.steps.append(step)
+        self.instants.append(instant)
+        self.cpu.append(cpu)
+        self.gpu.append(gpu)
+
+    def __len__(self) -> int:
+        return len(self.steps)
+
+    def __getitem__(self, index):  # type: ignore[override]
+        if isinstance(index, slice):
+            return tuple(self[i] for i in range(*index.indices(len(self))))
+        return (self.steps[index], self.times[self.instants[index]], self.cpu[index],
+                self.gpu[index])
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, Sequence):
+            return NotImplemented
+        return len(self) == len(other) and all(a == b for a, b in zip(self, other, strict=True))
+
+    __hash__ = None  # type: ignore[assignment]
+
+
 @dataclass(frozen=True, slots=True)
 class ScheduleResult:
     """A CPU schedule ⊴ of a cost graph on `procs` processors and what it costs.
@@ -157,7 +196,7 @@ class ScheduleResult:
     peak_space_gpu: int
     peak_space: int
     tasks: Tasks | None
-    space_trace: tuple[tuple[int, float, int, int], ...] = ()
+    space_trace: Sequence[tuple[int, float, int, int]] = ()
     step_count: int = 0
 
     @property
@@ -493,10 +532,10 @@ class _Simulation:
         self.steps: list[Step] = []
         self.stepped_at: float = 0  # the time of the latest step
         # Per processor, in the order they start (ScheduleResult.tasks).
-        self.task_instants: list[array[int]] = [array("q") for _ in range(procs)]
+        self.task_instants: list[array[int]] = [array(NUMBER) for _ in range(procs)]
         self.task_edges: list[array[int]] = [array(NUMBER) for _ in range(procs)]
         self.times: list[float] = []  # each instant's time, while recording (Tasks.times)
-        self.space_trace: list[tuple[int, float, int, int]] = []
+        self.space_trace = SpaceTrace(self.times)
         self.traced = (0, 0)  # the space of the last entry of space_trace
         self.now: float = 0  # the instant being simulated
 
@@ -601,7 +640,7 @@ class _Simulation:
             peak_space=self.peak_total,
             tasks=Tasks(self.task_instants, self.task_edges, times, weight, sources, target)
             if record else None,
-            space_trace=tuple(self.space_trace),
+            space_trace=self.space_trace if record else (),
             step_count=self.step_count,
         )
 
@@ -767,4 +806,6 @@ class _Simulation:
         if (self.space_cpu, self.space_gpu) == self.traced:
             return
         self.traced = (self.space_cpu, self.space_gpu)
-        self.space_trace.append((max(0, self.step_count - 1), time, *self.traced))
+        # `time` is the instant's, the last of `times` (`run` appends each instant's first).
+        self.space_trace.append(max(0, self.step_count - 1), len(self.times) - 1,
+                                self.space_cpu, self.space_gpu)

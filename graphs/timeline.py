@@ -139,22 +139,31 @@ def space_samples(result: ScheduleResult, limit: int = MAX_SPACE_SAMPLES) -> lis
     changes (eq. 8; `ScheduleResult.space_trace`), from 0 words at time 0 to the end: at most
     `limit` of them. Past it, each window keeps its instant of largest total space, so that the
     maxima plotted are eq. 9's peaks."""
-    trace = [(0, 0.0, 0, 0), *result.space_trace]
-    end = (max(0, result.step_count - 1), result.time, *trace[-1][2:])
-    if trace[-1][:2] != end[:2]:
-        trace.append(end)
+    recorded = result.space_trace
+    last = recorded[-1] if len(recorded) else (0, 0.0, 0, 0)
+    end = (max(0, result.step_count - 1), result.time, *last[2:])
+    ends = last[:2] != end[:2]
+    count = 1 + len(recorded) + ends  # 0 words at time 0, the recorded entries, the end
+
+    def entry(i: int) -> tuple:
+        """The i-th of the trace from 0 words at time 0 to the end (read, not copied: a large
+        schedule records hundreds of thousands of entries)."""
+        if i == 0:
+            return (0, 0.0, 0, 0)
+        return recorded[i - 1] if i <= len(recorded) else end
+
     chosen: range | list[int]
-    if len(trace) <= limit:
-        chosen = range(len(trace))
+    if count <= limit:
+        chosen = range(count)
     else:
-        size = math.ceil(len(trace) / limit)
+        size = math.ceil(count / limit)
         chosen = []
-        for first in range(0, len(trace), size):
-            window = range(first, min(first + size, len(trace)))
-            chosen.append(max(window, key=lambda i: trace[i][2] + trace[i][3]))
-        if chosen[-1] != len(trace) - 1:
-            chosen.append(len(trace) - 1)
-    return [list(trace[i]) for i in chosen]
+        for first in range(0, count, size):
+            window = range(first, min(first + size, count))
+            chosen.append(max(window, key=lambda i: sum(entry(i)[2:])))
+        if chosen[-1] != count - 1:
+            chosen.append(count - 1)
+    return [list(entry(i)) for i in chosen]
 
 
 def _coarsen(track: Iterable[list[Any]], window: float, across_gaps: bool) -> list[list[Any]]:
