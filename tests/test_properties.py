@@ -173,3 +173,44 @@ def test_theorem_4_4_merge_conflict_freedom(program, rules):
     else:
         event("paper: a merge whose both sides grew raised" if raised else
               "paper: every merge held")
+
+
+# -- the longest path in doubles equals the one in Python numbers -------------------------------
+
+
+@st.composite
+def weighted_dags(draw):
+    """A DAG on nodes 0..n-1 (edges from lower to higher numbers, no two between one pair), its
+    edges (u, v, weight) with int and float weights, ties among them likely."""
+    n = draw(st.integers(1, 12))
+    pairs = [(u, v) for u in range(n) for v in range(u + 1, n)]
+    chosen = draw(st.lists(st.sampled_from(pairs), unique=True, max_size=len(pairs))) if pairs else []
+    weight = st.one_of(st.integers(0, 5), st.sampled_from([0.5, 0.75, 1.0, 2.0, 1e-9, 3.25]),
+                       st.integers(2**40, 2**41))
+    return n, [(u, v, draw(weight)) for u, v in chosen]
+
+
+@PROPERTY_SETTINGS
+@given(weighted_dags())
+def test_the_longest_path_in_doubles_is_the_one_in_python_numbers(dag):
+    from array import array
+
+    from graphs.costgraph import NUMBER, _longest_path, _longest_path_objects
+
+    n, edges = dag
+    start = [0] * (n + 1)
+    in_degree = [0] * n
+    for u, v, _ in edges:
+        start[u + 1] += 1
+        in_degree[v] += 1
+    for u in range(n):
+        start[u + 1] += start[u]
+    order = sorted(range(len(edges)), key=lambda e: edges[e][0])  # stable: by source
+    targets, weights = [v for _, v, _ in edges], [w for _, _, w in edges]
+    fast_best, slow_best = array(NUMBER, [-1]) * n, array(NUMBER, [-1]) * n
+    fast = _longest_path(range(n), order, start, list(in_degree), targets, weights, fast_best)
+    queue = array(NUMBER, [u for u in range(n) if not in_degree[u]])
+    slow = _longest_path_objects(queue, order, start, list(in_degree), targets, weights,
+                                 slow_best, queue[0])
+    assert fast == slow and type(fast[0]) is type(slow[0])
+    assert fast_best == slow_best
