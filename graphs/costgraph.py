@@ -587,21 +587,22 @@ def _longest_path(nodes, order: Sequence[int], start: Sequence[int], in_degree: 
     # reads on while it grows, as a list's does.
     queue = array(NUMBER, [u for u in nodes if not in_degree[u]])
     end = queue[0] if queue else -1
-    if sum(weight) >= EXACT_IN_DOUBLES:
-        return _longest_path_objects(queue, order, start, in_degree, target, weight, best_edge,
-                                     end)
     # Each node's best length as a double (8 bytes, where a float object and its slot cost 32),
     # with a flag for whether Python would hold it as an int: where every weight on its best
     # path is one. Below EXACT_IN_DOUBLES every sum and comparison of these numbers is exact in
-    # doubles, so the lengths, the ties and the result's type are `_longest_path_objects`'s.
-    best = array("d", [-1.0]) * count  # -1: not reached yet (every length is >= 0)
+    # doubles, so the lengths, the ties and the result's type are those of Python numbers,
+    # which hold the lengths above it (a list, ints of any size).
+    doubles = sum(weight) < EXACT_IN_DOUBLES
+    best: MutableSequence[float] = (array("d", [-1.0]) * count if doubles
+                                    else [-1] * count)  # -1: not reached (lengths are >= 0)
+    zero = 0.0 if doubles else 0
     whole = bytearray(count)  # 1 where the best length is an int
-    result: float = 0.0
+    result: float = zero
     result_whole = False
     for node in queue:  # the queue grows while it is read
         here = best[node]
         if here < 0:
-            here, here_whole = 0.0, True
+            here, here_whole = zero, True
         else:
             here_whole = whole[node] == 1
         if here > result:
@@ -622,38 +623,10 @@ def _longest_path(nodes, order: Sequence[int], start: Sequence[int], in_degree: 
             in_degree[child] -= 1
             if not in_degree[child]:
                 queue.append(child)
-    return (int(result) if result_whole else result), end
+    if result_whole:
+        return int(result), end
+    return (result if doubles or result else 0.0), end
 
 
 EXACT_IN_DOUBLES = 2**53
 """Below this total weight every path length, int or float, is a double exactly (`_longest_path`)."""
-
-
-def _longest_path_objects(queue: array[int], order: Sequence[int], start: Sequence[int],
-                          in_degree: MutableSequence[int], target: Sequence[int],
-                          weight: list[float], best_edge: array[int] | None,
-                          end: int) -> tuple[float, int]:
-    """`_longest_path` with each node's length a Python number (ints of any size)."""
-    best: list[float | None] = [None] * (len(start) - 1)
-    result = 0.0
-    for node in queue:  # the queue grows while it is read
-        here = best[node]
-        if here is None:
-            here = 0
-        if here > result:
-            result = here
-            end = node
-        for e in order[start[node]:start[node + 1]]:
-            child = target[e]
-            candidate = here + weight[e]
-            known = best[child]
-            if candidate > (-1 if known is None else known):
-                best[child] = candidate
-                if best_edge is not None:
-                    best_edge[child] = e
-            elif best_edge is not None and candidate == known and e < best_edge[child]:
-                best_edge[child] = e
-            in_degree[child] -= 1
-            if not in_degree[child]:
-                queue.append(child)
-    return result, end
