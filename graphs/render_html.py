@@ -151,6 +151,11 @@ class HtmlRenderer:
         figures = [drawn[name] if name in drawn else self.figure(result, name)
                    for name in FIGURES]
         notes = "".join(f'<p class="note">{escape(note)}</p>' for note in self.extras.notes)
+        if result.timeline is None and result.cost_graph is None:
+            # A profile saved as JSON without them (`profile --format json` leaves them out).
+            notes += ('<p class="note">This profile carries no timeline and no cost graph: '
+                      'save it with <code>hetprof profile --format json --pictures</code> to '
+                      'draw them here.</p>')
         return "\n".join(figure for figure in figures if figure) + notes
 
 

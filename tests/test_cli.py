@@ -329,6 +329,12 @@ def test_json_carries_the_pictures_only_when_asked(tmp_path):
         assert drawn.returncode == 2 and "--pictures" in drawn.stderr, drawn.stderr
         assert "Traceback" not in drawn.stderr
         assert hetprof("profile", "--load", str(pictured), "--format", fmt).returncode == 0
+    # The page of a profile saved without them says how to have them.
+    page = tmp_path / "plain.html"
+    assert hetprof("report", "--load", str(plain), "-o", str(page)).returncode == 0
+    assert "carries no timeline and no cost graph" in page.read_text()
+    assert hetprof("report", "--load", str(pictured), "-o", str(page)).returncode == 0
+    assert "carries no timeline" not in page.read_text()
 
 
 @pytest.mark.parametrize(("content", "message"), [
