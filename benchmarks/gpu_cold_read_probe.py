@@ -34,6 +34,8 @@ SIZES = (1 << 16, 1 << 20, 1 << 23, 1 << 25)  # bytes: 64 KiB, 1 MiB, 8 MiB, 32 
 FRESH_SIZES = (1 << 15, 1 << 20, 1 << 25, 1 << 28)  # 32 KiB .. 256 MiB
 GRID_SPACINGS = tuple(1 << k for k in range(16, 26, 1))  # 64 KiB .. 32 MiB
 GRID_COUNTS = (1, 8, 32)
+PAGE_SPACINGS = (1 << 21, 1 << 23, 1 << 25)  # 2, 8, 32 MiB
+PAGE_COUNTS = (1, 2, 4, 8, 16, 32, 64)
 SPREAD = """
 __kernel void spread(__global const long* restrict data, __global long* restrict out,
                      const long step) {
@@ -52,6 +54,9 @@ def main() -> None:
     parser.add_argument("--grid", action="store_true",
                         help="also the spread reads at spacings of 64 KiB to 32 MiB, 1, 8 and 32 "
                         "of them")
+    parser.add_argument("--pages", action="store_true",
+                        help="also reads of 1 to 64 distinct pages 2, 8 and 32 MiB apart, cold "
+                        "and in a second kernel")
     args = parser.parse_args()
     session = DeviceSession(select_device(args.device))
     cl, context, queue = session.cl, session.context, session.queue
@@ -118,6 +123,27 @@ def main() -> None:
                 row.append(f"{count:>2} reads {(statistics.median(samples) - launch) * 1e6:6.2f} µs")
             print(f"spacing {spacing // 1024:>6} KiB: " + ", ".join(row)
                   + " (less an empty kernel)")
+    if args.pages:
+        # Reads of 1 to 64 distinct pages (one read each, `spacing` apart; the buffer exactly
+        # that span), by one work group, right after the buffer was copied in ("cold") and in a
+        # second kernel at once ("again"): whether a walk's cost is per page, how walks
+        # overlap, and whether a kernel finds the pages an earlier one touched.
+        for spacing in PAGE_SPACINGS:
+            for count in PAGE_COUNTS:
+                words = spacing * count // 8
+                data = np.zeros(words, dtype=np.int64)
+                buffer = cl.Buffer(context, cl.mem_flags.READ_WRITE, data.nbytes)
+                cold, again = [], []
+                for _ in range(RUNS):
+                    cl.enqueue_copy(queue, buffer, data).wait()
+                    for samples in (cold, again):
+                        samples.append(event_seconds(spread_kernel(
+                            queue, (count,), (count,), buffer, out, np.int64(spacing // 8))))
+                buffer.release()
+                print(f"pages spacing {spacing >> 20:>3} MiB, {count:>2} pages: cold "
+                      f"{(statistics.median(cold) - launch) * 1e6:6.2f} µs, again "
+                      f"{(statistics.median(again) - launch) * 1e6:6.2f} µs (less an empty "
+                      "kernel)", flush=True)
     if args.profile:
         gpu = load_profile(args.profile).gpu
         unit = gpu.seconds_per_unit * 1e9
