@@ -583,7 +583,7 @@ def _longest_path(nodes, order: Sequence[int], start: Sequence[int], in_degree: 
     `dag_longest_path` takes the first of a node's predecessors, in the order their edges were
     added; the lengths compared are equal numbers whichever of them is kept."""
     count = len(start) - 1
-    # A typed array: a node's number is stored, not boxed (8 bytes a node, not 40); its iterator
+    # A typed array: a node's number is stored, not boxed (4 bytes a node, not 40); its iterator
     # reads on while it grows, as a list's does.
     queue = array(NUMBER, [u for u in nodes if not in_degree[u]])
     end = queue[0] if queue else -1

@@ -119,16 +119,6 @@ class Tasks:
             start = times[instant]
             yield start, start + weights[edge], edge
 
-    @property
-    def starts(self) -> list[list[float]]:
-        """Each processor's tasks' starts (lists made on each call)."""
-        return [[start for start, _, _ in self.run(p)] for p in range(len(self.edges))]
-
-    @property
-    def ends(self) -> list[list[float]]:
-        """Each processor's tasks' ends (lists made on each call)."""
-        return [[end for _, end, _ in self.run(p)] for p in range(len(self.edges))]
-
 
 class SpaceTrace(Sequence[tuple[int, float, int, int]]):
     """`ScheduleResult.space_trace`: (step index, time, CPU words, GPU words) entries, kept as
