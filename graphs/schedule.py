@@ -421,8 +421,14 @@ class _GraphIndex:
         self.order = adjacency.order
         self.start = adjacency.start
         self.in_degree = adjacency.in_degree
+        # Each node's space change as (CPU words, GPU words), None for none: one shared tuple for
+        # each distinct change (a few kinds of allocation make them all; a tuple a node cost 64
+        # bytes, about 300 MB at a million-element program).
+        by_space: dict[SpaceChanges, tuple[int, int] | None] = {}
         self.node_space: list[tuple[int, int] | None] = [
-            _by_world(space) if space else None for space in graph.node_space
+            (by_space[space] if space in by_space
+             else by_space.setdefault(space, _by_world(space))) if space else None
+            for space in graph.node_space
         ]
         self.source_of = graph.edge_source
         self.target = graph.edge_target
