@@ -91,8 +91,8 @@ MAX_GRAPH_SIZE = 10**9
 numbers (about 1.2 edges a node) stay below 2^31 (`NUMBER`)."""
 
 
-def _fork_tree(branches: list[Sub], low: int, high: int, forks: Iterator[int], ends: list[int],
-               starts: list[int]) -> Sub:
+def _fork_tree(branches: list[Sub], low: int, high: int, forks: Iterator[int], ends: array[int],
+               starts: array[int]) -> Sub:
     """`CostGraph.par_all`'s balanced tree over branches[low:high]: each fork's and join's edges
     appended to `ends` and `starts`, the subtrees' first. A function of the module, not a closure
     of par_all: a recursive closure is a reference cycle, which kept the lists (and every branch)
@@ -342,8 +342,9 @@ class CostGraph:
             return self.par(left, right, weight, span, centres)
         if weight < 0:
             raise ValueError(f"negative edge weight {weight}")
-        ends: list[int] = []  # fork, left sink, fork, right sink, ... in the order `par` adds them
-        starts: list[int] = []  # left source, join, right source, join, ...
+        # Typed arrays, not lists: a parmap of a million elements makes four million of each.
+        ends = array(NUMBER)  # fork, left sink, fork, right sink, ... in the order `par` adds them
+        starts = array(NUMBER)  # left source, join, right source, join, ...
         forks = iter(range(len(self.node_kind), len(self.node_kind) + 2 * len(branches), 2))
         whole = _fork_tree(branches, 0, len(branches), forks, ends, starts)  # type: ignore[arg-type]
         pairs = len(branches) - 1  # binary ⊗s
