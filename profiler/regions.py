@@ -196,7 +196,15 @@ def merge(cpu: Region, gpu: Region, span: Span, base: int | None = None) -> Merg
     graphs.semantics.explicit, `_Branches`). Such a merge raises an EvaluationError.
     """
     cpu_values, gpu_values = cpu.values, gpu.values
-    for offset in cpu_values.keys() & gpu_values.keys():
+    # Mostly the GPU copy's offsets begin with the CPU region's, in its order, holding the very
+    # values it was pushed with (the CPU side did not change while the copy existed): then
+    # v1 ∪ v1' is the copy's own table, in the same order, and is taken without a copy (the
+    # copy is dropped after the merge). Anything else, or a value that differs, is checked as
+    # below, which reports the conflict.
+    prefix = len(cpu_values) <= len(gpu_values) and all(
+        c == g and (cv is gv or cv == gv)
+        for (c, cv), (g, gv) in zip(cpu_values.items(), gpu_values.items(), strict=False))
+    for offset in () if prefix else cpu_values.keys() & gpu_values.keys():
         # The GPU copy holds the very values it was pushed with, so most pairs are one object.
         cpu_value, gpu_value = cpu_values[offset], gpu_values[offset]
         if cpu_value is not gpu_value and cpu_value != gpu_value:
@@ -213,5 +221,6 @@ def merge(cpu: Region, gpu: Region, span: Span, base: int | None = None) -> Merg
                                   "collides; Def. 4.3 relocates nothing)", span, "Theorem 4.4")
     new_words = max(0, gpu.ap - start)
     merged = Region(cpu.name, cpu.label, max(cpu.ap, gpu.ap), max(cpu.size, gpu.size),
-                    cpu.refcnt, {**cpu.values, **gpu.values}, World.CPU)
+                    cpu.refcnt, gpu_values if prefix else {**cpu_values, **gpu_values},
+                    World.CPU)
     return MergeResult(merged, new_words)
