@@ -421,15 +421,24 @@ class _GraphIndex:
         self.order = adjacency.order
         self.start = adjacency.start
         self.in_degree = adjacency.in_degree
-        # Each node's space change as (CPU words, GPU words), None for none: one shared tuple for
-        # each distinct change (a few kinds of allocation make them all; a tuple a node cost 64
-        # bytes, about 300 MB at a million-element program).
-        by_space: dict[SpaceChanges, tuple[int, int] | None] = {}
-        self.node_space: list[tuple[int, int] | None] = [
-            (by_space[space] if space in by_space
-             else by_space.setdefault(space, _by_world(space))) if space else None
-            for space in graph.node_space
-        ]
+        # Each node's space change as a number into `space_changes` ((CPU words, GPU words);
+        # 0 for none): a byte a node while there are fewer than 256 different changes (a few
+        # kinds of allocation make them all), else 4 bytes; a list would cost 8 bytes a node.
+        self.space_changes: list[tuple[int, int]] = [(0, 0)]
+        number_of: dict[SpaceChanges, int] = {}
+        numbers: bytearray | array[int] = bytearray(self.count)
+        for node, space in enumerate(graph.node_space):
+            if space:
+                number = number_of.get(space)
+                if number is None:
+                    change = _by_world(space)
+                    number = number_of[space] = len(self.space_changes) if change else 0
+                    if change:
+                        self.space_changes.append(change)
+                    if number > 255 and isinstance(numbers, bytearray):
+                        numbers = array("I", iter(numbers))  # the bytes' values, not their bytes
+                numbers[node] = number
+        self.node_space: Sequence[int] = numbers
         self.source_of = graph.edge_source
         self.target = graph.edge_target
         self.weight = graph.edge_weight
@@ -584,7 +593,7 @@ class _Simulation:
                     continue
                 first = start[node]
                 if (start[node + 1] - first == 1 and not stealing and weight[order[first]] > 0
-                        and node_space[node] is None):
+                        and not node_space[node]):
                     # What `reach` and `make_ready` do for most nodes: one out-edge, of positive
                     # weight, and no space change.
                     step_nodes.append(node)
@@ -651,8 +660,8 @@ class _Simulation:
         step_nodes = self.step_nodes
         enabled: list[int] = []
         step_nodes.append(node)  # enter(node), written out
-        change = node_space[node]
-        if change is not None:
+        if node_space[node]:
+            change = index.space_changes[node_space[node]]
             self.space_cpu += change[0]
             self.space_gpu += change[1]
         first, last = start[node], start[node + 1]
@@ -676,8 +685,8 @@ class _Simulation:
             remaining[node] -= 1
             if remaining[node] == 0:
                 step_nodes.append(node)
-                change = node_space[node]
-                if change is not None:
+                if node_space[node]:
+                    change = index.space_changes[node_space[node]]
                     self.space_cpu += change[0]
                     self.space_gpu += change[1]
                 stack.extend(reversed(order[start[node]:start[node + 1]]))
@@ -686,8 +695,9 @@ class _Simulation:
     def enter(self, node: int) -> None:
         """Mark `node` reached now, applying its space changes (eq. 8)."""
         self.step_nodes.append(node)
-        change = self.index.node_space[node]
-        if change is not None:
+        number = self.index.node_space[node]
+        if number:
+            change = self.index.space_changes[number]
             self.space_cpu += change[0]
             self.space_gpu += change[1]
 

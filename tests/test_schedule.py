@@ -451,3 +451,21 @@ def test_schedule_times_of_the_examples_are_the_schedules_times(policy: Policy, 
 def test_schedule_times_need_a_processor():
     with pytest.raises(ValueError, match="at least one processor"):
         schedule_times(binary_tree(2), [2, 0], "1df")
+
+
+@pytest.mark.parametrize("policy", ALL_POLICIES)
+@pytest.mark.parametrize("kinds", [3, 300])  # fewer and more than a byte's numbers
+def test_many_different_space_changes_are_kept_apart(policy, kinds):
+    """A chain whose node i allocates i words on the CPU and frees them again at the end: the
+    peak is the sum, whatever the number of different changes the index numbers."""
+    graph = CostGraph()
+    current = graph.node()
+    for words in range(1, kinds + 1):
+        current = graph.step(current, 1, EdgeKind.OP, NodeKind.POINT,
+                             space=((World.CPU, words),))
+    total = kinds * (kinds + 1) // 2
+    current = graph.step(current, 1, EdgeKind.OP, NodeKind.POINT, space=((World.CPU, -total),))
+    graph.finish(current)
+    result = schedule(graph, 2, policy)
+    assert result.peak_space == result.peak_space_cpu == total
+    assert result.steps[-1].space == 0
