@@ -39,7 +39,6 @@ PICTURE_FORMATS = ("dot", "trace", "html")
 """The formats that draw the schedule's timeline and the cost graph's summary; JSON carries them
 only with `--pictures` (what `--load` needs to draw them later), CSV and text never: a format
 computes only what it writes (issue 20)."""
-"""The formats that write the cost-graph picture or the timeline (the others skip computing them)."""
 
 
 def run_program(args: argparse.Namespace, holder: SourceHolder,

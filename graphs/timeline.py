@@ -22,7 +22,7 @@ from array import array
 from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
-from graphs.costgraph import CostGraph, DeviceBoxInfo, EdgeKind
+from graphs.costgraph import NUMBER, CostGraph, DeviceBoxInfo, EdgeKind
 from graphs.schedule import ScheduleResult
 from profiler.syntax import Span
 
@@ -47,7 +47,7 @@ def build_timeline(graph: CostGraph, result: ScheduleResult,
     """
     edge_kind, edge_span = graph.edge_kind, graph.edge_span
     # Each processor's runs of tasks that follow each other without idle time under one name,
-    # kept as the numbers of their first and last task and their label, in typed arrays (24
+    # kept as the numbers of their first and last task and their label, in typed arrays (12
     # bytes a run: a million-task schedule's runs as lists cost about 170 MB), and made into
     # [start, end, name, kind, location, tasks] lists only as they are written or coarsened.
     # Labels are found by the ids of span and kind: enums hash slowly, and the evaluator shares
@@ -61,7 +61,7 @@ def build_timeline(graph: CostGraph, result: ScheduleResult,
     tasks = result.tasks
     for processor in range(len(tasks.edges) if tasks is not None else 0):
         assert tasks is not None
-        firsts, lasts, which = array("q"), array("q"), array("q")
+        firsts, lasts, which = array(NUMBER), array(NUMBER), array(NUMBER)
         runs.append((firsts, lasts, which))
         last_name = -1  # the name id of the last run; -1 after a device box (never joined)
         last_end: float = 0
