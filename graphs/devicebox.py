@@ -363,6 +363,7 @@ class PhaseCost:
     group_times: list[float] = field(default_factory=list)
     round_times: list[float] = field(default_factory=list)
     launch: float = 0.0  # the launch overhead included in `time`
+    walk: float = 0.0  # the cache mode's page walks after the heap's copy, included in `time`
     groups_at_once: int = 1  # work groups resident at once: the size of a round
     traffic: Traffic | None = None  # a stateful (cache) model's memory traffic, summed
     bound: str = ""  # a stateful model's largest term: "latency", "DRAM bandwidth", ...
@@ -437,7 +438,30 @@ def build_device_box(body: GSub | None, model: GpuModel, parameters: GpuParamete
     moved = _lockstep_layout(phases, parameters.warp_width)
     for phase in phases:
         box.phases.append(phase_cost(phase, model, parameters, moved))
+    walk = box_walk(box.phases, model)
+    if walk:
+        first = next(c for c in box.phases if phase_launches(c))
+        first.time += walk
+        first.walk = walk
     return box
+
+
+def phase_launches(cost: PhaseCost) -> bool:
+    """Whether a priced phase is a kernel launch of its own (`launches_kernel`): a parallel
+    phase with threads, or serial code whose counts have a launch."""
+    if cost.parallel:
+        return cost.threads > 0
+    return cost.counts is not None and cost.counts.launches > 0
+
+
+def box_walk(costs, model: GpuModel) -> float:
+    """The page walks a device box pays once, with its first kernel (the cache mode's `walk`
+    for the box's heap, models/gpu_cache.py): 0 for another model or a box that launches no
+    kernel."""
+    walk = getattr(model, "walk", 0.0)
+    if not walk or not any(map(phase_launches, costs)):
+        return 0.0
+    return walk
 
 
 FRESH = 1 << 60  # device addresses of words allocated inside a kernel

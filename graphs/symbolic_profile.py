@@ -37,6 +37,7 @@ from graphs.devicebox import (
     Phase,
     PhaseCost,
     box_model,
+    box_walk,
     group_time,
     phase_cost,
     staging_items,
@@ -191,13 +192,15 @@ class SymbolicProfile:
         conflicts = threads = groups = rounds = 0
         degree = 1
         model = self._box_model(box, subs)
-        for _, _, cost in self._priced_phases(box, subs, model):
+        costs = [cost for _, _, cost in self._priced_phases(box, subs, model)]
+        for cost in costs:
             total += cost.time
             conflicts += cost.conflicts
             threads = max(threads, cost.threads)
             groups += cost.work_groups
             rounds += cost.rounds
             degree = max(degree, cost.conflict_degree_max)
+        total += box_walk(costs, model)  # with the first kernel, as build_device_box adds it
         return KernelPrice(total, conflicts, threads, groups, rounds, degree)
 
     def _box_model(self, box, subs: dict):
@@ -446,7 +449,11 @@ class SymbolicProfile:
         size = p.work_group_size
         resident = max(1, p.threads_at_once // size)
         model = self._box_model(box, subs)
-        for template, local_subs, cost in self._priced_phases(box, subs, model, True):
+        priced = list(self._priced_phases(box, subs, model, True))
+        # The page walks after the heap's copy (build_device_box), at `values`' heap, as the
+        # cache mode's choice of L2 or DRAM is made at `values`.
+        total += _tidy_number(box_walk([cost for _, _, cost in priced], model))
+        for template, local_subs, cost in priced:
             count = _given(template.count, local_subs) if local_subs else sp.sympify(template.count)
             if not template.parallel or not count.free_symbols:
                 total += _tidy_number(cost.time)

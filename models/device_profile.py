@@ -30,7 +30,8 @@ Schema (all numbers finite, non-negative and at most 10^15; see docs/device-prof
               the cache mode's (models/gpu_cache.py): "l1_latency", "l2_latency",
               "atomic_latency", "warp_atomic_latency", "sector_bytes", "line_bytes", "line_time", "l1_bytes", "l2_bytes",
               "threads_per_compute_unit",
-              "l2_bytes_per_s" (0 = no L2 ceiling)},
+              "l2_bytes_per_s" (0 = no L2 ceiling), "walk_16", "_21", "_24", "_26", "_27",
+              "_28", "_30" (the first kernel after a copy of a 2^k-byte heap: its page walks)},
       "allocation": {"latency": Δa(0), "per_word": slope of Δa(n)},
       "transfer": {"host_to_device": {"latency": .., "words_per_unit": .., "pieces": [..]},
                    "device_to_host": {...}},
@@ -57,6 +58,7 @@ from typing import Any
 from profiler.errors import ProfileError
 
 GPU_MODES = ("paper", "dmm", "cache")
+WALK_BYTES = (16, 21, 24, 26, 27, 28, 30)  # log2 of the heaps whose page walks are measured
 RULES = ("calibrated", "paper")
 MAX_PARAMETER = 1e15
 """The largest number a profile (or a command-line model option) may give a parameter: costs are
@@ -154,6 +156,17 @@ class GpuParameters:
     l2_bytes: int = 4 << 20
     threads_per_compute_unit: int = 2048
     l2_bytes_per_s: float = 0.0  # 0 = not calibrated: no L2 ceiling
+    # Address translation (models/gpu_cache.py's `page_walk`): what the first kernel after the
+    # host copied a heap of 2^k bytes in pays beyond the same kernel run again, one warp's reads
+    # spread evenly over the heap (models/opencl/calibrate_cache.py's `measure_page_walks`), for
+    # k in WALK_BYTES; all 0: not measured, no walk charged.
+    walk_16: float = 0.0
+    walk_21: float = 0.0
+    walk_24: float = 0.0
+    walk_26: float = 0.0
+    walk_27: float = 0.0
+    walk_28: float = 0.0
+    walk_30: float = 0.0
 
     @property
     def unit_seconds(self) -> float:

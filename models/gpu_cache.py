@@ -41,6 +41,15 @@ latency, not the DRAM's. This mode prices a work group's lock-step steps with th
   pipeline (k requests take k + l - 1) with lines for address groups and the latency of the level
   that served them for l. A warp step's own latency is its slowest thread's (lock-step).
 
+- **Address translation.** The first kernel after the host copied an `on`'s heap in finds the
+  GPU's translations of its pages cold and pays page walks that grow with the heap's span (on the
+  H200, 2026-11-27: about 1-5 µs up to 128 MiB and 12-17 µs from 256 MiB, and nothing in a
+  second kernel over the same buffer; `benchmarks/gpu_cold_read_probe.py --pages`). A device box
+  that launches a kernel is charged `page_walk` of its heap once: the walk measured after a copy
+  of that many bytes (`walk_16` ... `walk_30`, one warp's reads spread over the heap, less the
+  same kernel again), not per page, since the probe found the span, not the page count, decides
+  it.
+
 A kernel cannot move bytes faster than the card does, however its warps overlap, nor bump one
 allocation pointer faster than the L2's atomic unit serialises them. `kernel_time` takes the
 largest of: the rounds' lock-step time (latency), the DRAM bytes over `dram_bytes_per_s`, the
@@ -52,15 +61,35 @@ when they share it (then the L2 serves the repeats, and the L2 ceiling is the on
 
 from __future__ import annotations
 
+import itertools
+import math
 from collections import OrderedDict
 from dataclasses import dataclass, field, replace
 
 from models.base import AccessKind, GpuModel, MemoryAccess, Space, StepCost
-from models.device_profile import GpuParameters
+from models.device_profile import WALK_BYTES, GpuParameters
 from models.dmm import conflict_degree
 from models.gpu_paper import count_sharing
 
 _READ, _WRITE, _GLOBAL, _LOCAL = AccessKind.READ, AccessKind.WRITE, Space.GLOBAL, Space.LOCAL
+
+
+def page_walk(p: GpuParameters, heap_bytes: float) -> float:
+    """The page walks of the first kernel after a copy of a `heap_bytes` heap, in model units:
+    the profile's walks (`walk_16` ... `walk_30`, after copies of 2^k bytes, k in WALK_BYTES)
+    interpolated linearly in log2 of the bytes and held at the ends; 0 where none was measured
+    or the heap is empty."""
+    points = [getattr(p, f"walk_{k}") for k in WALK_BYTES]
+    if heap_bytes <= 0 or not any(points):
+        return 0.0
+    at = math.log2(heap_bytes)
+    if at <= WALK_BYTES[0]:
+        return points[0]
+    for (low, high), (a, b) in zip(itertools.pairwise(WALK_BYTES), itertools.pairwise(points),
+                                   strict=True):
+        if at <= high:
+            return a + (b - a) * (at - low) / (high - low)
+    return points[-1]
 
 
 @dataclass(slots=True)
@@ -141,6 +170,12 @@ class CacheGpu(GpuModel):
         allocates) holds `words` words: an L1 miss finds its line in the L2 as often as the L2
         holds the heap (`miss_latency`)."""
         return replace(self, heap_bytes=max(0, int(words)) * self.word_bytes)
+
+    @property
+    def walk(self) -> float:
+        """The page walks the device box's first kernel pays after its heap was copied in
+        (`page_walk`), in model units."""
+        return page_walk(self.parameters, self.heap_bytes)
 
     @property
     def miss_latency(self) -> float:

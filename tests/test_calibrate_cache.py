@@ -66,6 +66,10 @@ def test_the_microbenchmarks_run_on_pocl():
     assert result.group_alloc_latency > 0 and data["group_alloc_latency_s"] > 0
     assert [c for c, _ in result.bump] == [32, 256, 4096, 65536]
     assert np.isfinite(result.line_time) and data["levels"]["l1_latency"] > 0
+    # --quick's page walks: heaps of 64 KiB, 2 MiB and 16 MiB, each checked and at least 0
+    assert [b for b, _ in result.walks] == [1 << 16, 1 << 21, 1 << 24]
+    assert all(t >= 0 for _, t in result.walks) and data["walks"][0] == [1 << 16,
+                                                                         result.walks[0][1]]
 
 
 def test_the_lone_and_the_work_group_allocation_are_calibrated_apart():
@@ -118,3 +122,21 @@ def test_the_staging_overlap_is_fitted_in_each_modes_own_latency():
     # The fitted line: 22 further iterations of 8 warps' loads at one latency each.
     assert fit.points[-1][2] == pytest.approx(7.008e-6 + 22 * (8 + 147.2 - 1) * 1e-9)
     assert fit_staging(dmm, 256, H200_STAGING)[0] == 2
+
+
+def test_page_walks_fill_the_profile_and_hold_past_the_last_heap_measured():
+    from models.device_profile import WALK_BYTES, GpuParameters
+    from models.opencl.calibrate import CACHE_UNIT, cache_parameters
+    from models.opencl.calibrate_cache import Hierarchy
+
+    walks = [(1 << 16, 0.2e-6), (1 << 21, 1.0e-6), (1 << 24, 3.0e-6)]  # as --quick measures
+    hierarchy = Hierarchy(chase=H200, atomic_latency=145e-9, bump=[(1 << 20, 0.024e-9)],
+                          walks=walks)
+    cache, fits = cache_parameters(GpuParameters(), hierarchy)
+    got = [getattr(cache, f"walk_{k}") * CACHE_UNIT for k in WALK_BYTES]
+    assert got == pytest.approx([0.2e-6, 1.0e-6] + [3.0e-6] * 5)
+    fit = next(f for f in fits if f.name.startswith("page walks"))
+    assert fit.parameters == {"walk_16_s": 0.2e-6, "walk_21_s": 1.0e-6, "walk_24_s": 3.0e-6}
+    # none measured: no walk in the profile
+    bare, _ = cache_parameters(GpuParameters(), Hierarchy(chase=H200, atomic_latency=145e-9))
+    assert all(getattr(bare, f"walk_{k}") == 0.0 for k in WALK_BYTES)

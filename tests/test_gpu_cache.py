@@ -1,6 +1,8 @@
 """The cache GPU mode (models/gpu_cache.py): sectors and lines, the per-group L1, forwarding,
 allocation latency, the load unit's queue, the L2/DRAM split and the kernel's ceilings."""
 
+import math
+
 import pytest
 
 from graphs.costgraph import EdgeKind
@@ -137,3 +139,55 @@ def test_an_on_in_cache_mode_notes_its_memory_traffic_and_bounds():
     assert "allocations 129" in note and "reads forwarded from a store 64" in note
     assert "kernels bound: 1 by latency" in note
     assert not any(n.startswith("memory") for n in run(source, {"n": 64}).ons[0].info.notes)
+
+
+WALKS = {"walk_16": 10.0, "walk_21": 60.0, "walk_24": 90.0, "walk_26": 400.0, "walk_27": 900.0,
+         "walk_28": 1300.0, "walk_30": 1700.0}
+
+
+def test_page_walks_interpolate_in_log2_of_the_heap_and_hold_at_the_ends():
+    from dataclasses import replace
+
+    from models.gpu_cache import page_walk
+
+    p = replace(P, **WALKS)
+    assert page_walk(P, 1 << 20) == 0.0  # not measured: no walk
+    assert page_walk(p, 0) == 0.0  # an empty heap: nothing to translate
+    assert page_walk(p, 1) == page_walk(p, 1 << 16) == 10.0  # held below 2^16 bytes
+    assert page_walk(p, 1 << 24) == 90.0 and page_walk(p, 1 << 27) == 900.0
+    assert page_walk(p, 1 << 25) == pytest.approx(245.0)  # halfway from 2^24 to 2^26
+    assert page_walk(p, 3 << 26) == pytest.approx(900.0 + 400.0 * (math.log2(3 << 26) - 27))
+    assert page_walk(p, 1 << 40) == 1700.0  # held above 2^30
+    assert model(**WALKS).with_heap(1 << 21).walk == pytest.approx(
+        page_walk(p, 8 << 21))  # 8-byte words
+
+
+def test_a_device_box_pays_its_heaps_page_walks_once_with_its_first_kernel():
+    from dataclasses import replace
+
+    from graphs.devicebox import phase_launches
+    from models.gpu_cache import page_walk
+    from tests.conftest import run
+
+    source = ("param n : int = 8\nletregion r in\nlet v = iota n at r in\n"
+              "on parmap (lambda x: int r [r]. x + 1 at r) (parmap (lambda x: int r [r]. "
+              "x * 2 at r) v at r) at r")
+    plain = DeviceProfile(gpu=P, region=RegionParameters(word_bytes=8))
+    walked = DeviceProfile(gpu=replace(P, **WALKS), region=RegionParameters(word_bytes=8))
+    for n in (1, 64, 5000):
+        before = run(source, {"n": n}, gpu_mode="cache", profile=plain).ons[0]
+        after = run(source, {"n": n}, gpu_mode="cache", profile=walked).ons[0]
+        heap = 8 * (before.pushed_words + before.gpu_words)
+        walk = page_walk(walked.gpu, heap)
+        assert walk > 0
+        assert after.info.kernel == pytest.approx(before.info.kernel + walk, rel=1e-12)
+        phases = after.info.box.phases
+        first = next(i for i, p in enumerate(phases) if phase_launches(p))
+        assert [p.walk for p in phases] == [walk if i == first else 0.0
+                                            for i in range(len(phases))]
+        assert any(note.startswith(f"page walks after the copy of the heap ({heap:,} bytes)")
+                   for note in after.info.notes)
+        assert not any("page walks" in note for note in before.info.notes)
+    # the paper's and the DMM's models charge no walk
+    dmm = run(source, {"n": 64}, gpu_mode="dmm", profile=walked).ons[0]
+    assert not any("page walks" in note for note in dmm.info.notes)

@@ -31,7 +31,7 @@ from graphs.symbolic_profile import (
     report,
     symbolic_profile,
 )
-from models.device_profile import PAPER_PROFILE
+from models.device_profile import PAPER_PROFILE, DeviceProfile
 from profiler.checker import check_program
 from profiler.errors import EvaluationError
 from profiler.parser import parse, parse_file
@@ -761,3 +761,27 @@ def test_a_work_group_priced_in_lock_step_equals_group_time_on_its_threads_paths
                                                     built.broadcasts, built.multicasts)), where
                     checked_groups += 1
     assert checked_groups > 0
+
+
+@pytest.mark.parametrize("name", REGULAR)
+def test_page_walks_in_cache_mode_equal_explicit(name):
+    """The cache mode's page walks after an `on`'s copy (models.gpu_cache.page_walk, charged once
+    per device box with its first kernel): the symbolic profile charges what the explicit
+    evaluator does, at heaps held below the first measured point and, for the vector programs,
+    at heaps between the points."""
+    walks = {"walk_16": 7.0, "walk_21": 50.0, "walk_24": 90.0, "walk_26": 400.0,
+             "walk_27": 900.0, "walk_28": 1300.0, "walk_30": 1700.0}
+    profile = DeviceProfile().with_gpu(**walks)
+    options = EvaluationOptions(profile=profile, gpu_mode="cache")
+    plain = EvaluationOptions(gpu_mode="cache")
+    checked = load(name)
+    walked, unwalked = symbolic_profile(checked, options), symbolic_profile(checked, plain)
+    sizes = [1, 7, 33] + ([5000, 40000] if name in ("zipmul", "dot", "map_map") else [])
+    for n in sizes:
+        values = sizes_for(name, n)
+        got = symbolic(walked, values)
+        assert_same(got, explicit(checked, values, options), f"n={n}")
+        kernels = [o["kernel"] for o in got["on"]]
+        assert all(k > u for k, u in zip(kernels, (o["kernel"] for o in
+                                                  symbolic(unwalked, values)["on"]),
+                                          strict=True)), n

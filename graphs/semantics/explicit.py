@@ -55,6 +55,7 @@ from graphs.costgraph import (
     cyclic_gc_paused,
 )
 from graphs.devicebox import DeviceBox, GSub, PathBuilder, box_model, build_device_box
+from graphs.numbers import amount
 from graphs.semantics.options import GRAPH_CHECK_EVERY, EvaluationOptions
 from models.base import AccessKind, CpuModel, GpuModel, MemoryAccess, Space
 from models.cpu import cpu_model
@@ -1096,6 +1097,12 @@ class Evaluator:
         memory = box.memory_note(self.profile.gpu.sector_bytes)
         if memory:
             notes.append(memory)
+        walk = sum(phase.walk for phase in box.phases)
+        if walk:
+            notes.append(f"page walks after the copy of the heap "
+                         f"({self.profile.region.word_bytes * (pushed_words + gpu_words):,} "
+                         "bytes): "
+                         f"{amount(walk * self.gpu_scale, self.profile.units)}, in the first kernel")
         info = DeviceBoxInfo(transfer_in, box.time * self.gpu_scale, transfer_out, merge_cost,
                              tuple(r.label for r in pushed), box, span, tuple(notes), grow_cost)
         local_start = (sum(start_words[rid] for rid, c in gpu_copies.items() if c.local)

@@ -30,6 +30,7 @@ import statistics
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import date
+from typing import Any
 
 import numpy as np
 
@@ -37,6 +38,7 @@ from graphs.costgraph import EdgeKind
 from graphs.devicebox import PathEdge, Phase, build_device_box
 from models.base import AccessKind, MemoryAccess, Space
 from models.device_profile import (
+    WALK_BYTES,
     AllocationParameters,
     DeviceProfile,
     GpuParameters,
@@ -630,7 +632,7 @@ def cache_parameters(gpu: GpuParameters, h: Hierarchy) -> tuple[GpuParameters, l
         warp_atomic_latency=(max(h.group_alloc_latency, h.atomic_latency, levels["l1_latency"])
                              * ns if h.group_alloc_latency else 0.0),
         l1_bytes=int(levels["l1_bytes"]), l2_bytes_per_s=h.l2_bytes_per_s,
-        atomic=per_atomic * ns, line_time=h.line_time * ns)
+        atomic=per_atomic * ns, line_time=h.line_time * ns, **walk_fields(h.walks, ns))
     fits = [
         Fit("pointer chase, seconds per hop vs working set (bytes)",
             {k: v for k, v in levels.items()},
@@ -651,7 +653,26 @@ def cache_parameters(gpu: GpuParameters, h: Hierarchy) -> tuple[GpuParameters, l
         Fit("atomic adds on one address, seconds per add vs threads",
             {"seconds_at_most_threads": per_atomic}, [(c, t, t) for c, t in h.bump]),
     ]
+    if h.walks:
+        fits.append(Fit("page walks of the first kernel after a copy, seconds vs heap bytes",
+                        {f"walk_{b.bit_length() - 1}_s": t for b, t in h.walks},
+                        [(b, t, t) for b, t in h.walks]))
     return cache, fits
+
+
+def walk_fields(walks: list[tuple[int, float]], scale: float) -> dict[str, Any]:
+    """The profile's `walk_k` fields (models.device_profile.WALK_BYTES) from measured (heap
+    bytes, seconds) points, times `scale` (model units per second): a heap not measured (past
+    the device's memory, or `--quick`'s last size) takes the walk of the largest one measured
+    below it; none measured, none set (no walk charged)."""
+    measured = {b.bit_length() - 1: t for b, t in walks}
+    out: dict[str, Any] = {}
+    last = None
+    for k in WALK_BYTES:
+        last = measured.get(k, last)
+        if last is not None:
+            out[f"walk_{k}"] = last * scale
+    return out
 
 
 def _plateau(levels: dict[str, float], size: int) -> float:

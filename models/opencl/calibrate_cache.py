@@ -19,7 +19,11 @@ step is the latency itself) and on the whole device where it is a rate:
 - the latency of one dependent 64-bit integer multiply-add, and of a double one;
 - L2 bandwidth: every thread reading, coalesced, a buffer that fits the L2, many times over;
 - the rate of atomic adds on one address from the whole device (the allocation pointer that every
-  thread of a generated kernel bumps), at several thread counts.
+  thread of a generated kernel bumps), at several thread counts;
+- address translation after a copy (`measure_page_walks`): a buffer of 2^k bytes copied in, then
+  one warp reading 32 words spread evenly over it, twice; the first kernel's time less the
+  second's is the page walks the copy left cold (on the H200 about 1-5 µs up to 128 MiB and
+  12-17 µs from 256 MiB: `benchmarks/gpu_cold_read_probe.py --pages`).
 Sector effects (lane strides 1..32) are the existing global-stride microbenchmark of
 models/opencl/calibrate.py.
 
@@ -229,6 +233,7 @@ class Hierarchy:
     line_time: float = 0.0  # seconds a compute unit's load unit takes per line
     launch: float = 0.0
     generated_launch: float = 0.0  # an empty kernel with the generated kernels' arguments
+    walks: list[tuple[int, float]] = field(default_factory=list)  # (heap bytes, s of walks)
 
     def levels(self) -> dict[str, float]:
         """The L1, L2 and DRAM latencies and the L1 and L2 capacities read off the chase curve
@@ -390,6 +395,63 @@ def measure_hierarchy(session, quick: bool = False, max_bytes: int | None = None
         if int(counter[0]) != count * reps * (repeats + 1):
             raise RuntimeError("the atomic-rate microbenchmark lost atomic adds")
         result.bump.append((count, max(0.0, timing.median - result.launch) / (count * reps)))
+    result.walks = measure_page_walks(session, quick, say)
+    return result
+
+
+SPREAD_READS = """\
+__kernel void spread_reads(__global const long* restrict data, __global long* restrict out,
+                           const long step) {
+    out[get_global_id(0)] = data[get_global_id(0) * step] + 1;
+}
+"""
+"""One warp's reads spread evenly over a buffer: lane i reads word i·step (`measure_page_walks`)."""
+
+WALK_LANES = 32
+QUICK_WALK_BYTES = (16, 21, 24)  # log2 bytes; `--quick` (PoCL in CI) stops at 16 MiB
+
+
+def measure_page_walks(session, quick: bool = False,
+                       progress: Callable[[str], None] | None = None,
+                       runs: int | None = None) -> list[tuple[int, float]]:
+    """(heap bytes, seconds) of the page walks the first kernel after a copy pays, for heaps of
+    2^k bytes, k in models.device_profile.WALK_BYTES (`QUICK_WALK_BYTES` with `quick`) up to a
+    quarter of the device's memory: the buffer is copied in, then one warp reads 32 words spread
+    evenly over it (`SPREAD_READS`) and at once again; each run's first kernel less its second,
+    the median over the runs, at least 0. Checked: every lane read its word."""
+    from models.device_profile import WALK_BYTES
+    from models.opencl.runner import event_seconds
+
+    cl, context, queue = session.cl, session.context, session.queue
+    kernel = session.kernel(session.program(SPREAD_READS), "spread_reads")
+    runs = runs or (3 if quick else 9)
+    out = cl.Buffer(context, cl.mem_flags.READ_WRITE, 8 * WALK_LANES)
+    limit = min(session.info.global_memory // 4, session.info.max_allocation or (1 << 62))
+    result = []
+    for k in QUICK_WALK_BYTES if quick else WALK_BYTES:
+        size = 1 << k
+        if size > limit:
+            break
+        if progress:
+            progress(f"page walks after a copy of {size // 1024} KiB")
+        words = size // 8
+        step = words // WALK_LANES
+        data = np.arange(1, words + 1, dtype=np.int64)
+        buffer = cl.Buffer(context, cl.mem_flags.READ_WRITE, size)
+        walks = []
+        for _ in range(runs + 1):
+            cl.enqueue_copy(queue, buffer, data).wait()
+            first = event_seconds(kernel(queue, (WALK_LANES,), (WALK_LANES,), buffer, out,
+                                         np.int64(step)))
+            again = event_seconds(kernel(queue, (WALK_LANES,), (WALK_LANES,), buffer, out,
+                                         np.int64(step)))
+            walks.append(first - again)
+        got = np.zeros(WALK_LANES, np.int64)
+        cl.enqueue_copy(queue, got, out).wait()
+        buffer.release()
+        if not np.array_equal(got, data[::step][:WALK_LANES] + 1):
+            raise RuntimeError("the page-walk microbenchmark read wrong words")
+        result.append((size, max(0.0, float(np.median(walks[1:])))))  # the first: warm-up
     return result
 
 
@@ -505,7 +567,8 @@ def hierarchy_to_json(h: Hierarchy) -> dict:
            "store_fresh_latency_s": h.store_fresh_latency,
            "op_latency_s": h.op_latency, "float_op_latency_s": h.float_op_latency,
            "l2_bytes_per_s": h.l2_bytes_per_s, "bump": [[c, t] for c, t in h.bump],
-           "l1_strides": [[k, t] for k, t in h.l1_strides], "line_time_s": h.line_time}
+           "l1_strides": [[k, t] for k, t in h.l1_strides], "line_time_s": h.line_time,
+           "walks": [[b, t] for b, t in h.walks]}
     if len(h.chase) >= 3:
         out["levels"] = h.levels()
     return out

@@ -102,7 +102,10 @@ def list_devices() -> list[DeviceInfo]:
 
 
 def select_device(spec: str) -> DeviceInfo:
-    """A device by index, or by a case-insensitive part of its platform or device name."""
+    """A device by index, or by a case-insensitive part of its platform or device name. Where
+    the name matches several devices, the first that can build a kernel (`builds`): PoCL
+    3.0's wheel cannot on a CPU its LLVM does not know (on an AMD EPYC that it names
+    "generic", 2026-11-27) where Debian's PoCL beside it can."""
     devices = list_devices()
     if not devices:
         raise DeviceError("no OpenCL device found: no platform is installed (hetprof installs "
@@ -114,12 +117,25 @@ def select_device(spec: str) -> DeviceInfo:
             return devices[index]
     else:
         wanted = spec.strip().lower()
-        for device in devices:
-            haystack = f"{device.platform} {device.platform_version} {device.name}".lower()
-            if wanted in haystack:
-                return device
+        matches = [d for d in devices
+                   if wanted in f"{d.platform} {d.platform_version} {d.name}".lower()]
+        if len(matches) > 1:
+            for device in matches:
+                if builds(device):
+                    return device
+        if matches:
+            return matches[0]
     names = "; ".join(f"{d.index}: {d.describe()}" for d in devices)
     raise DeviceError(f"no OpenCL device matches {spec!r}; the devices are {names}")
+
+
+def builds(info: DeviceInfo) -> bool:
+    """Whether the device can build a one-line kernel."""
+    try:
+        DeviceSession(info).program("__kernel void probe(__global long* a) { a[0] = 1; }\n")
+    except (DeviceError, _cl().Error):
+        return False
+    return True
 
 
 class DeviceSession:
