@@ -1,0 +1,99 @@
+"""What one step of the backend's runner costs a small generated kernel (issue 14: the suite's
+smallest kernels, one work item or a few, took 7-12 µs each on the H200 where an empty kernel
+takes 4.6-6 µs and the cache mode prices one allocation and a store at about 0.3 µs).
+
+Two kernels with the generated code's arguments (models/opencl/codegen.py's COMMON): `empty`
+(calibrate_cache.GENERATED_EMPTY, what `calibrate` times as the launch) and `alloc`, whose first
+work item makes one allocation with the generated code's ALLOC, stores into it and writes a slot
+(what the backend's one-work-item kernels do, e.g. the suite's `serial1`). Each is timed by its
+event (start to end, as the runner times kernels), the median of `--runs`, in three patterns:
+- `alone`: launch, wait, launch, wait ...;
+- `runner`: before each launch the runner's small blocking copies (read the error word, write
+  the regions' capacities, read a slot: models/opencl/runner.py's `_run_once`);
+- `after copy`: before each launch the heap (`--heap` words) and the small buffers copied in
+  afresh, as a run of an `on` starts.
+Nothing is fitted.
+
+    python benchmarks/gpu_step_launch_probe.py [--device nvidia] [--runs 41] [--heap 65536]
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import sys
+from pathlib import Path
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from models.opencl.calibrate_cache import GENERATED_EMPTY  # noqa: E402
+from models.opencl.codegen import PRELUDE  # noqa: E402
+from models.opencl.runner import DeviceSession, event_seconds, select_device  # noqa: E402
+
+STEP_ALLOC = PRELUDE + """
+__kernel void step_alloc(COMMON, const long n, const long out) {
+    if (get_global_id(0) == 0) { long p = ALLOC(0, 1); heap[p] = n; slots[1] = p; }
+}
+"""
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--device", default="nvidia")
+    parser.add_argument("--runs", type=int, default=41)
+    parser.add_argument("--heap", type=int, default=1 << 16, help="heap words")
+    args = parser.parse_args()
+    session = DeviceSession(select_device(args.device))
+    cl, context, queue = session.cl, session.context, session.queue
+    flags = cl.mem_flags
+    words = args.heap
+    heap_host = np.arange(1, words + 1, dtype=np.int64)
+    heap = cl.Buffer(context, flags.READ_WRITE, 8 * words)
+    small_host = [np.zeros(4, np.int64), np.array([words // 2], np.int32), np.zeros(4, np.int32),
+                  np.zeros(1, np.int32), np.zeros(8, np.int64)]
+    small = [cl.Buffer(context, flags.READ_WRITE | flags.COPY_HOST_PTR, hostbuf=a)
+             for a in small_host]
+    bases, caps, aps, err, slots = small
+    kernels = {"empty": session.kernel(session.program(GENERATED_EMPTY), "generated_empty"),
+               "alloc": session.kernel(session.program(STEP_ALLOC), "step_alloc")}
+    print(f"device: {session.info.describe()}; heap {words:,} words; medians of {args.runs}")
+
+    def runner_copies() -> None:
+        out = np.zeros(1, np.int32)
+        cl.enqueue_copy(queue, out, err).wait()
+        cl.enqueue_copy(queue, caps, np.array([words // 2], np.int32)).wait()
+        word = np.zeros(1, np.int64)
+        cl.enqueue_copy(queue, word, slots).wait()
+
+    def copy_in() -> None:
+        cl.enqueue_copy(queue, heap, heap_host).wait()
+        for buffer, host in zip(small, small_host, strict=True):
+            cl.enqueue_copy(queue, buffer, host).wait()
+
+    for pattern, before in (("alone", None), ("runner", runner_copies), ("after copy", copy_in)):
+        row = []
+        for name, kernel in kernels.items():
+            samples = []
+            for run in range(args.runs + 1):
+                if before is not None:
+                    before()
+                event = kernel(queue, (1,), (1,), heap, bases, caps, aps, err, slots,
+                               np.int64(7), np.int64(0))
+                seconds = event_seconds(event)
+                if run:
+                    samples.append(seconds)
+            row.append(f"{name} {statistics.median(samples) * 1e6:6.2f} µs (fastest "
+                       f"{min(samples) * 1e6:5.2f})")
+        print(f"{pattern:<11} " + ", ".join(row), flush=True)
+    check = np.zeros(8, np.int64)
+    cl.enqueue_copy(queue, check, slots).wait()
+    got = np.zeros(1, np.int64)
+    cl.enqueue_copy(queue, got, heap, src_offset=8 * int(check[1])).wait()
+    if int(got[0]) != 7:
+        raise RuntimeError("the allocating kernel stored a wrong value")
+
+
+if __name__ == "__main__":
+    main()
