@@ -55,9 +55,9 @@ def main() -> None:
                     np.zeros(items, np.int64)]
 
         zero, _ = time_kernel(session, GROUP_ALLOC, "group_alloc", items, GROUP, buffers(),
-                              [np.int32(0)], RUNS)
+                              [np.int32(0), np.int32(0)], RUNS)
         full, out = time_kernel(session, GROUP_ALLOC, "group_alloc", items, GROUP, buffers(),
-                                [np.int32(REPS)], RUNS)
+                                [np.int32(REPS), np.int32(0)], RUNS)
         if int(out[4][0]) != 0 or int(out[5][1]) != 1 + REPS:
             raise RuntimeError("the allocation chain computed a wrong value or overflowed")
         step = (full.median - zero.median) / REPS

@@ -11,7 +11,9 @@ event (start to end, as the runner times kernels), the median of `--runs`, in th
 - `runner`: before each launch the runner's small blocking copies (read the error word, write
   the regions' capacities, read a slot: models/opencl/runner.py's `_run_once`);
 - `after copy`: before each launch the heap (`--heap` words) and the small buffers copied in
-  afresh, as a run of an `on` starts.
+  afresh;
+- `new buffers`: before each launch every buffer made anew as the runner makes them for each run
+  of an `on` (the heap cleared by a fill, the small ones made from host memory, COPY_HOST_PTR).
 Nothing is fitted.
 
     python benchmarks/gpu_step_launch_probe.py [--device nvidia] [--runs 41] [--heap 65536]
@@ -72,21 +74,30 @@ def main() -> None:
         for buffer, host in zip(small, small_host, strict=True):
             cl.enqueue_copy(queue, buffer, host).wait()
 
-    for pattern, before in (("alone", None), ("runner", runner_copies), ("after copy", copy_in)):
+    fresh: list = []
+
+    def new_buffers() -> None:
+        made = cl.Buffer(context, flags.READ_WRITE, 8 * words)
+        cl.enqueue_fill_buffer(queue, made, np.int64(0), 0, 8 * words).wait()
+        fresh[:] = [made] + [cl.Buffer(context, flags.READ_WRITE | flags.COPY_HOST_PTR,
+                                       hostbuf=a) for a in small_host]
+
+    for pattern, before in (("alone", None), ("runner", runner_copies), ("after copy", copy_in),
+                            ("new buffers", new_buffers)):
         row = []
         for name, kernel in kernels.items():
             samples = []
             for run in range(args.runs + 1):
                 if before is not None:
                     before()
-                event = kernel(queue, (1,), (1,), heap, bases, caps, aps, err, slots,
-                               np.int64(7), np.int64(0))
+                buffers = fresh if pattern == "new buffers" else [heap, *small]
+                event = kernel(queue, (1,), (1,), *buffers, np.int64(7), np.int64(0))
                 seconds = event_seconds(event)
                 if run:
                     samples.append(seconds)
             row.append(f"{name} {statistics.median(samples) * 1e6:6.2f} µs (fastest "
                        f"{min(samples) * 1e6:5.2f})")
-        print(f"{pattern:<11} " + ", ".join(row), flush=True)
+        print(f"{pattern:<12} " + ", ".join(row), flush=True)
     check = np.zeros(8, np.int64)
     cl.enqueue_copy(queue, check, slots).wait()
     got = np.zeros(1, np.int64)

@@ -10,6 +10,10 @@ own PRELUDE:
   measures for `atomic_latency`);
 - `alloc+store+load`: ALLOC, the store of a value into the new cell and a load of it that the
   next step depends on (the generated code's allocation of a value it reads back);
+- `alloc independent`: the same with the allocation's size a constant, as the generated code's
+  allocations are (each waits for no value read before it);
+- `alloc pair`: two such allocations a step, a literal and a product of it, as the generated
+  code boxes a constant and an arithmetic result (printed per allocation);
 - `store+load`: the store and the load back through the same restrict pointer, no allocation
   (what a compiler may forward in a register);
 - `local LD`: a pointer chase (a random cycle, calibrate_cache.chase_cycle) through a region
@@ -56,6 +60,28 @@ __kernel void alloc_store_load(COMMON, const int hops) {
     slots[0] = x;
 }
 
+__kernel void alloc_independent(COMMON, const int hops) {
+    long x = 1;
+    for (int h = 0; h < hops; h++) {
+        long a = ALLOC(0, 1);
+        heap[a] = x + h;
+        x = heap[a];
+    }
+    slots[0] = x;
+}
+
+__kernel void alloc_pairs(COMMON, const int hops) {
+    long x = 1;
+    for (int h = 0; h < hops; h++) {
+        long a = ALLOC(0, 1);
+        heap[a] = 1103515245L;
+        long b = ALLOC(0, 1);
+        heap[b] = x * heap[a];
+        x = heap[b] + h;
+    }
+    slots[0] = x;
+}
+
 __kernel void store_load(COMMON, const int hops) {
     long x = 1;
     for (int h = 0; h < hops; h++) {
@@ -95,7 +121,7 @@ def main() -> None:
     parser.add_argument("--profile", type=Path)
     args = parser.parse_args()
     session = DeviceSession(select_device(args.device))
-    words = 3 * HOPS * (REPEATS + 1) + 2048  # every run of every chain allocates anew
+    words = 6 * HOPS * (REPEATS + 1) + 2048  # every run of every chain allocates anew
 
     def common() -> list[np.ndarray]:
         return [np.zeros(words, np.int64), np.zeros(1, np.int64), np.array([words], np.int32),
@@ -104,15 +130,18 @@ def main() -> None:
     print(f"device: {session.info.describe()}")
     seconds, _ = _chain_latency(session, ATOMIC_CHAIN, "atomic_chain",
                                 lambda: [np.zeros(1, np.int32), np.zeros(1, np.int64)], HOPS,
-                                REPEATS)
+                                REPEATS, [np.int32(0)])
     print(f"{'atomic':<18} {seconds * 1e9:8.1f} ns a step")
     seconds = measure_thread_allocation(session, HOPS, REPEATS)
     print(f"{'alloc':<18} {seconds * 1e9:8.1f} ns a step")
-    for name, kernel in (("alloc+store+load", "alloc_store_load"), ("store+load", "store_load")):
+    for name, kernel, per in (("alloc+store+load", "alloc_store_load", 1),
+                              ("alloc independent", "alloc_independent", 1),
+                              ("alloc pair", "alloc_pairs", 2), ("store+load", "store_load", 1)):
         seconds, out = _chain_latency(session, CHAINS, kernel, common, HOPS, REPEATS)
         if int(out[4][0]) != 0:
             raise RuntimeError(f"the {name} chain overflowed its region")
-        print(f"{name:<18} {seconds * 1e9:8.1f} ns a step")
+        print(f"{name:<18} {seconds / per * 1e9:8.1f} ns a step"
+              + (" (per allocation)" if per > 1 else ""))
     nxt = chase_cycle(CHASE_WORDS)
     source = LOCAL_CHASES.replace("LOCAL_WORDS", str(session.info.local_words))
     expected = 0

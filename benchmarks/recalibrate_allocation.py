@@ -1,8 +1,11 @@
-"""Re-run only the work group's allocation microbenchmark (models/opencl/calibrate_cache.py's
-`measure_group_allocation`) on a GPU and write it into existing cache-mode profiles, every other
-field kept: for that microbenchmark's addition after a full `hetprof calibrate`, as
-`hetprof calibrate` itself now sets it (`cache_parameters`: `warp_atomic_latency`, a write step
-where several lanes of a warp allocate; one lane's stays the one-thread atomic's).
+"""Re-run only the allocation microbenchmarks (models/opencl/calibrate_cache.py's
+`measure_atomic`, `measure_thread_allocation` and `measure_group_allocation`, each the mean over
+`ATOMIC_PLACES` places of the allocation pointer) on a GPU and write them into existing
+cache-mode profiles, every other field kept, as `hetprof calibrate` itself now sets them
+(`cache_parameters`): `atomic_latency`, a write step where one lane allocates (the generated
+code's ALLOC on one thread, at least the bare atomic and the L1's latency), and
+`warp_atomic_latency`, where several lanes do (a work group's, at least the one-lane figure's
+atomic).
 
     python benchmarks/recalibrate_allocation.py --device nvidia PROFILE.cache.json [...]
 """
@@ -18,7 +21,12 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from models.device_profile import load_profile, save_profile  # noqa: E402
-from models.opencl.calibrate_cache import measure_group_allocation  # noqa: E402
+from models.opencl.calibrate_cache import (  # noqa: E402
+    ATOMIC_PLACES,
+    measure_atomic,
+    measure_group_allocation,
+    measure_thread_allocation,
+)
 from models.opencl.runner import DeviceSession, select_device  # noqa: E402
 
 
@@ -28,20 +36,28 @@ def main() -> None:
     parser.add_argument("profiles", nargs="+", type=Path)
     args = parser.parse_args()
     session = DeviceSession(select_device(args.device))
-    seconds = measure_group_allocation(session, repeats=7)
+    atomic = measure_atomic(session)
+    thread = measure_thread_allocation(session)
+    group = measure_group_allocation(session, repeats=7)
     when = datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC")
-    print(f"{session.info.describe()}: a work group's allocation step {seconds * 1e9:.1f} ns "
-          f"({when})")
+    measured = (f"means over {ATOMIC_PLACES} places of the pointer: an atomic {atomic * 1e9:.1f} "
+                f"ns, one thread's allocation {thread * 1e9:.1f} ns, a work group's allocation "
+                f"step {group * 1e9:.1f} ns")
+    print(f"{session.info.describe()} ({when}): {measured}")
     for path in args.profiles:
         profile = load_profile(path)
         if profile.gpu.mode != "cache":
             raise SystemExit(f"{path}: not a cache-mode profile (mode {profile.gpu.mode})")
-        lone = profile.gpu.atomic_latency * profile.gpu.unit_seconds
-        warp = max(lone, seconds)
-        note = (f"allocation step recalibrated {when} by benchmarks/recalibrate_allocation.py: "
-                f"a work group's {seconds * 1e9:.1f} ns (warp_atomic_latency "
-                f"{warp * 1e9:.1f} ns), the one-thread atomic's {lone * 1e9:.1f} ns")
-        gpu = replace(profile.gpu, warp_atomic_latency=warp / profile.gpu.unit_seconds)
+        gpu = profile.gpu
+        l1 = gpu.l1_latency * gpu.unit_seconds
+        lone = max(thread, atomic, l1)
+        warp = max(group, atomic, l1)
+        note = (f"allocation recalibrated {when} by benchmarks/recalibrate_allocation.py on "
+                f"{session.info.describe()}: {measured} (atomic_latency {lone * 1e9:.1f} ns, "
+                f"was {gpu.atomic_latency * gpu.unit_seconds * 1e9:.1f}; warp_atomic_latency "
+                f"{warp * 1e9:.1f} ns, was {gpu.warp_atomic_latency * gpu.unit_seconds * 1e9:.1f})")
+        gpu = replace(gpu, atomic_latency=lone / gpu.unit_seconds,
+                      warp_atomic_latency=warp / gpu.unit_seconds)
         save_profile(replace(profile, gpu=gpu, notes=(*profile.notes, note)), path)
         print(f"{path}: {note}")
 

@@ -64,17 +64,17 @@ __kernel void chase(__global const long* next, __global long* out, const int hop
 """
 
 ATOMIC_CHAIN = """\
-__kernel void atomic_chain(__global int* ap, __global long* out, const int hops) {
+__kernel void atomic_chain(__global int* ap, __global long* out, const int hops, const int at) {
     int x = 0;
-    for (int h = 0; h < hops; h++) x = atomic_add(ap, (x & 1) + 1);
+    for (int h = 0; h < hops; h++) x = atomic_add(&ap[at], (x & 1) + 1);
     out[get_global_id(0)] = x;
 }
 """
 
 ALLOC_CHAIN = PRELUDE + """
-__kernel void alloc_chain(COMMON, const int hops) {
+__kernel void alloc_chain(COMMON, const int hops, const int r) {
     long x = 0;
-    for (int h = 0; h < hops; h++) x += ALLOC(0, 1 + (int)(x & 0));
+    for (int h = 0; h < hops; h++) x += ALLOC(r, 1 + (int)(x & 0));
     slots[0] = x;
 }
 """
@@ -104,10 +104,10 @@ from the L1 21 ns (benchmarks/gpu_thread_chain_probe.py). LOCAL_WORDS is the dev
 LOCAL_CHASE_WORDS = 1024  # 8 KiB: inside any device's local memory
 
 GROUP_ALLOC = PRELUDE + """
-__kernel void group_alloc(COMMON, const int reps) {
+__kernel void group_alloc(COMMON, const int reps, const int r) {
     long x = get_global_id(0);
     for (int k = 0; k < reps; k++) {
-        long a = ALLOC(0, 1);
+        long a = ALLOC(r, 1);
         heap[a] = x;  /* the store of the new value, as the generated code makes it */
         x = heap[a] + 1;
     }
@@ -206,6 +206,17 @@ __kernel void bump(__global int* ap, __global long* out, const int reps) {
     out[get_global_id(0)] = acc;
 }
 """
+
+ATOMIC_PLACES = 16  # words an atomic microbenchmark is run on, each in turn
+PLACE_STRIDE = 1024  # entries (of 4 or 8 bytes) between two places: 4 or 8 KiB
+"""A one-thread atomic's latency depends on the word's place: on the H200 (2026-11-27,
+benchmarks/gpu_atomic_place_probe.py) 140-170 ns for about half of all addresses and 230-270 ns
+for the rest (the L2's near and far halves, whose home an atomic must reach; a read is served
+from a near copy and does not vary so). One place is a draw from the two: the calibration took
+146 ns for the bare atomic and 310 ns for the generated code's ALLOC, and the suite's one-thread
+kernels came out 0% or +40-58% by where the backend's allocation pointers happened to lie. The
+atomic microbenchmarks run on `ATOMIC_PLACES` words `PLACE_STRIDE` entries apart and report
+the mean, the figure a kernel whose pointers lie anywhere takes on average."""
 
 CHASE_BYTES = [2**k for k in range(13, 31)]  # 8 KiB ... 1 GiB
 QUICK_CHASE_BYTES = [2**k for k in (13, 15, 17, 19, 21, 23, 25, 27)]
@@ -327,11 +338,7 @@ def measure_hierarchy(session, quick: bool = False, max_bytes: int | None = None
             raise RuntimeError("the pointer-chase microbenchmark followed a wrong chain")
         result.chase.append((size, max(0.0, timing.median - result.launch) / steps))
     say("atomic latency")
-    result.atomic_latency, (counter, _) = _chain_latency(
-        session, ATOMIC_CHAIN, "atomic_chain", lambda: [np.zeros(1, np.int32), one[0].copy()],
-        hops, repeats)
-    if int(counter[0]) <= 0:
-        raise RuntimeError("the atomic microbenchmark added nothing")
+    result.atomic_latency = measure_atomic(session, hops, repeats)
     say("an allocation of one thread")
     result.alloc_latency = measure_thread_allocation(session, hops, repeats)
     say("a staged word read through LD")
@@ -455,19 +462,46 @@ def measure_page_walks(session, quick: bool = False,
     return result
 
 
+def measure_atomic(session, hops: int = CHASE_HOPS, repeats: int = 5) -> float:
+    """Seconds per step of one thread's chain of dependent atomic adds (`ATOMIC_CHAIN`), the
+    mean over `ATOMIC_PLACES` places of the word, checked."""
+    places = []
+    for k in range(ATOMIC_PLACES):
+        seconds, (counter, _) = _chain_latency(
+            session, ATOMIC_CHAIN, "atomic_chain",
+            lambda: [np.zeros(ATOMIC_PLACES * PLACE_STRIDE, np.int32), np.zeros(1, np.int64)],
+            hops, repeats, [np.int32(k * PLACE_STRIDE)])
+        if int(counter[k * PLACE_STRIDE]) <= 0:
+            raise RuntimeError("the atomic microbenchmark added nothing")
+        places.append(seconds)
+    return float(np.mean(places))
+
+
+def placed_regions(words: int) -> list[np.ndarray]:
+    """The generated code's bookkeeping buffers (bases, caps, aps) with `ATOMIC_PLACES` regions
+    `PLACE_STRIDE` entries apart, each of `words` words from the heap's start: region
+    k · PLACE_STRIDE is the k-th place of an atomic microbenchmark."""
+    size = ATOMIC_PLACES * PLACE_STRIDE
+    return [np.zeros(size, np.int64), np.full(size, words, np.int32), np.zeros(size, np.int32)]
+
+
 def measure_thread_allocation(session, hops: int = CHASE_HOPS, repeats: int = 5) -> float:
     """Seconds per allocation of one thread's chain of the generated code's ALLOC
-    (`ALLOC_CHAIN`), checked: every run allocates anew in one region large enough for all."""
+    (`ALLOC_CHAIN`), the mean over `ATOMIC_PLACES` places of its region's pointer, checked:
+    every run allocates anew in one region large enough for all."""
     words = 3 * hops * (repeats + 1) + 16
+    places = []
+    for k in range(ATOMIC_PLACES):
+        def buffers() -> list[np.ndarray]:
+            return [np.zeros(words, np.int64), *placed_regions(words), np.zeros(1, np.int32),
+                    np.zeros(1, np.int64)]
 
-    def buffers() -> list[np.ndarray]:
-        return [np.zeros(words, np.int64), np.zeros(1, np.int64), np.array([words], np.int32),
-                np.zeros(1, np.int32), np.zeros(1, np.int32), np.zeros(1, np.int64)]
-
-    seconds, out = _chain_latency(session, ALLOC_CHAIN, "alloc_chain", buffers, hops, repeats)
-    if int(out[4][0]) != 0 or int(out[3][0]) != hops * (repeats + 1):
-        raise RuntimeError("the allocation chain overflowed or lost allocations")
-    return seconds
+        seconds, out = _chain_latency(session, ALLOC_CHAIN, "alloc_chain", buffers, hops,
+                                      repeats, [np.int32(k * PLACE_STRIDE)])
+        if int(out[4][0]) != 0 or int(out[3][k * PLACE_STRIDE]) != hops * (repeats + 1):
+            raise RuntimeError("the allocation chain overflowed or lost allocations")
+        places.append(seconds)
+    return float(np.mean(places))
 
 
 def measure_local_read(session, hops: int = CHASE_HOPS, repeats: int = 5) -> float:
@@ -491,23 +525,29 @@ def measure_local_read(session, hops: int = CHASE_HOPS, repeats: int = 5) -> flo
 def measure_group_allocation(session, repeats: int = 5, reps: int = 32) -> float:
     """Seconds an allocation step takes each item of one work group (of up to 256 items) when
     every item allocates at once, as the generated code does (`GROUP_ALLOC`): (T(reps) - T(0))
-    / reps, one work group alone on the device."""
+    / reps, one work group alone on the device; the mean over `ATOMIC_PLACES` places of its
+    region's pointer."""
     from models.opencl.runner import time_kernel
 
     items = min(256, session.info.max_work_group_size)
     words = items * reps * (repeats + 1) + 16  # the runs share the buffers: room for all
 
     def buffers() -> list[np.ndarray]:
-        return [np.zeros(words, np.int64), np.zeros(1, np.int64), np.array([words], np.int32),
-                np.zeros(1, np.int32), np.zeros(1, np.int32), np.zeros(items, np.int64)]
+        return [np.zeros(words, np.int64), *placed_regions(words), np.zeros(1, np.int32),
+                np.zeros(items, np.int64)]
 
-    zero, _ = time_kernel(session, GROUP_ALLOC, "group_alloc", items, items, buffers(),
-                          [np.int32(0)], repeats)
-    full, out = time_kernel(session, GROUP_ALLOC, "group_alloc", items, items, buffers(),
-                            [np.int32(reps)], repeats)
-    if int(out[4][0]) != 0 or int(out[5][items - 1]) != items - 1 + reps:
-        raise RuntimeError("the work group's allocation chain overflowed or computed a wrong value")
-    return max(0.0, full.median - zero.median) / reps
+    places = []
+    for k in range(ATOMIC_PLACES):
+        r = np.int32(k * PLACE_STRIDE)
+        zero, _ = time_kernel(session, GROUP_ALLOC, "group_alloc", items, items, buffers(),
+                              [np.int32(0), r], repeats)
+        full, out = time_kernel(session, GROUP_ALLOC, "group_alloc", items, items, buffers(),
+                                [np.int32(reps), r], repeats)
+        if int(out[4][0]) != 0 or int(out[5][items - 1]) != items - 1 + reps:
+            raise RuntimeError("the work group's allocation chain overflowed or computed a "
+                               "wrong value")
+        places.append(max(0.0, full.median - zero.median) / reps)
+    return float(np.mean(places))
 
 
 def fit_line_time(points: list[tuple[int, float]], warps: int, reps: int) -> float:
