@@ -7,7 +7,10 @@ request in the same step (the request state Σ of Fig. 9).
 
 from __future__ import annotations
 
+import itertools
+import math
 from abc import ABC, abstractmethod
+from collections.abc import Sequence
 from dataclasses import dataclass
 from enum import Enum
 from typing import NamedTuple
@@ -92,3 +95,17 @@ class GpuModel(ABC):
     @abstractmethod
     def group_step(self, warp_steps: list[StepCost]) -> float:
         """The weight of one warp-box step Δ(W^j, W^{j+1}) from its warps' steps."""
+
+
+def log2_interpolate(exponents: Sequence[int], points: Sequence[float], amount: float) -> float:
+    """A quantity measured at amounts 2^e (e in `exponents`, increasing) as `points`, at
+    `amount`: linear in log2 of the amount between two measured ones, held at the ends (a CPU
+    kernel's launch after a copy, models/cpu.py; a GPU heap's page walks, models/gpu_cache.py)."""
+    at = math.log2(max(amount, 1.0))
+    if at <= exponents[0]:
+        return points[0]
+    for (low, high), (a, b) in zip(itertools.pairwise(exponents), itertools.pairwise(points),
+                                   strict=True):
+        if at <= high:
+            return a + (b - a) * (at - low) / (high - low)
+    return points[-1]

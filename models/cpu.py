@@ -61,7 +61,7 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
-from models.base import CpuModel
+from models.base import CpuModel, log2_interpolate
 from models.device_profile import CpuParameters, DeviceProfile
 from models.pram import Pram
 
@@ -153,14 +153,7 @@ def launch_after(cpu: CpuParameters, words: float) -> float:
     points = [cpu.launch_s, cpu.launch_after_16_s, cpu.launch_after_19_s, cpu.launch_after_22_s]
     if not all(points[1:]):
         return cpu.launch_s
-    at = math.log2(max(words, 1.0))
-    if at <= LAUNCH_WORDS[0]:
-        return points[0]
-    for (low, high), (a, b) in zip(itertools.pairwise(LAUNCH_WORDS),
-                                   itertools.pairwise(points), strict=True):
-        if at <= high:
-            return a + (b - a) * (at - low) / (high - low)
-    return points[-1]
+    return log2_interpolate(LAUNCH_WORDS, points, words)
 
 
 UNIT_STEPS = (1, 2, 4, 8)  # the busy compute units the map step is measured at, beside all

@@ -61,12 +61,17 @@ when they share it (then the L2 serves the repeats, and the L2 ceiling is the on
 
 from __future__ import annotations
 
-import itertools
-import math
 from collections import OrderedDict
 from dataclasses import dataclass, field, replace
 
-from models.base import AccessKind, GpuModel, MemoryAccess, Space, StepCost
+from models.base import (
+    AccessKind,
+    GpuModel,
+    MemoryAccess,
+    Space,
+    StepCost,
+    log2_interpolate,
+)
 from models.device_profile import WALK_BYTES, GpuParameters
 from models.dmm import conflict_degree
 from models.gpu_paper import count_sharing
@@ -82,14 +87,7 @@ def page_walk(p: GpuParameters, heap_bytes: float) -> float:
     points = [getattr(p, f"walk_{k}") for k in WALK_BYTES]
     if heap_bytes <= 0 or not any(points):
         return 0.0
-    at = math.log2(heap_bytes)
-    if at <= WALK_BYTES[0]:
-        return points[0]
-    for (low, high), (a, b) in zip(itertools.pairwise(WALK_BYTES), itertools.pairwise(points),
-                                   strict=True):
-        if at <= high:
-            return a + (b - a) * (at - low) / (high - low)
-    return points[-1]
+    return log2_interpolate(WALK_BYTES, points, heap_bytes)
 
 
 @dataclass(slots=True)
