@@ -88,6 +88,7 @@ class KernelPrice:
     work_groups: int
     rounds: int
     max_conflict_degree: int
+    walk: float = 0.0  # the cache mode's page walks after the heap's copy, in `time`
 
 
 class SymbolicProfile:
@@ -182,6 +183,9 @@ class SymbolicProfile:
             parts["total"] = _value(total, subs)
             parts["pushed_words"] = self.pushed_words(box, subs)
             parts["gpu_words"] = int(sum(_value(w, subs) for _, w in box.returned))
+            walk = self.kernel(box, subs).walk
+            if walk:  # a profile that measured them (the cache mode): part of the kernel
+                parts["page_walks"] = walk * self.options.profile.unit_scales()[1]
             result["on"].append(parts)
         return result
 
@@ -200,8 +204,8 @@ class SymbolicProfile:
             groups += cost.work_groups
             rounds += cost.rounds
             degree = max(degree, cost.conflict_degree_max)
-        total += box_walk(costs, model)  # with the first kernel, as build_device_box adds it
-        return KernelPrice(total, conflicts, threads, groups, rounds, degree)
+        walk = box_walk(costs, model)  # with the first kernel, as build_device_box adds it
+        return KernelPrice(total + walk, conflicts, threads, groups, rounds, degree, walk)
 
     def _box_model(self, box, subs: dict):
         """The GPU model for one device box at concrete sizes (graphs.devicebox.box_model: the

@@ -781,6 +781,12 @@ def test_page_walks_in_cache_mode_equal_explicit(name):
         values = sizes_for(name, n)
         got = symbolic(walked, values)
         assert_same(got, explicit(checked, values, options), f"n={n}")
+        # the report names the walk (part of the kernel), as the explicit box does
+        walks = [sum(p.walk for p in o.info.box.phases)
+                 for o in evaluate(checked, values, options).ons]
+        assert [o["page_walks"] for o in walked.at(values)["on"]] == pytest.approx(walks)
+        assert all(w > 0 for w in walks)
+        assert not any("page_walks" in o for o in unwalked.at(values)["on"])
         kernels = [o["kernel"] for o in got["on"]]
         assert all(k > u for k, u in zip(kernels, (o["kernel"] for o in
                                                   symbolic(unwalked, values)["on"]),
