@@ -164,6 +164,26 @@ def test_device_selection_errors():
     assert "pocl" in select_device("POCL").platform_version.lower()
 
 
+def test_device_selection_takes_a_matching_device_that_builds(monkeypatch):
+    """Where a name matches several devices (two PoCLs: the wheel's, whose LLVM cannot name some
+    CPUs, and Debian's), the first that builds a kernel; the first match where none does (its
+    build error then says why)."""
+    import models.opencl.runner as runner
+    from models.opencl.runner import DeviceInfo, builds
+
+    real = runner.list_devices()
+    assert builds(select_device("pocl"))  # the suite's own device builds
+    first = next(d for d in real if "pocl" in d.platform_version.lower())
+    fakes = [DeviceInfo(k, first.platform, f"{first.name} #{k}", first.type, 1, 1, 1, 1, "",
+                        first.platform_version) for k in range(3)]
+    monkeypatch.setattr(runner, "list_devices", lambda: fakes)
+    monkeypatch.setattr(runner, "builds", lambda info: info.name.endswith("#1"))
+    assert select_device("pocl").name.endswith("#1")
+    monkeypatch.setattr(runner, "builds", lambda info: False)
+    assert select_device("pocl").name.endswith("#0")
+    assert select_device("2").name.endswith("#2")  # an index is taken as given
+
+
 def test_quick_calibration_and_validation_on_pocl(pocl, tmp_path):
     """The whole loop on a real device: microbenchmarks, fits, a profile in seconds, and a
     validation report with the keys the issue names."""
