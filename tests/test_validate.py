@@ -59,6 +59,15 @@ def test_auto_inputs_run_fast_where_the_predictions_are_symbolic_and_say_so(pocl
     assert zipmul["inputs"] == "interpreter"
     parts = {(c["program"], c["part"]) for c in report["cases"]}
     assert {("atax", "kernel"), ("atax", "cpu"), ("nn", "kernel"), ("zipmul", "kernel")} <= parts
+    # each kernel case keeps its plan's steps as measured: their medians make up the kernel's time
+    for case in (c for c in report["cases"] if c["part"] == "kernel"):
+        steps = case["steps"]
+        assert steps and all(s["fastest_s"] <= s["median_s"] and s["work_items"] >= 1
+                             for s in steps)
+        assert sum(s["median_s"] for s in steps) == pytest.approx(case["measured_s"])
+    atax_steps = next(c["steps"] for c in report["cases"]
+                      if c["program"] == "atax" and c["part"] == "kernel")
+    assert max(s["work_items"] for s in atax_steps) == 64  # a thread a row
 
 
 def test_fast_inputs_where_asked_and_a_refusal_of_what_does_not_vectorise(pocl):

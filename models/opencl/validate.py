@@ -17,7 +17,10 @@ roofline of the same calibrated profile (models/roofline.py, `roofline_s`; absen
 profile has no calibrated rates) and the paper's Fig. 9 GPU model (`paper_s`: a compared profile
 in `paper` mode where one is given, else the profile in `paper` mode); `dmm_s` is the DMM/UMM
 model's likewise, and `cache_s` the memory-hierarchy model's (models/gpu_cache.py). `summarise`
-defines the figures that compare them.
+defines the figures that compare them. A kernel case keeps its `steps` as measured: each kernel of
+the backend's plan (`kernel`, its launches' `median_s` and `fastest_s` summed in a run, the most
+`work_items` one launch had), whose medians make up `measured_s`, so that where a kernel's time
+goes can be read from a run without measuring it again.
 """
 
 from __future__ import annotations
@@ -79,6 +82,9 @@ class Case:
     paper_s: float | None = None
     dmm_s: float | None = None
     cache_s: float | None = None
+    # kernel cases: each kernel step of the backend's plan as measured (its name, the median and
+    # fastest seconds of its launches summed in a run, the most work items one launch had)
+    steps: tuple[tuple[str, float, float, int], ...] = ()
 
     @property
     def error_pct(self) -> float:
@@ -235,7 +241,9 @@ def validate(session, cpu_session, profile: DeviceProfile, programs: list[str] |
                     Case(label, size, "transfer_in", predicted_in, run.transfer_in.median),
                     Case(label, size, "kernel", kernel, run.kernel_total, guess.roofline,
                          guess.models.get("paper"), guess.models.get("dmm"),
-                         guess.models.get("cache")),
+                         guess.models.get("cache"),
+                         tuple((name, t.median, t.best, run.work_items.get(name, 0))
+                               for name, t in run.kernels.items())),
                     Case(label, size, "transfer_out", predicted_out, run.transfer_out.median),
                     Case(label, size, "on", predicted_in + kernel + predicted_out, run.total),
                 ]
@@ -438,6 +446,9 @@ def _case_json(c: Case) -> dict:
     if c.part == "kernel":
         for key in BASELINES:
             data[key] = getattr(c, key)
+        if c.steps:
+            data["steps"] = [{"kernel": name, "median_s": median, "fastest_s": fastest,
+                              "work_items": items} for name, median, fastest, items in c.steps]
     return data
 
 
