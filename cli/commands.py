@@ -191,15 +191,25 @@ def _fallback(args: argparse.Namespace, holder: SourceHolder, irregular: NotRegu
            else "not regular")
     note = f"{why}, so profiled explicitly at the sizes given: {where}{irregular.message}"
     explicit = replace_args(args, symbolic=False)
-    if args.format == "json":
-        output, explicit.output = args.output, None
-        buffer = io.StringIO()
-        with contextlib.redirect_stdout(buffer):
-            command_profile(explicit, holder)
-        data = {"symbolic": False, "reason": irregular.message,
-                "location": str(irregular.span) if irregular.span else None,
-                "explicit": json.loads(buffer.getvalue())}
-        write_output(json_text(data) + "\n", output)
-        return EXIT_OK
-    print(f"hetprof: {note}")
-    return command_profile(explicit, holder)
+    try:
+        if args.format == "json":
+            output, explicit.output = args.output, None
+            buffer = io.StringIO()
+            with contextlib.redirect_stdout(buffer):
+                command_profile(explicit, holder)
+            data = {"symbolic": False, "reason": irregular.message,
+                    "location": str(irregular.span) if irregular.span else None,
+                    "explicit": json.loads(buffer.getvalue())}
+            write_output(json_text(data) + "\n", output)
+            return EXIT_OK
+        print(f"hetprof: {note}")
+        return command_profile(explicit, holder)
+    except EvaluationError as error:
+        if error.rule != "memory budget":
+            raise
+        # The explicit error's own advice (--symbolic) was taken already: say what is left.
+        raise EvaluationError(
+            f"the symbolic profile cannot price this program ({why}: {where}"
+            f"{irregular.message}), and at these sizes the explicit cost graph grows past "
+            "--max-graph-size: lower the sizes, or raise --max-graph-size if the memory is there",
+            error.span, error.rule) from None

@@ -233,6 +233,23 @@ def test_a_recursion_on_a_size_below_1_is_profiled_explicitly_with_the_reason(tm
     assert "55*n - 1792" in above.stdout  # its work, as a formula
 
 
+def test_a_symbolic_profile_that_falls_back_past_the_graph_budget_says_what_is_left():
+    """zipmul under a calibrated profile is not regular (a region's growth costs other than a
+    write) and its explicit graph passes a small --max-graph-size: the error does not advise the
+    --symbolic that was asked for, and names why it could not be used."""
+    result = hetprof("profile", ZIPMUL, "--symbolic", "--param", "n=50000",
+                     "--device-profile", "profiles/nvidia-h200-placed.json",
+                     "--max-graph-size", "1000")
+    assert_clean(result, EXIT_PROGRAM_ERROR)
+    assert result.stderr.startswith(
+        "examples/zipmul.lg:20:45: evaluation error: the symbolic profile cannot price this "
+        "program (not regular: examples/zipmul.lg:20:69: a parallel form that may grow a region, "
+        "under a profile where growing costs differ from a write), and at these sizes the "
+        "explicit cost graph grows past --max-graph-size: lower the sizes, or raise "
+        "--max-graph-size if the memory is there [memory budget]")
+    assert "profile it with --symbolic" not in result.stderr
+
+
 def test_place_falls_back_to_explicit_evaluation_outside_the_assumptions():
     result = hetprof("place", ZIPMUL, "--param", "n=0")
     assert_clean(result, EXIT_OK)
