@@ -53,6 +53,11 @@ def _add_model_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--strict-gpu-regions", action="store_true",
                         help="make a region that fills up on the GPU an error (NoExpandWE) "
                         "instead of growing it before the push")
+    parser.add_argument("--growth-as-write", action="store_true",
+                        help="price a region's growth (Δa) as a write, as `validate` and "
+                        "`place` do under a calibrated profile (the OpenCL backend sizes every "
+                        "region before a kernel): lets --symbolic price parallel forms that "
+                        "allocate under such a profile")
     parser.add_argument("--rules", choices=("calibrated", "paper"),
                         help="the rule set: hetprof's calibrated model (default: the profile's), "
                         "or the paper's own rules exactly (reproduces §7.1; see the README)")

@@ -190,6 +190,8 @@ def _fallback(args: argparse.Namespace, holder: SourceHolder, irregular: NotRegu
     why = ("outside the formulas' assumptions" if isinstance(irregular, OutsideAssumptions)
            else "not regular")
     note = f"{why}, so profiled explicitly at the sizes given: {where}{irregular.message}"
+    if GROWTH_REFUSAL in irregular.message:
+        note += GROWTH_HINT
     explicit = replace_args(args, symbolic=False)
     try:
         if args.format == "json":
@@ -211,5 +213,11 @@ def _fallback(args: argparse.Namespace, holder: SourceHolder, irregular: NotRegu
         raise EvaluationError(
             f"the symbolic profile cannot price this program ({why}: {where}"
             f"{irregular.message}), and at these sizes the explicit cost graph grows past "
-            "--max-graph-size: lower the sizes, or raise --max-graph-size if the memory is there",
+            "--max-graph-size: lower the sizes, or raise --max-graph-size if the memory is there"
+            + (GROWTH_HINT if GROWTH_REFUSAL in irregular.message else ""),
             error.span, error.rule) from None
+
+
+GROWTH_REFUSAL = "growing costs differ from a write"  # graphs.semantics.symbolic's refusals
+GROWTH_HINT = ("; --growth-as-write prices a region's growth as a write, as `validate` and "
+               "`place` do, and lets the symbolic profile through")

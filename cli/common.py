@@ -195,6 +195,11 @@ def device_profile(args: argparse.Namespace) -> DeviceProfile:
     if getattr(args, "bsize", None) is not None:
         _check_model_option("bsize", args.bsize)
         profile = replace(profile, region=replace(profile.region, bsize=args.bsize))
+    if getattr(args, "growth_as_write", False):
+        from models.opencl.predict import growth_as_write  # sympy and the symbolic profile
+
+        profile = replace(growth_as_write(profile),
+                          name=f"{profile.name}; a region's growth priced as a write")
     return profile
 
 

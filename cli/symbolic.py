@@ -65,6 +65,8 @@ def command_symbolic_profile(args: argparse.Namespace, holder: SourceHolder) -> 
     result["file"] = args.file
     result["schedule"] = args.schedule
     result["explicit_time"] = explicit_time
+    if getattr(args, "growth_as_write", False):
+        result["assumptions"].append("a region's growth costs a write (--growth-as-write)")
     if args.format == "json":
         write_output(json_text(result, default=str) + "\n", args.output)
     else:

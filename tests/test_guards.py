@@ -246,8 +246,33 @@ def test_a_symbolic_profile_that_falls_back_past_the_graph_budget_says_what_is_l
         "program (not regular: examples/zipmul.lg:20:69: a parallel form that may grow a region, "
         "under a profile where growing costs differ from a write), and at these sizes the "
         "explicit cost graph grows past --max-graph-size: lower the sizes, or raise "
-        "--max-graph-size if the memory is there [memory budget]")
+        "--max-graph-size if the memory is there; --growth-as-write prices a region's growth as "
+        "a write, as `validate` and `place` do, and lets the symbolic profile through "
+        "[memory budget]")
     assert "profile it with --symbolic" not in result.stderr
+    assert result.stdout.endswith("under a profile where growing costs differ from a write; "
+                                  "--growth-as-write prices a region's growth as a write, as "
+                                  "`validate` and `place` do, and lets the symbolic profile "
+                                  "through\n")
+
+
+def test_growth_as_write_lets_the_symbolic_profile_price_a_calibrated_profile_at_a_million():
+    """The same program and profile with --growth-as-write: the symbolic profile at n = 10^6, in
+    seconds, its assumption stated; its kernel the same as without the flag at a size the
+    explicit evaluator reaches (a kernel never grows a region), its growth one write."""
+    flags = ["--device-profile", "profiles/nvidia-h200-placed.json", "--format", "json"]
+    big = hetprof("profile", ZIPMUL, "--symbolic", "--growth-as-write", "--param", "n=1000000",
+                  *flags)
+    assert_clean(big, EXIT_OK)
+    data = json.loads(big.stdout)
+    assert data["symbolic"] is True and data["params"] == {"n": 1000000}
+    assert "a region's growth costs a write (--growth-as-write)" in data["assumptions"]
+    small = [json.loads(hetprof("profile", ZIPMUL, *extra, "--param", "n=64", *flags).stdout)
+             for extra in ([], ["--growth-as-write"])]
+    assert small[0]["on"][0]["kernel"] == small[1]["on"][0]["kernel"] > 0
+    assert small[1]["work"] < small[0]["work"]  # growth at a write's price, not Δa's
+    assert small[1]["profile_name"] == ("NVIDIA H200 (calibrated 2026-11-26); a region's growth "
+                                        "priced as a write")
 
 
 def test_place_falls_back_to_explicit_evaluation_outside_the_assumptions():
