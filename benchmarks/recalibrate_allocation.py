@@ -21,6 +21,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from models.device_profile import load_profile, save_profile  # noqa: E402
+from models.opencl.calibrate import allocation_latency  # noqa: E402
 from models.opencl.calibrate_cache import (  # noqa: E402
     ATOMIC_PLACES,
     measure_atomic,
@@ -50,8 +51,8 @@ def main() -> None:
             raise SystemExit(f"{path}: not a cache-mode profile (mode {profile.gpu.mode})")
         gpu = profile.gpu
         l1 = gpu.l1_latency * gpu.unit_seconds
-        lone = max(thread, atomic, l1)
-        warp = max(group, atomic, l1)
+        lone = allocation_latency(thread, atomic, l1)
+        warp = allocation_latency(group, atomic, l1)
         note = (f"allocation recalibrated {when} by benchmarks/recalibrate_allocation.py on "
                 f"{session.info.describe()}: {measured} (atomic_latency {lone * 1e9:.1f} ns, "
                 f"was {gpu.atomic_latency * gpu.unit_seconds * 1e9:.1f}; warp_atomic_latency "

@@ -15,28 +15,12 @@ from dataclasses import replace
 from datetime import UTC, datetime
 from pathlib import Path
 
-import numpy as np
-
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from models.device_profile import load_profile, save_profile  # noqa: E402
 from models.opencl.calibrate import walk_fields  # noqa: E402
-from models.opencl.calibrate_cache import GENERATED_EMPTY, measure_page_walks  # noqa: E402
-from models.opencl.runner import DeviceSession, select_device, time_kernel  # noqa: E402
-
-
-def measure_launch(session: DeviceSession, repeats: int = 15) -> float:
-    """A kernel's launch as `hetprof calibrate` measures it for the cache mode: the slower of an
-    empty kernel's and one with the generated kernels' arguments, each the median of `repeats`."""
-    one = [np.zeros(1, np.int64)]
-    empty, _ = time_kernel(session, "__kernel void empty(__global long* out) { }\n", "empty", 1, 1,
-                           one, [], repeats)
-    generated, _ = time_kernel(session, GENERATED_EMPTY, "generated_empty", 1, 1,
-                               [np.zeros(8, np.int64), np.zeros(1, np.int64),
-                                np.zeros(1, np.int32), np.zeros(1, np.int32),
-                                np.zeros(1, np.int32), np.zeros(8, np.int64)],
-                               [np.int64(1), np.int64(0)], repeats)
-    return max(empty.median, generated.median)
+from models.opencl.calibrate_cache import measure_launches, measure_page_walks  # noqa: E402
+from models.opencl.runner import DeviceSession, select_device  # noqa: E402
 
 
 def main() -> None:
@@ -47,7 +31,7 @@ def main() -> None:
     args = parser.parse_args()
     session = DeviceSession(select_device(args.device))
     walks = measure_page_walks(session, progress=lambda text: print(text, flush=True))
-    launch = measure_launch(session) if args.launch else None
+    launch = max(measure_launches(session)) if args.launch else None
     when = datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC")
     measured = ", ".join(f"{b >> 10:,} KiB {t * 1e6:.2f} µs" for b, t in walks)
     print(f"{session.info.describe()} ({when}): page walks after a copy: {measured}"

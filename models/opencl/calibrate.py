@@ -628,9 +628,11 @@ def cache_parameters(gpu: GpuParameters, h: Hierarchy) -> tuple[GpuParameters, l
         # A write step where one lane allocates costs the generated code's own allocation on one
         # thread (ALLOC_CHAIN), not the bare atomic add inside it: on the H200 296 ns against
         # 145 ns, and one-thread kernels were predicted 20-50% fast while it was the latter.
-        atomic_latency=max(h.alloc_latency, h.atomic_latency, levels["l1_latency"]) * ns,
-        warp_atomic_latency=(max(h.group_alloc_latency, h.atomic_latency, levels["l1_latency"])
-                             * ns if h.group_alloc_latency else 0.0),
+        atomic_latency=allocation_latency(h.alloc_latency, h.atomic_latency,
+                                          levels["l1_latency"]) * ns,
+        warp_atomic_latency=(allocation_latency(h.group_alloc_latency, h.atomic_latency,
+                                                levels["l1_latency"]) * ns
+                             if h.group_alloc_latency else 0.0),
         l1_bytes=int(levels["l1_bytes"]), l2_bytes_per_s=h.l2_bytes_per_s,
         atomic=per_atomic * ns, line_time=h.line_time * ns, **walk_fields(h.walks, ns))
     fits = [
@@ -658,6 +660,12 @@ def cache_parameters(gpu: GpuParameters, h: Hierarchy) -> tuple[GpuParameters, l
                         {f"walk_{b.bit_length() - 1}_s": t for b, t in h.walks},
                         [(b, t, t) for b, t in h.walks]))
     return cache, fits
+
+
+def allocation_latency(measured: float, atomic: float, l1: float) -> float:
+    """An allocating write step's latency from its microbenchmark (one thread's ALLOC, or a work
+    group's step): at least the bare atomic inside it and the L1's latency."""
+    return max(measured, atomic, l1)
 
 
 def walk_fields(walks: list[tuple[int, float]], scale: float) -> dict[str, Any]:

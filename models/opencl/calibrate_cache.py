@@ -309,16 +309,8 @@ def measure_hierarchy(session, quick: bool = False, max_bytes: int | None = None
     repeats = 3 if quick else 5
     result = Hierarchy()
     one = [np.zeros(1, np.int64)]
-    empty, _ = time_kernel(session, "__kernel void empty(__global long* out) { }\n", "empty",
-                           1, 1, one, [], repeats * 3)
-    result.launch = empty.median
     say("a generated kernel's launch")
-    generated, _ = time_kernel(session, GENERATED_EMPTY, "generated_empty", 1, 1,
-                               [np.zeros(8, np.int64), np.zeros(1, np.int64),
-                                np.zeros(1, np.int32), np.zeros(1, np.int32),
-                                np.zeros(1, np.int32), np.zeros(8, np.int64)],
-                               [np.int64(1), np.int64(0)], repeats * 3)
-    result.generated_launch = generated.median
+    result.launch, result.generated_launch = measure_launches(session, repeats * 3)
     limit = max_bytes or session.info.global_memory // 8
     hops = CHASE_HOPS // (4 if quick else 1)
     for size in QUICK_CHASE_BYTES if quick else CHASE_BYTES:
@@ -460,6 +452,21 @@ def measure_page_walks(session, quick: bool = False,
             raise RuntimeError("the page-walk microbenchmark read wrong words")
         result.append((size, max(0.0, float(np.median(walks[1:])))))  # the first: warm-up
     return result
+
+
+def measure_launches(session, repeats: int = 15) -> tuple[float, float]:
+    """The medians of `repeats` launches of an empty kernel and of one with the generated
+    kernels' arguments (`GENERATED_EMPTY`); `cache_parameters` takes the slower as the launch."""
+    from models.opencl.runner import time_kernel
+
+    empty, _ = time_kernel(session, "__kernel void empty(__global long* out) { }\n", "empty",
+                           1, 1, [np.zeros(1, np.int64)], [], repeats)
+    generated, _ = time_kernel(session, GENERATED_EMPTY, "generated_empty", 1, 1,
+                               [np.zeros(8, np.int64), np.zeros(1, np.int64),
+                                np.zeros(1, np.int32), np.zeros(1, np.int32),
+                                np.zeros(1, np.int32), np.zeros(8, np.int64)],
+                               [np.int64(1), np.int64(0)], repeats)
+    return empty.median, generated.median
 
 
 def measure_atomic(session, hops: int = CHASE_HOPS, repeats: int = 5) -> float:
