@@ -184,6 +184,26 @@ def test_device_selection_takes_a_matching_device_that_builds(monkeypatch):
     assert select_device("2").name.endswith("#2")  # an index is taken as given
 
 
+def test_runner_step_launch_is_each_later_steps_time_beyond_its_predicted_work(pocl):
+    """`runner_step_launch` runs its λG microbenchmark through the runner and takes the median,
+    over the steps after the first, of measured less predicted-without-launch; its points are
+    each step's measurement beside its prediction with that launch."""
+    import statistics
+
+    from models.device_profile import load_profile
+    from models.opencl.calibrate import runner_step_launch
+
+    profile = load_profile(ROOT / "profiles" / "nvidia-h200-placed.json")
+    launch, fit = runner_step_launch(pocl, profile, repeats=3)
+    assert [k for k, _, _ in fit.points] == [0, 1, 2, 3, 4]
+    assert all(m > 0 for _, m, _ in fit.points)
+    beyond = [m - (p - launch) for _, m, p in fit.points[1:]]
+    assert launch == pytest.approx(statistics.median(beyond))
+    assert fit.parameters["seconds"] == launch
+    # the launch-free prediction of a later step is its work alone: far below any launch
+    assert all(p - launch < 2e-6 for _, _, p in fit.points[1:])
+
+
 def test_quick_calibration_and_validation_on_pocl(pocl, tmp_path):
     """The whole loop on a real device: microbenchmarks, fits, a profile in seconds, and a
     validation report with the keys the issue names."""
@@ -239,6 +259,15 @@ def test_quick_calibration_and_validation_on_pocl(pocl, tmp_path):
     cpu = profile.cpu
     assert (cpu.launch_s, cpu.launch_after_16_s, cpu.launch_after_19_s, cpu.launch_after_22_s) == (
         launches["10"], launches["16"], launches["19"], launches["22"])
+    # the cache mode's launch is a kernel step through the backend's runner, beyond its work
+    # (where its work is predicted above what it measured, as PoCL's can be, the empty kernels'
+    # launch stays: the slower of the bare and the generated-signature one)
+    runner_step = next(f for f in result.fits if f.name.startswith("kernel launch of a runner"))
+    expected = runner_step.parameters["seconds"]
+    empty = runner_step.parameters["empty_kernel_s"]
+    assert empty > 0
+    assert profile.gpu.launch * 1e-9 == pytest.approx(expected if expected > 0 else empty)
+    assert len(runner_step.points) == 5  # RUNNER_STEPS: the count, an iota, three maps
     chain = next(f for f in result.fits if f.name.startswith("CPU serial chain step"))
     assert cpu.serial_step_s == chain.parameters["seconds"] > 0
     save_profile(profile, tmp_path / "pocl.json")

@@ -561,7 +561,6 @@ def calibrate(session, cpu_session=None, quick: bool = False,
     cpu_calibration = calibrate_cpu(cpu_session, quick, repeats, step)
     cpu, processors = cpu_calibration.cpu, cpu_calibration.processors
     fits += cpu_calibration.fits
-    step("done", 1.0)
     profile = DeviceProfile(
         name=f"{info.name} (calibrated {date.today().isoformat()})",
         units="seconds",
@@ -591,6 +590,19 @@ def calibrate(session, cpu_session=None, quick: bool = False,
     cache_gpu = replace(cache_gpu, staging_overlap=cache_overlap)
     fits.append(replace(cache_staging_fit, name=f"{cache_staging_fit.name} (cache mode)"))
     per_mode["cache"] = replace(profile, gpu=cache_gpu)
+    # The cache mode's launch: a kernel step as the backend's runner pays it, measured through
+    # the runner (`runner_step_launch`); the empty kernels' stay in the fits for comparison.
+    step("a kernel step through the runner", 0.99)
+    step_launch, step_fit = runner_step_launch(session, per_mode["cache"],
+                                               repeats=5 if quick else 15)
+    # beside it, the empty kernels' launch that stays where the step's work is predicted above
+    # what it measured (PoCL's can be)
+    fits.append(replace(step_fit, parameters={**step_fit.parameters,
+                                              "empty_kernel_s": cache_gpu.launch * CACHE_UNIT}))
+    if step_launch > 0:
+        per_mode["cache"] = replace(profile, gpu=replace(cache_gpu,
+                                                         launch=step_launch / CACHE_UNIT))
+    step("done", 1.0)
     # The default: the mode that predicted the benchmark suite's kernels best on real hardware
     # (docs/validation/suite-nvidia-h200-2026-11-26.md: cache 31% median |error| against DMM's
     # 51% and the paper's 287%, 123 kernel cases), not the mode that fits the microbenchmarks best.
@@ -660,6 +672,64 @@ def cache_parameters(gpu: GpuParameters, h: Hierarchy) -> tuple[GpuParameters, l
                         {f"walk_{b.bit_length() - 1}_s": t for b, t in h.walks},
                         [(b, t, t) for b, t in h.walks]))
     return cache, fits
+
+
+RUNNER_STEPS = """\
+letregion r in
+on (let a = parmap (lambda k: int r [r]. k + 1) (iota 64) in
+    let b = parmap (lambda k: int r [r]. k + 1) a in
+    parmap (lambda k: int r [r]. k + 1) b)
+at r
+"""
+"""A λG microbenchmark of the backend's runner: an `on` whose plan is five kernel steps of almost
+no work (the vector's count, an iota, three maps of 64 items: a bump, a store and an add each),
+launched as `validate` launches every `on` (models/opencl/runner.py's run_offload: the runner's
+small blocking copies between the steps)."""
+
+
+def runner_step_launch(session, profile: DeviceProfile, repeats: int = 15) -> tuple[float, Fit]:
+    """The launch of a kernel step as the backend's runner pays it, in seconds: over the steps of
+    `RUNNER_STEPS` after its first, the median of each step's measured time (the median of
+    `repeats` runs after a warm-up) less what `profile`'s GPU mode predicts for that step's
+    phase with no launch. The first step is reported but left out: it also pays the page walks
+    after the copy, which the profile prices apart.
+
+    Why it is measured: on the H200 an empty kernel launched over and over takes 4.9-5.9 µs, but
+    each step of the runner 6-11 µs beyond its work, on every card and in every pattern the
+    probes tried apart (a kernel switch, code size, the host's gap, the runner's copies: none adds
+    it; benchmarks/gpu_runner_ablation_probe.py, 2026-11-27), so the suite's kernels of a few
+    steps were predicted 10-40% fast. This measures the generated code through the runner, as
+    every validated kernel runs, on a program of the calibration's own."""
+    from graphs.devicebox import phase_launches
+    from graphs.semantics.explicit import OffloadCollector, evaluate
+    from graphs.semantics.options import EvaluationOptions
+    from models.opencl.runner import run_offload
+    from profiler.checker import bind_parameters, check_program
+    from profiler.parser import parse
+
+    checked = check_program(parse(RUNNER_STEPS, "<runner steps>"))
+    params = bind_parameters(checked, {})
+    free = replace(profile, gpu=replace(profile.gpu, launch=0.0))
+    collector = OffloadCollector()
+    evaluate(checked, params, EvaluationOptions(profile=free, gpu_mode=free.gpu.mode,
+                                                observer=collector))
+    (offload,) = collector.offloads
+    assert offload.on is not None  # RUNNER_STEPS's one offload is its `on`
+    unit = free.gpu.unit_seconds
+    phases = [p for p in offload.on.info.box.phases if phase_launches(p)]
+    run = run_offload(session, offload, checked.types, params, repeats=repeats)
+    if run.matches is False:
+        raise RuntimeError("the runner-step microbenchmark computed a wrong value")
+    steps = run.plan.steps
+    if len(steps) != len(phases) or len(steps) < 2:
+        raise RuntimeError(f"the runner-step microbenchmark has {len(steps)} kernel steps and "
+                           f"{len(phases)} launching phases")
+    points = [(k, run.kernels[step.kernel].median, phase.time * unit)
+              for k, (step, phase) in enumerate(zip(steps, phases, strict=True))]
+    launch = statistics.median(m - p for _, m, p in points[1:])
+    return launch, Fit("kernel launch of a runner step (beyond its predicted work)",
+                       {"seconds": launch},
+                       [(k, m, p + launch) for k, m, p in points])
 
 
 def allocation_latency(measured: float, atomic: float, l1: float) -> float:
