@@ -41,6 +41,23 @@ from profiler.parser import parse  # noqa: E402
 ROOT = Path(__file__).resolve().parent.parent
 
 
+def case_offloads(case: str, profile) -> tuple:
+    """A `PROGRAM:N` case (a suite program or an example) evaluated explicitly under `profile`
+    as `validate` evaluates it: (name, n, its GPU and CPU placements, their parameters, the GPU
+    placement's offloads, the CPU placement's)."""
+    name, _, n_text = case.partition(":")
+    path = next(p for p in (ROOT / "benchmarks" / "suite" / f"{name}.lg",
+                            ROOT / "examples" / f"{name}.lg") if p.exists())
+    checked = check_program(parse(path.read_text(), str(path)))
+    gpu, cpu = _variants(checked)
+    n = int(n_text)
+    size = int(n ** 0.5) if name in SQUARE else n
+    params = bind_parameters(checked, size_params(checked, size, name))
+    options = EvaluationOptions(profile=profile, gpu_mode=profile.gpu.mode)
+    offloads, cpu_offloads, _ = explicit_predictions(gpu, cpu, params, options, {}, 0)
+    return name, n, gpu, cpu, params, offloads, cpu_offloads
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--device", default="nvidia")
@@ -59,16 +76,7 @@ def main() -> None:
     print(f"device: {session.info.describe()}; profile {args.profile.name} "
           f"({profile.gpu.mode}), launch {profile.gpu.launch * unit * 1e6:.2f} µs")
     for case in args.cases:
-        name, _, n_text = case.partition(":")
-        path = next(p for p in (ROOT / "benchmarks" / "suite" / f"{name}.lg",
-                                ROOT / "examples" / f"{name}.lg") if p.exists())
-        checked = check_program(parse(path.read_text(), str(path)))
-        gpu, cpu = _variants(checked)
-        n = int(n_text)
-        size = int(n ** 0.5) if name in SQUARE else n
-        params = bind_parameters(checked, size_params(checked, size, name))
-        options = EvaluationOptions(profile=profile, gpu_mode=profile.gpu.mode)
-        offloads, cpu_offloads, _ = explicit_predictions(gpu, cpu, params, options, {}, 0)
+        name, n, gpu, cpu, params, offloads, cpu_offloads = case_offloads(case, profile)
         for k, offload in enumerate(offloads):
             assert offload.on is not None
             run = run_offload(session, offload, gpu.types, params, repeats=args.repeats)

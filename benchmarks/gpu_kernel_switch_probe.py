@@ -32,6 +32,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from models.opencl.codegen import PRELUDE  # noqa: E402
 from models.opencl.runner import DeviceSession, event_seconds, select_device  # noqa: E402
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from gpu_step_launch_probe import runner_copies, small_buffers  # noqa: E402
+
 
 def program_source(lines: int) -> str:
     """Three empty kernels and three with `lines` lines of dead code, all with COMMON."""
@@ -60,23 +63,15 @@ def main() -> None:
     words = 1 << 16
     heap = cl.Buffer(context, flags.READ_WRITE | flags.COPY_HOST_PTR,
                      hostbuf=np.arange(words, dtype=np.int64))
-    small_host = [np.zeros(4, np.int64), np.array([words // 2], np.int32), np.zeros(4, np.int32),
-                  np.zeros(1, np.int32), np.zeros(8, np.int64)]
-    small = [cl.Buffer(context, flags.READ_WRITE | flags.COPY_HOST_PTR, hostbuf=a)
-             for a in small_host]
-    _, caps, _, err, slots = small
+    _, small = small_buffers(session, words)
     program = session.program(program_source(args.lines))
     kernels = {f"{kind}{k}": session.kernel(program, f"{kind}{k}")
                for kind in ("empty", "big") for k in range(3)}
     print(f"device: {session.info.describe()}; big kernels {args.lines} lines of dead code; "
           f"medians of {args.runs} launches")
 
-    def runner_copies() -> None:
-        out = np.zeros(1, np.int32)
-        cl.enqueue_copy(queue, out, err).wait()
-        cl.enqueue_copy(queue, caps, np.array([words // 2], np.int32)).wait()
-        word = np.zeros(1, np.int64)
-        cl.enqueue_copy(queue, word, slots).wait()
+    def copies() -> None:
+        runner_copies(session, words, small)
 
     def timed(names: list[str], before) -> tuple[float, float]:
         samples = []
@@ -94,8 +89,8 @@ def main() -> None:
         for pattern, names, before in (
                 ("same", [f"{kind}0"], None),
                 ("rotate", [f"{kind}{k}" for k in range(3)], None),
-                ("same, copies", [f"{kind}0"], runner_copies),
-                ("rotate, copies", [f"{kind}{k}" for k in range(3)], runner_copies)):
+                ("same, copies", [f"{kind}0"], copies),
+                ("rotate, copies", [f"{kind}{k}" for k in range(3)], copies)):
             median, fastest = timed(names, before)
             print(f"{kind:<6} {pattern:<15} median {median * 1e6:6.2f} µs, fastest "
                   f"{fastest * 1e6:5.2f} µs", flush=True)

@@ -28,6 +28,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from models.opencl.calibrate_cache import GENERATED_EMPTY  # noqa: E402
 from models.opencl.runner import DeviceSession, event_seconds, select_device  # noqa: E402
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from gpu_step_launch_probe import small_buffers  # noqa: E402
+
 GAPS_US = (0, 10, 20, 40, 80, 160, 320, 640, 1280)
 
 
@@ -48,10 +51,7 @@ def main() -> None:
     words = 1 << 16
     heap = cl.Buffer(context, flags.READ_WRITE | flags.COPY_HOST_PTR,
                      hostbuf=np.arange(words, dtype=np.int64))
-    small_host = [np.zeros(4, np.int64), np.array([words // 2], np.int32), np.zeros(4, np.int32),
-                  np.zeros(1, np.int32), np.zeros(8, np.int64)]
-    small = [cl.Buffer(context, flags.READ_WRITE | flags.COPY_HOST_PTR, hostbuf=a)
-             for a in small_host]
+    _, small = small_buffers(session, words)
     _, caps, aps, err, slots = small
     kernel = session.cl.Kernel(session.program(GENERATED_EMPTY), "generated_empty")
 

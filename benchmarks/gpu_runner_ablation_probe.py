@@ -28,20 +28,12 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from graphs.semantics.options import EvaluationOptions  # noqa: E402
 from models.device_profile import load_profile  # noqa: E402
 from models.opencl.calibrate_cache import GENERATED_EMPTY  # noqa: E402
 from models.opencl.runner import DeviceSession, run_offload, select_device  # noqa: E402
-from models.opencl.validate import (  # noqa: E402
-    SQUARE,
-    _variants,
-    explicit_predictions,
-    size_params,
-)
-from profiler.checker import bind_parameters, check_program  # noqa: E402
-from profiler.parser import parse  # noqa: E402
 
-ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from gpu_kernel_steps_probe import case_offloads  # noqa: E402
 
 
 class _Timed:
@@ -90,16 +82,7 @@ def main() -> None:
     print(f"device: {session.info.describe()}; profile {args.profile.name}; medians of "
           f"{args.repeats} runs after a warm-up, µs")
     for case in args.cases:
-        name, _, n_text = case.partition(":")
-        path = next(p for p in (ROOT / "benchmarks" / "suite" / f"{name}.lg",
-                                ROOT / "examples" / f"{name}.lg") if p.exists())
-        checked = check_program(parse(path.read_text(), str(path)))
-        gpu, cpu = _variants(checked)
-        n = int(n_text)
-        size = int(n ** 0.5) if name in SQUARE else n
-        params = bind_parameters(checked, size_params(checked, size, name))
-        options = EvaluationOptions(profile=profile, gpu_mode=profile.gpu.mode)
-        offloads, _, _ = explicit_predictions(gpu, cpu, params, options, {}, 0)
+        name, n, gpu, _, params, offloads, _ = case_offloads(case, profile)
         for k, offload in enumerate(offloads):
             rows.clear()
             run = run_offload(session, offload, gpu.types, params, repeats=args.repeats)

@@ -41,6 +41,28 @@ __kernel void step_alloc(COMMON, const long n, const long out) {
 """
 
 
+def small_buffers(session, words: int) -> tuple[list[np.ndarray], list]:
+    """The runner's small buffers for a heap of `words` words (bases, capacities, allocation
+    pointers, the error word, slots), made from host arrays as the runner makes them (a region
+    of half the heap): (the host arrays, the buffers)."""
+    cl = session.cl
+    small_host = [np.zeros(4, np.int64), np.array([words // 2], np.int32), np.zeros(4, np.int32),
+                  np.zeros(1, np.int32), np.zeros(8, np.int64)]
+    small = [cl.Buffer(session.context, cl.mem_flags.READ_WRITE | cl.mem_flags.COPY_HOST_PTR,
+                       hostbuf=a) for a in small_host]
+    return small_host, small
+
+
+def runner_copies(session, words: int, small: list) -> None:
+    """The runner's small blocking copies before a step (models/opencl/runner.py's `_run_once`):
+    read the error word, write the capacities, read a slot."""
+    cl, queue = session.cl, session.queue
+    _, caps, _, err, slots = small
+    cl.enqueue_copy(queue, np.zeros(1, np.int32), err).wait()
+    cl.enqueue_copy(queue, caps, np.array([words // 2], np.int32)).wait()
+    cl.enqueue_copy(queue, np.zeros(1, np.int64), slots).wait()
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--device", default="nvidia")
@@ -53,21 +75,13 @@ def main() -> None:
     words = args.heap
     heap_host = np.arange(1, words + 1, dtype=np.int64)
     heap = cl.Buffer(context, flags.READ_WRITE, 8 * words)
-    small_host = [np.zeros(4, np.int64), np.array([words // 2], np.int32), np.zeros(4, np.int32),
-                  np.zeros(1, np.int32), np.zeros(8, np.int64)]
-    small = [cl.Buffer(context, flags.READ_WRITE | flags.COPY_HOST_PTR, hostbuf=a)
-             for a in small_host]
-    bases, caps, aps, err, slots = small
+    small_host, small = small_buffers(session, words)
     kernels = {"empty": session.kernel(session.program(GENERATED_EMPTY), "generated_empty"),
                "alloc": session.kernel(session.program(STEP_ALLOC), "step_alloc")}
     print(f"device: {session.info.describe()}; heap {words:,} words; medians of {args.runs}")
 
-    def runner_copies() -> None:
-        out = np.zeros(1, np.int32)
-        cl.enqueue_copy(queue, out, err).wait()
-        cl.enqueue_copy(queue, caps, np.array([words // 2], np.int32)).wait()
-        word = np.zeros(1, np.int64)
-        cl.enqueue_copy(queue, word, slots).wait()
+    def copies() -> None:
+        runner_copies(session, words, small)
 
     def copy_in() -> None:
         cl.enqueue_copy(queue, heap, heap_host).wait()
@@ -82,7 +96,7 @@ def main() -> None:
         fresh[:] = [made] + [cl.Buffer(context, flags.READ_WRITE | flags.COPY_HOST_PTR,
                                        hostbuf=a) for a in small_host]
 
-    for pattern, before in (("alone", None), ("runner", runner_copies), ("after copy", copy_in),
+    for pattern, before in (("alone", None), ("runner", copies), ("after copy", copy_in),
                             ("new buffers", new_buffers)):
         row = []
         for name, kernel in kernels.items():
@@ -99,7 +113,7 @@ def main() -> None:
                        f"{min(samples) * 1e6:5.2f})")
         print(f"{pattern:<12} " + ", ".join(row), flush=True)
     check = np.zeros(8, np.int64)
-    cl.enqueue_copy(queue, check, slots).wait()
+    cl.enqueue_copy(queue, check, small[4]).wait()
     got = np.zeros(1, np.int64)
     cl.enqueue_copy(queue, got, heap, src_offset=8 * int(check[1])).wait()
     if int(got[0]) != 7:
