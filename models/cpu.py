@@ -39,10 +39,10 @@ kernel runs a work group on one unit: `predict.cpu_units`) may have the cores, c
 system more to itself: under a profile that carries the generated code's map step per unit at 1,
 2, 4 and 8 busy units and at all of them (`unit_step_*_s`), its threads' classes are priced times
 `busy_scale`, the step's ratio at its units (on the H200's hosts, 2026-11-27: 0.53 to 0.64 up to
-4 of 16 units; `at_units`); serial code keeps its measured price. It is not the default: the
-calibration measures the step for its report only, because on a suite run predicted and
-measured on one host the scale made the parts on one unit 20-50% too fast, where re-predicting
-four earlier runs under another host's calibration had it help (README, "Parts on few units").
+4 of 16 units; `at_units`); serial code keeps its measured price. `hetprof calibrate` writes
+the step's fields since 2026-11-27's run 10: of the two suite runs predicted and measured on one
+host, the larger (109 parts) came out far better with the scale, the smaller (19 parts) worse;
+pooled, 15.0% / 46.2% median / p90 against 18.7% / 54.9% (README, "Parts on few units").
 A profile without those fields prices every part as on all units.
 
 Two shared resources bound a parallel stretch however many processors run it (`cpu_floor`): the

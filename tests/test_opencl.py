@@ -268,6 +268,14 @@ def test_quick_calibration_and_validation_on_pocl(pocl, tmp_path):
     assert empty > 0
     assert profile.gpu.launch * 1e-9 == pytest.approx(expected if expected > 0 else empty)
     assert len(runner_step.points) == 5  # RUNNER_STEPS: the count, an iota, three maps
+    # the map step per busy unit, written (a part on fewer units is priced by their ratio)
+    steps = {int(f.parameters["units"]): f.parameters["seconds"] for f in result.fits
+             if f.name.startswith("CPU map step per unit")}
+    processors = cpu.processors
+    assert steps.keys() == {u for u in (1, 2, 4, 8) if u < processors} | {processors}
+    assert cpu.unit_step_all_s == steps[processors] > 0
+    assert (cpu.unit_step_1_s, cpu.unit_step_2_s, cpu.unit_step_4_s, cpu.unit_step_8_s) == tuple(
+        steps.get(u, 0.0) if u < processors else 0.0 for u in (1, 2, 4, 8))
     chain = next(f for f in result.fits if f.name.startswith("CPU serial chain step"))
     assert cpu.serial_step_s == chain.parameters["seconds"] > 0
     save_profile(profile, tmp_path / "pocl.json")

@@ -43,12 +43,14 @@ CPU edge weighs in the cost graph, whose time on P processors is about its work 
   busy and priced one after another; a lone dependent chain overlaps its loads and arithmetic
   with the atomic's latency, and its core has no sibling thread to share (models/cpu.py:
   `serial_scale`);
-- for the report only: the generated code's map step (two loads, a multiply-add, a bump of the
-  work group's own counter, a store) per compute unit while only 1, 2, 4 or 8 units run it, and
-  while all do (`unit_steps`). A profile that carries them as unit_step_1_s ... unit_step_all_s
-  prices a part on fewer busy units lower (models/cpu.py's `busy_scale`); calibration does not
-  write them, since a suite run predicted and measured on one host (2026-11-27, card
-  GPU-7ed4d4d9) came out worse with them than without (README, "Parts on few units");
+- unit_step_1_s ... unit_step_8_s, unit_step_all_s: the generated code's map step (two loads, a
+  multiply-add, a bump of the work group's own counter, a store) per compute unit while only 1,
+  2, 4 or 8 units run it, and while all do (`unit_steps`); a part on fewer busy units is priced
+  lower by their ratio (models/cpu.py's `busy_scale`). Written since 2026-11-27's run 10: of the
+  two suite runs predicted and measured on one host, the larger (109 CPU parts, card
+  GPU-d9ee7a55) came out far better with them (13.2% / 43.9% against 19.7% / 57.8%), the
+  smaller (19 parts, card GPU-7ed4d4d9) worse (20.8% / 51.2% against 12.7% / 36.9%); pooled,
+  15.0% / 46.2% against 18.7% / 54.9% (README, "Parts on few units");
 - bytes_per_s: a stride-1 copy over all compute units, bytes read plus written over its time;
 - and, for profiles priced by the PRAM (`--units` of old), seconds per PRAM step: a map kernel as
   the backend writes one (two reads, an allocating write), as `hetprof calibrate` always did.
@@ -411,9 +413,9 @@ def calibrate_cpu(session, quick: bool = False, repeats: int = 7,
     progress("CPU busy units", 0.947)
     stepped = unit_steps(session, 1 << (21 if quick else 25), repeats)
     for units, seconds in stepped.items():
-        fits.append(Fit(f"CPU map step per unit, {units} of {processors} compute units busy "
-                        "(report only)",
+        fits.append(Fit(f"CPU map step per unit, {units} of {processors} compute units busy",
                         {"seconds": seconds, "units": units}, [(units, seconds, seconds)]))
+    fewer_units = {u: t for u, t in stepped.items() if u < processors}
     # -- the socket's bandwidth -------------------------------------------------------------------
     progress("CPU bandwidth", 0.95)
     copy_t, (_, copied) = time_kernel(session, COPY, "copy", words, None,
@@ -448,5 +450,8 @@ def calibrate_cpu(session, quick: bool = False, repeats: int = 7,
                   contended_alloc_8_s=fewer.get(8, 0.0), serial_step_s=serial,
                   launch_after_16_s=after[16], launch_after_19_s=after[19],
                   launch_after_22_s=after[22],
+                  unit_step_1_s=fewer_units.get(1, 0.0), unit_step_2_s=fewer_units.get(2, 0.0),
+                  unit_step_4_s=fewer_units.get(4, 0.0), unit_step_8_s=fewer_units.get(8, 0.0),
+                  unit_step_all_s=stepped.get(processors, 0.0),
                   bytes_per_s=bandwidth, processors=processors)
     return CpuCalibration(cpu, fits, processors)
