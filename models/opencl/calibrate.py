@@ -5,7 +5,9 @@ empirical measurement"; §5: the machine models' parameters).
 Calibration sees microbenchmarks only, never the programs that `hetprof validate` checks:
 - transfers host→device and device→host from 1 KB to 256 MB: latency + words / rate, fitted by
   least squares on relative error, piecewise (small and large) where one line does not fit;
-- kernel launch: an empty kernel;
+- kernel launch: an empty kernel; and, for the cache mode, a kernel step as the backend's runner
+  pays it beyond its work (`runner_step_launch`: a λG microbenchmark of the calibration's own,
+  `RUNNER_STEPS`, run through models/opencl/runner.py as every validated `on` runs);
 - global memory: threads reading at lane strides 1..32 (coalescing, UMM address groups), at sizes
   that take several rounds of work groups;
 - local memory: threads reading a local array at strides 1..33 (bank conflicts);
