@@ -697,11 +697,13 @@ def runner_step_launch(session, profile: DeviceProfile, repeats: int = 15) -> tu
     after the copy, which the profile prices apart.
 
     Why it is measured: on the H200 an empty kernel launched over and over takes 4.9-5.9 µs, but
-    each step of the runner 6-11 µs beyond its work, on every card and in every pattern the
-    probes tried apart (a kernel switch, code size, the host's gap, the runner's copies: none adds
-    it; benchmarks/gpu_runner_ablation_probe.py, 2026-11-27), so the suite's kernels of a few
-    steps were predicted 10-40% fast. This measures the generated code through the runner, as
-    every validated kernel runs, on a program of the calibration's own."""
+    the steps of the suite's small `on`s 6-12 µs each in the runner, a few µs of which their work
+    explains; the patterns the probes tried apart (a kernel switch, code size, the host's gap,
+    the runner's copies; benchmarks/gpu_runner_ablation_probe.py and its neighbours, 2026-11-27)
+    add 0.1-0.4 µs each at most, and the suite's kernels of a few steps were predicted 10-40%
+    fast. This measures the generated code through the runner, as every validated kernel runs,
+    on a program of the calibration's own (on card GPU-273ca1de: 6.4 µs beyond its work, the
+    empty kernel 5.9 µs)."""
     from graphs.devicebox import phase_launches
     from graphs.semantics.explicit import OffloadCollector, evaluate
     from graphs.semantics.options import EvaluationOptions
