@@ -1199,7 +1199,7 @@ def _copy_subgraphs(ev: Evaluator, groups: list[_Group], threads: int,
                 continue
             positions = (edge_base[g.ids][:, None] + np.arange(len(local))[None, :]).ravel()
             ends[positions] = (node_base[g.ids][:, None] + local[None, :]).ravel()
-        getattr(graph, end_name).frombytes(memoryview(ends).cast("B"))
+        getattr(graph, end_name).frombytes(ends.data.cast("B"))
     for thread, edge, words in expansions:
         index = edge_base0 + int(edge_base[thread]) + edge
         graph.edge_weight[index] = ev._growth(words)
