@@ -33,7 +33,7 @@ from models.opencl.codegen import PRELUDE  # noqa: E402
 from models.opencl.runner import DeviceSession, event_seconds, select_device  # noqa: E402
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from gpu_step_launch_probe import runner_copies, small_buffers  # noqa: E402
+from gpu_step_launch_probe import runner_buffers, runner_copies  # noqa: E402
 
 
 def program_source(lines: int) -> str:
@@ -58,12 +58,9 @@ def main() -> None:
     parser.add_argument("--lines", type=int, default=1500)
     args = parser.parse_args()
     session = DeviceSession(select_device(args.device))
-    cl, context, queue = session.cl, session.context, session.queue
-    flags = cl.mem_flags
+    queue = session.queue
     words = 1 << 16
-    heap = cl.Buffer(context, flags.READ_WRITE | flags.COPY_HOST_PTR,
-                     hostbuf=np.arange(words, dtype=np.int64))
-    _, small = small_buffers(session, words)
+    heap, small = runner_buffers(session, words)
     program = session.program(program_source(args.lines))
     kernels = {f"{kind}{k}": session.kernel(program, f"{kind}{k}")
                for kind in ("empty", "big") for k in range(3)}

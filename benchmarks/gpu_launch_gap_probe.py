@@ -29,7 +29,7 @@ from models.opencl.calibrate_cache import GENERATED_EMPTY  # noqa: E402
 from models.opencl.runner import DeviceSession, event_seconds, select_device  # noqa: E402
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from gpu_step_launch_probe import small_buffers  # noqa: E402
+from gpu_step_launch_probe import runner_buffers  # noqa: E402
 
 GAPS_US = (0, 10, 20, 40, 80, 160, 320, 640, 1280)
 
@@ -46,12 +46,9 @@ def main() -> None:
     parser.add_argument("--runs", type=int, default=61)
     args = parser.parse_args()
     session = DeviceSession(select_device(args.device))
-    cl, context, queue = session.cl, session.context, session.queue
-    flags = cl.mem_flags
+    cl, queue = session.cl, session.queue
     words = 1 << 16
-    heap = cl.Buffer(context, flags.READ_WRITE | flags.COPY_HOST_PTR,
-                     hostbuf=np.arange(words, dtype=np.int64))
-    _, small = small_buffers(session, words)
+    heap, small = runner_buffers(session, words)
     _, caps, aps, err, slots = small
     kernel = session.cl.Kernel(session.program(GENERATED_EMPTY), "generated_empty")
 

@@ -25,6 +25,7 @@ import argparse
 import statistics
 import sys
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -51,6 +52,15 @@ def small_buffers(session, words: int) -> tuple[list[np.ndarray], list]:
     small = [cl.Buffer(session.context, cl.mem_flags.READ_WRITE | cl.mem_flags.COPY_HOST_PTR,
                        hostbuf=a) for a in small_host]
     return small_host, small
+
+
+def runner_buffers(session, words: int) -> tuple[Any, list]:
+    """A heap of `words` words holding 0, 1, 2, ... and the runner's small buffers for it
+    (`small_buffers`): (the heap, the small buffers)."""
+    cl = session.cl
+    heap = cl.Buffer(session.context, cl.mem_flags.READ_WRITE | cl.mem_flags.COPY_HOST_PTR,
+                     hostbuf=np.arange(words, dtype=np.int64))
+    return heap, small_buffers(session, words)[1]
 
 
 def runner_copies(session, words: int, small: list) -> None:
