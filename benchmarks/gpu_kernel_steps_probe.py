@@ -37,6 +37,7 @@ from models.opencl.validate import (  # noqa: E402
 )
 from profiler.checker import bind_parameters, check_program  # noqa: E402
 from profiler.parser import parse  # noqa: E402
+from profiler.transform import centre_names  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -97,14 +98,19 @@ def main() -> None:
                       f"{phase.walk * unit * 1e6:.2f} µs; bound {phase.bound or '-'}; "
                       f"steps {phase.steps})")
             if cpu_session is not None:
-                conditions(session, cpu_session, offload, cpu_offloads, k, gpu, cpu, params)
+                conditions(session, cpu_session, offload, cpu_offloads, k, gpu, cpu, params,
+                           offloads)
 
 
-def conditions(session, cpu_session, offload, cpu_offloads, k, gpu, cpu, params) -> None:
+def conditions(session, cpu_session, offload, cpu_offloads, k, gpu, cpu, params,
+               gpu_offloads) -> None:
     """The `on`'s kernels timed as `validate` times them (7 runs after one warm-up), right after
     the same `on` ran on the CPU device, and after the host idled 2 s."""
-    unit = next((o for o in cpu_offloads
-                 if getattr(o.node, "name", "") == f"{OFFLOAD_CENTRE}{k}"), None)
+    # the CPU run of the same `on` as this run (the centre's runs are in the `on`'s order)
+    centre = centre_names(gpu.body, OFFLOAD_CENTRE).get(offload.node.span)
+    index = sum(1 for o in gpu_offloads[:k] if o.node.span == offload.node.span)
+    units = [o for o in cpu_offloads if getattr(o.node, "name", "") == centre]
+    unit = units[index] if index < len(units) else None
     for label in ("after the CPU device", "after 2 s idle", "at once again"):
         if label == "after the CPU device":
             if unit is None:

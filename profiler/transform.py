@@ -38,6 +38,7 @@ from profiler.syntax import (
     RegionApp,
     RegionLambda,
     Snd,
+    Span,
     Var,
     VecLit,
     children,
@@ -90,17 +91,32 @@ def remove_on(e: Expr) -> Expr:
 
 
 def centre_on_bodies(e: Expr, prefix: str) -> Expr:
-    """Every `on e at ρ` becomes `profile "<prefix>k" e`: the same work, on the CPU."""
+    """Every `on e at ρ` becomes `profile "<prefix>k" e`: the same work, on the CPU. The k-th
+    `on` written (in `centre_names`' order) is the centre `<prefix>k`, however many times it
+    runs: a centre's cost is that of all its runs."""
+    return _centred(e, prefix)[0]
+
+
+def centre_names(e: Expr, prefix: str) -> dict[Span, str]:
+    """The cost centre `centre_on_bodies` makes of each `on` of `e`, by the `on`'s span: what
+    lets a run of an `on` (one device box or offload, of which an `on` inside a loop or a
+    function has many) find the CPU centre that stands for all runs of the same `on`."""
+    return _centred(e, prefix)[1]
+
+
+def _centred(e: Expr, prefix: str) -> tuple[Expr, dict[Span, str]]:
+    names: dict[Span, str] = {}
     counter = [0]
 
     def go(node: Expr) -> Expr:
         if isinstance(node, On):
             name = f"{prefix}{counter[0]}"
             counter[0] += 1
+            names[node.span] = name
             return Profile(name, go(node.body), node.span)
         return map_children(node, go)
 
-    return go(e)
+    return go(e), names
 
 
 def gpu_placement(e: Expr) -> Expr:

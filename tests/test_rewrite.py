@@ -48,11 +48,19 @@ from profiler.syntax import (
     LetRegion,
     On,
     ParMap,
+    Profile,
     Program,
     Var,
     VecLit,
+    children,
 )
-from profiler.transform import free_variables, rename_free, walk_paths
+from profiler.transform import (
+    centre_names,
+    centre_on_bodies,
+    free_variables,
+    rename_free,
+    walk_paths,
+)
 from tests.generate import well_typed_programs
 
 ALL_ELEMENTS = 10**6
@@ -480,3 +488,23 @@ def test_a_kernel_bound_row_says_memory_or_compute():
     scorer = Scorer({"n": 4096})
     score = scorer.score(start(check_program(parse(source))))
     assert score.kernel_side == "memory"  # 5 words a thread, at l = 32, against 1 operation
+
+
+def test_centre_names_are_the_centres_centre_on_bodies_makes(root):
+    """Each `on` written (by its span) is the cost centre `centre_on_bodies` puts its body in,
+    however many times it runs: bfs's one `on`, in its level loop; the two of a program that
+    runs one `on` on the result of another."""
+    two = ("letregion r in\n"
+           "let a = on parmap (lambda i: int r [r]. i + 1) (iota 4) at r in\n"
+           "on parmap (lambda i: int r [r]. a[i] * 2) (iota 4) at r\n")
+    for name, count, source in (("benchmarks/suite/bfs.lg", 1, None), ("two.lg", 2, two)):
+        checked = check_program(parse(source or (root / name).read_text(), name))
+        names = centre_names(checked.body, "c")
+        marked = centre_on_bodies(checked.body, "c")
+        profiles, todo = [], [marked]
+        while todo:  # in the order centre_on_bodies numbers them: each node before its children
+            node = todo.pop()
+            profiles += [node] if isinstance(node, Profile) else []
+            todo.extend(reversed(children(node)))
+        assert [(p.span, p.name) for p in profiles] == list(names.items())
+        assert len(names) == count

@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+from collections import Counter
 
 import pytest
 from conftest import ROOT
@@ -177,3 +178,53 @@ def test_plan_kernels_are_the_plans_steps(program, expected, pocl):
     run = run_offload(pocl, offload, gpu.types, params, repeats=1)
     serial = sum(1 for step in run.plan.steps if step.kind == "serial")
     assert (serial, len(run.plan.steps) - serial) == expected
+
+
+
+THRICE = "tests/programs/on_three_times.lg"
+
+
+def test_an_on_that_runs_more_than_once_is_one_cpu_part_of_all_its_runs():
+    """An `on` in a function called three times runs three times: each run is a device box with
+    its own kernel prediction, but the CPU part is the `on` written once, run three times: its
+    cost centre's time with each run's launches, on the first run's prediction (the others have
+    none), the same on both paths. Each run launches three kernels on the CPU device (the iota's
+    count, one work item; the iota and the map, each a parallel form whose merge δm is a
+    launch): a second more per launch costs the CPU part 3 x 3 seconds more."""
+    profile = load_profile(ROOT / "profiles" / "nvidia-h200-cpu-alloc.json")
+    slower = profile.with_cpu(launch_s=profile.cpu.launch_s + 1.0)
+    checked = check_program(parse((ROOT / THRICE).read_text(), THRICE))
+    gpu, cpu_variant = _variants(checked)
+    assert list(plan_kernels(gpu).values()) == [(1, 2)]
+    params = bind_parameters(checked, {"n": 256})
+    found = {}
+    for p in (profile, slower):
+        symbolic = SymbolicPredictions(gpu, cpu_variant, p, "cache", {}, 16).at(params)
+        _, _, explicit = explicit_predictions(
+            gpu, cpu_variant, params, EvaluationOptions(profile=p, gpu_mode="cache"), {}, 16)
+        assert symbolic is not None and len(symbolic) == len(explicit) == 3
+        assert [s.cpu is None for s in symbolic] == [e.cpu is None for e in explicit] == [
+            False, True, True]
+        assert explicit[0].cpu == pytest.approx(symbolic[0].cpu, rel=1e-3)
+        found[p is slower] = symbolic[0].cpu
+    assert found[True] - found[False] == pytest.approx(3 * 3)
+
+
+def test_validate_measures_every_run_of_an_on_as_its_cpu_part(pocl):
+    """On PoCL: the three runs are three kernel cases and one CPU part, measured as the sum of
+    the three runs on the CPU device, and one placement, all the runs on either device."""
+    report = _validate(pocl, [str(ROOT / THRICE)], "auto")
+    parts = Counter(c["part"] for c in report["cases"])
+    assert parts["kernel"] == 3 and parts["cpu"] == 1
+    assert len(report["placements"]) == 1
+    (cpu,) = (c for c in report["cases"] if c["part"] == "cpu")
+    checked = check_program(parse((ROOT / THRICE).read_text(), THRICE))
+    _, cpu_variant = _variants(checked)
+    params = bind_parameters(checked, {"n": 64})
+    collector = OffloadCollector()
+    evaluate(cpu_variant, params, EvaluationOptions(observer=collector))
+    runs = [o for o in collector.offloads if getattr(o.node, "name", "") == f"{OFFLOAD_CENTRE}0"]
+    assert len(runs) == 3
+    # one run alone takes a fraction of the part measured: two launches of three, at least
+    one = run_offload(pocl, runs[0], cpu_variant.types, params, repeats=3).kernel_total
+    assert cpu["measured_s"] > 1.5 * one

@@ -61,7 +61,7 @@ from models.roofline import KernelCounts, roofline_of_kernels
 from profiler.checker import CheckedProgram, bind_parameters, check_program
 from profiler.errors import DeviceError, EvaluationError
 from profiler.syntax import On, Span, children
-from profiler.transform import centre_on_bodies, free_variables, with_body
+from profiler.transform import centre_names, centre_on_bodies, free_variables, with_body
 
 
 def growth_as_write(profile: DeviceProfile) -> DeviceProfile:
@@ -86,7 +86,14 @@ class OnPrediction:
     and the baselines'); `roofline`: None where the profile has no calibrated rates; `cpu_low`
     and `cpu_high`: the bounds of the CPU part (None where the program has no CPU variant of this
     `on`); `whole`: the `on`'s device-box edge (Fig. 6, rule for `on`: growth, priced as a
-    write, transfers of the words the cost semantics moves, the kernel and the merge)."""
+    write, transfers of the words the cost semantics moves, the kernel and the merge).
+
+    One prediction is made for each run of an `on` (each device box), but the CPU part is the
+    `on` written in the program run on the CPU, all its runs together (its cost centre,
+    `cpu_variant`): an `on` in a loop or a function that runs m times has its CPU part on its
+    first run's prediction and None on the other m - 1, and placing it on the CPU is weighed
+    against all m runs on the GPU (`OnPlacement`). `centre` names the `on` written (the CPU
+    placement's cost centre, `cpu_variant`), the same on all its runs."""
 
     kernel: float
     models: dict[str, float]
@@ -94,6 +101,7 @@ class OnPrediction:
     cpu_low: float | None
     cpu_high: float | None
     whole: float = 0.0
+    centre: str = ""  # the `on` written in the program this is a run of (its CPU cost centre)
 
     @property
     def cpu(self) -> float | None:
@@ -119,6 +127,7 @@ class SymbolicPredictions:
         self.counts: dict[str, SymbolicProfile] = {}  # the CPU part's reads and writes
         self.kernels = plan_kernels(gpu) if by_class(profile) else {}
         self.cpu_checked = cpu
+        self.centres = centre_names(gpu.body, OFFLOAD_CENTRE)  # `cpu_variant`'s, by `on`
         self.cpu_at: dict[int, SymbolicProfile] = {}  # the CPU placement on so many busy units
         try:
             self.gpu = symbolic_profile(gpu, EvaluationOptions(profile=profile, gpu_mode=mode))
@@ -164,23 +173,41 @@ class SymbolicPredictions:
                 models[m] = float(other_subs[m][symbol]) * other.options.profile.unit_scales()[1]
             counts = self.gpu.box_counts(box, subs)
             roofline = None if counts is None else roofline_of_kernels(counts, self.profile)
-            name = f"{OFFLOAD_CENTRE}{k}"
-            units = cpu_units(self.processors, self.gpu.kernel_threads(box, subs))
-            cpu = self.cpu_on(units)
-            bounds = cpu.centre_time_at(name, cpu.substitution(params), units)
+            runs = [j for j, other in enumerate(evaluation.boxes) if other.span == box.span]
             low = high = None
-            if bounds is not None:
-                low, high = bounds
-                if self.counts:
-                    floor = self.floor(name, params, self.gpu.pushed_words(box, subs), units,
-                                       kernel_units(self.processors, counts))
-                    low, high = max(low, floor), max(high, floor)
-                    launches = on_launches(self.profile.cpu, self.kernels.get(box.span, (0, 0)),
-                                           self.gpu.pushed_words(box, subs))
-                    low, high = low + launches, high + launches
+            if runs[0] == k:  # the `on`'s first run stands for all of them (`OnPrediction`)
+                low, high = self._cpu_part(self.centres[box.span],
+                                           [evaluation.boxes[j] for j in runs], subs, params)
             whole = self.gpu.box_total(k, subs)
-            out.append(OnPrediction(kernel, models, roofline, low, high, whole))
+            out.append(OnPrediction(kernel, models, roofline, low, high, whole,
+                                    self.centres[box.span]))
         return out
+
+    def _cpu_part(self, name: str, runs: list, subs: dict, params: dict[str, int],
+                  ) -> tuple[float | None, float | None]:
+        """The bounds of the CPU part of one `on` written in the program, over all its `runs`
+        (device boxes): the cost centre's time on the compute units its widest kernel fills,
+        at least the floor of all the runs' words and allocations, plus each run's launches."""
+        assert self.gpu is not None
+        units = max(cpu_units(self.processors, self.gpu.kernel_threads(box, subs))
+                    for box in runs)
+        cpu = self.cpu_on(units)
+        bounds = cpu.centre_time_at(name, cpu.substitution(params), units)
+        if bounds is None:
+            return None, None
+        low, high = bounds
+        if self.counts:
+            pushed = [self.gpu.pushed_words(box, subs) for box in runs]
+            per_run = [kernel_units(self.processors, self.gpu.box_counts(box, subs))
+                       for box in runs]
+            kernels = (None if any(k is None for k in per_run)
+                       else [kernel for k in per_run if k is not None for kernel in k])
+            floor = self.floor(name, params, sum(pushed), units, kernels)
+            low, high = max(low, floor), max(high, floor)
+            launches = sum(on_launches(self.profile.cpu, self.kernels.get(box.span, (0, 0)),
+                                       words) for box, words in zip(runs, pushed, strict=True))
+            low, high = low + launches, high + launches
+        return low, high
 
     def cpu_on(self, units: int) -> SymbolicProfile:
         """The CPU placement's symbolic profile with its classes priced as on `units` busy
@@ -288,6 +315,7 @@ class OnPlacement:
             raise NotRegular("the `on` is not a device box of its own in the symbolic profile",
                              span)
         self.index, self.span = spans.index(span), span
+        self.runs = [k for k, other in enumerate(spans) if other == span]
         self._times: dict[tuple, tuple[float, float]] = {}
 
     def bound(self, params: dict[str, int]) -> str | None:
@@ -307,5 +335,6 @@ class OnPlacement:
             on = found[self.index]
             if on.cpu is None:
                 raise NotRegular("the `on` has no CPU part", self.span)
-            self._times[key] = (on.cpu, on.whole)
+            # the CPU part is all the `on`'s runs (`OnPrediction`), so the GPU side is too
+            self._times[key] = (on.cpu, sum(found[k].whole for k in self.runs))
         return self._times[key]
