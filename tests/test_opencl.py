@@ -89,6 +89,10 @@ def test_zipmul_moves_the_words_of_the_model(pocl):
     assert run.words_in == interpreter_words + vectors
     # back: n products and the result vector (with its header)
     assert run.words_out == 2 * n + 1
+    # in one copy (one region); back in two: the products the kernels allocated, and the result
+    # vector the host reserved at the region's top
+    assert run.copies_in == (run.words_in,)
+    assert run.copies_out == (n, n + 1)
 
 
 TAIL_LOOP = ROOT / "tests" / "programs" / "backend" / "tail_loop.lg"

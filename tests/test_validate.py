@@ -7,6 +7,7 @@ import json
 import subprocess
 import sys
 from collections import Counter
+from types import SimpleNamespace
 
 import pytest
 from conftest import ROOT
@@ -27,7 +28,13 @@ from models.opencl.predict import (
     plan_kernels,
 )
 from models.opencl.runner import DeviceSession, run_offload, select_device
-from models.opencl.validate import _explicit_floor, _variants, explicit_predictions, validate
+from models.opencl.validate import (
+    _explicit_floor,
+    _variants,
+    explicit_predictions,
+    predicted_transfers,
+    validate,
+)
 from profiler.checker import bind_parameters, check_program
 from profiler.parser import parse
 
@@ -228,3 +235,14 @@ def test_validate_measures_every_run_of_an_on_as_its_cpu_part(pocl):
     # one run alone takes a fraction of the part measured: two launches of three, at least
     one = run_offload(pocl, runs[0], cpu_variant.types, params, repeats=3).kernel_total
     assert cpu["measured_s"] > 1.5 * one
+
+
+def test_each_copy_of_a_run_pays_the_transfers_latency():
+    """validate prices an `on`'s transfers as the copies the backend made (one per region in,
+    a region's allocations and its reserved vectors out): under the default profile's providers
+    (a latency of 10 000 units, 4 words a unit) zipmul's run above moves 40 + 41 words back in
+    two copies, two latencies, not one."""
+    run = SimpleNamespace(copies_in=(400,), copies_out=(40, 41))
+    transfer_in, transfer_out = predicted_transfers(DeviceProfile(), run)
+    assert transfer_in == pytest.approx(10_000 + 400 / 4)
+    assert transfer_out == pytest.approx(2 * 10_000 + 81 / 4)

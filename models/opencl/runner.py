@@ -265,6 +265,12 @@ class OffloadRun:
     # step kernel name -> the most work items one launch of it had (1 for a serial kernel): the
     # widest kernel's work groups bound the compute units a CPU device runs it on
     work_items: dict[str, int] = field(default_factory=dict)
+    # the words of each copy the transfers made, in order (words_in and words_out are their
+    # sums): one copy in per region with words, and out one per region's words allocated on the
+    # device and one per region's vectors the host reserved at its top; each copy pays the
+    # transfer's latency (`validate` prices them so)
+    copies_in: tuple[int, ...] = ()
+    copies_out: tuple[int, ...] = ()
 
     @property
     def checked(self) -> bool:
@@ -597,7 +603,8 @@ def run_offload(session: DeviceSession, offload: Offload, types: dict, params: d
     transfer_in, transfer_out = Timing(), Timing()
     kernels: dict[str, Timing] = {step.kernel: Timing() for step in plan.steps}
     value = None
-    words_in = words_out = 0
+    copies_in: tuple[int, ...] = ()
+    copies_out: tuple[int, ...] = ()
     work_items: dict[str, int] = {}
     attempts = 3
     for attempt in range(attempts):
@@ -614,7 +621,7 @@ def run_offload(session: DeviceSession, offload: Offload, types: dict, params: d
                     for name, seconds in outcome["kernels"].items():
                         kernels[name].samples.append(seconds)
                 value = device_value(outcome["heap"], outcome["result"], result_type)
-                words_in, words_out = outcome["words_in"], outcome["words_out"]
+                copies_in, copies_out = outcome["copies_in"], outcome["copies_out"]
                 work_items = outcome["work_items"]
             break
         except _RegionFull as full:
@@ -627,8 +634,8 @@ def run_offload(session: DeviceSession, offload: Offload, types: dict, params: d
                                   f"{attempts - 1} times") from None
     matches = _same(value, expected) if expected is not None else None
     return OffloadRun(where, session.info.describe(), value, expected, matches,
-                      transfer_in, transfer_out, kernels, words_in, words_out, plan,
-                      work_items)
+                      transfer_in, transfer_out, kernels, sum(copies_in), sum(copies_out),
+                      plan, work_items, copies_in, copies_out)
 
 
 class _RegionFull(Exception):
@@ -673,11 +680,13 @@ def _run_once(session: DeviceSession, program, plan: Plan, offload: Offload, lay
     slots_buf = cl.Buffer(context, flags.READ_WRITE | flags.COPY_HOST_PTR, hostbuf=slots)
     # δ*: each region's used words, one copy per region (§4.3: one copy call per region)
     seconds_in = 0.0
+    copies_in: list[int] = []
     for k in range(len(layout.used)):
         if layout.used[k]:
             part = heap[layout.bases[k]:layout.bases[k] + layout.used[k]]
             seconds_in += event_seconds(cl.enqueue_copy(queue, heap_buf, part,
                                                         dst_offset=8 * layout.bases[k]))
+            copies_in.append(layout.used[k])
     common = (heap_buf, bases_buf, caps_buf, aps_buf, err_buf, slots_buf)
     top = list(layout.capacity)  # the host reserves result vectors from each region's top
 
@@ -771,19 +780,19 @@ def _run_once(session: DeviceSession, program, plan: Plan, offload: Offload, lay
     # top), copied back into the host's copy of the heap (Definition 4.3's merge)
     final_aps = aps_now()
     seconds_out = 0.0
-    words_out = 0
+    copies_out: list[int] = []
     for k in range(len(layout.used)):
         for start, end in ((layout.used[k], final_aps[k]), (top[k], layout.capacity[k])):
             if end > start:
                 part = heap[layout.bases[k] + start:layout.bases[k] + end]  # pinned: DMA
                 seconds_out += event_seconds(cl.enqueue_copy(
                     queue, part, heap_buf, src_offset=8 * (layout.bases[k] + start)))
-                words_out += end - start
+                copies_out.append(end - start)
     heap = np.array(heap)  # a copy in ordinary memory: the pinned buffer goes back
     session.release_pinned()
     return {"in": seconds_in, "out": seconds_out, "kernels": times, "heap": heap,
-            "result": result, "words_in": int(sum(layout.used)), "words_out": int(words_out),
-            "work_items": widest}
+            "result": result, "copies_in": tuple(int(w) for w in copies_in),
+            "copies_out": tuple(int(w) for w in copies_out), "work_items": widest}
 
 
 # ---------------------------------------------------------------------------------------------------

@@ -241,11 +241,8 @@ def validate(session, cpu_session, profile: DeviceProfile, programs: list[str] |
                                        "the interpreter's")
                 used["values"] = ("checked against the interpreter" if run.checked
                                   else "unchecked")
-                providers = providers_for(profile)
-                # predicted transfers of the words the backend really moves (vector headers)
-                predicted_in = providers.host_to_device(run.words_in)
                 # The merge's bookkeeping (Definition 4.3) is host work no device event times.
-                predicted_out = providers.device_to_host(run.words_out)
+                predicted_in, predicted_out = predicted_transfers(profile, run)
                 label = path.stem
                 kernel = guess.kernel
                 cases += [
@@ -343,6 +340,19 @@ def _fast_offloads(inputs: str, checked: CheckedProgram, gpu_checked: CheckedPro
     room = estimate_room(gpu_checked, lambda p: size_params(checked, p, name), size,
                          options=replace(options, observer=None))
     return gpu, room, cpu
+
+
+def predicted_transfers(profile: DeviceProfile, run) -> tuple[float, float]:
+    """The transfers in and out of an offload's run (models/opencl/runner.py's OffloadRun) as
+    the profile's transfer providers price them: each copy the backend made, the words it really
+    moves (vector headers included), its latency and its words (§4.3: one copy per region; out,
+    a region's words allocated on the device and the vectors the host reserved at its top are
+    two). Until 2026-11-27 all of a run's words were priced as one copy, which left the latency
+    of every other copy out: the suite's small `on`s' transfers out were about half what they
+    measured."""
+    providers = providers_for(profile)
+    return (sum(providers.host_to_device(words) for words in run.copies_in),
+            sum(providers.device_to_host(words) for words in run.copies_out))
 
 
 def explicit_predictions(gpu_checked: CheckedProgram, cpu_checked: CheckedProgram,

@@ -56,10 +56,10 @@ from models.opencl.validate import (
     SQUARE,
     CpuOnUnits,
     explicit_cpu_part,
+    predicted_transfers,
     rewrite_figures,
     size_params,
 )
-from models.providers import providers_for
 from profiler.checker import CheckedProgram, bind_parameters, check_program
 from profiler.errors import HetprofError
 from profiler.parser import parse
@@ -160,7 +160,6 @@ def measure(session, cpu_session, profile: DeviceProfile, checked: CheckedProgra
     # the backend sizes every region before a kernel; the kernels are the same either way.
     options = EvaluationOptions(profile=growth_as_write(profile), gpu_mode=profile.gpu.mode)
     evaluation = evaluate(marked, params, replace(options, observer=collector))
-    providers = providers_for(profile)
     predicted_gpu = predicted_cpu = measured_gpu = measured_cpu = 0.0
     gpu_parts = cpu_parts = 0
     matches = True
@@ -169,8 +168,8 @@ def measure(session, cpu_session, profile: DeviceProfile, checked: CheckedProgra
     for offload in collector.offloads:
         if offload.on is not None:
             done = run(session, offload)
-            predicted_gpu += (providers.host_to_device(done.words_in) + offload.on.info.kernel
-                              + providers.device_to_host(done.words_out))
+            transfer_in, transfer_out = predicted_transfers(profile, done)
+            predicted_gpu += transfer_in + offload.on.info.kernel + transfer_out
             measured_gpu += done.time("best")
             gpu_parts += 1
         elif isinstance(offload.node, Profile):
