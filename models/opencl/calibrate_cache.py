@@ -346,7 +346,10 @@ def measure_hierarchy(session, quick: bool = False, max_bytes: int | None = None
     result.store_fresh_latency = _aliased(session, STORE_FRESH, "store_fresh", 16 * hops,
                                           hops, repeats, result.launch)
     say("operation latency")
-    op_hops = 4 * hops
+    # Long enough that the chains' difference (about 40 µs at the quick size on PoCL) stands
+    # above a loaded machine's launch jitter: at 4 x hops it was a few µs, and came out 0 once
+    # beside other jobs on this project's 2-core machine (2026-11-27).
+    op_hops = 32 * hops
     result.op_latency, (out,) = _chain_latency(session, OP_CHAIN, "op_chain",
                                                lambda: [one[0].copy()], op_hops, repeats)
     x = 3
