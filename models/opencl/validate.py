@@ -89,6 +89,7 @@ class Case:
     # kernel cases: each kernel step of the backend's plan as measured (its name, the median and
     # fastest seconds of its launches summed in a run, the most work items one launch had)
     steps: tuple[tuple[str, float, float, int], ...] = ()
+    runs: int = 1  # CPU parts: the runs of its `on` it covers, measured and predicted (CPU_PART)
 
     @property
     def error_pct(self) -> float:
@@ -284,7 +285,7 @@ def validate(session, cpu_session, profile: DeviceProfile, programs: list[str] |
                             raise RuntimeError(f"{path.name} n={size}: {mismatch}")
                         used["values"] = f"checked against {cpu_run.device}"
                     cpu_total += cpu_run.kernel_total
-                cases.append(Case(label, size, "cpu", first.cpu, cpu_total))
+                cases.append(Case(label, size, "cpu", first.cpu, cpu_total, runs=len(runs)))
                 gpu_predicted = sum(r[1] for r in runs)
                 placements.append({
                     "program": label, "n": size,
@@ -486,6 +487,8 @@ def _case_json(c: Case) -> dict:
         if c.steps:
             data["steps"] = [{"kernel": name, "median_s": median, "fastest_s": fastest,
                               "work_items": items} for name, median, fastest, items in c.steps]
+    if c.part == "cpu":
+        data["runs"] = c.runs
     return data
 
 
