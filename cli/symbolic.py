@@ -36,6 +36,7 @@ from graphs.symbolic_profile import (
 )
 from models.cpu import by_class
 from models.opencl.predict import OnPlacement, growth_as_write
+from models.opencl.validate import ExplicitOnPlacement
 from profiler.checker import CheckedProgram, bind_parameters
 from profiler.rewrite import RULES, Site, Subject, node_at, offered
 
@@ -191,32 +192,42 @@ def _place_on(where: Site, written_on: bool, cpu: Subject, gpu: Subject,
     program without a symbolic profile is placed as under any other profile (`_place_site`)."""
     site: dict[str, Any] = {"site": where.where, "written": "gpu" if written_on else "cpu"}
     on = node_at(gpu.checked.body, where.path)
+    mode = options.gpu_mode or options.profile.gpu.mode
+    placement: OnPlacement | ExplicitOnPlacement
     try:
-        placement = OnPlacement(gpu.checked, on.span, options.profile,
-                                options.gpu_mode or options.profile.gpu.mode,
-                                args.procs)
-        worlds = ("cpu", "gpu")
+        placement = OnPlacement(gpu.checked, on.span, options.profile, mode, args.procs)
+        upper = _priced_up_to(lambda n: placement.times({**values, parameter: n})[0],
+                              args.max_n)
+        method, note = "calibrated", CALIBRATED_NOTE
+    except NotRegular as irregular:
+        # No symbolic profile: the same prediction from explicit evaluations, at the sizes
+        # 1, 2, 4, ... up to the size given (each evaluates the program twice).
+        placement = ExplicitOnPlacement(gpu.checked, on.span, options.profile, mode, args.procs)
+        upper = max(values[parameter], 2)
+        method = "calibrated, explicit"
+        note = f"{CALIBRATED_NOTE}; evaluated explicitly ({irregular.message})"
+    worlds = ("cpu", "gpu")
 
-        def cost(world: str):
-            return lambda n: placement.times({**values, parameter: n})[worlds.index(world)]
+    def cost(world: str):
+        return lambda n: placement.times({**values, parameter: n})[worlds.index(world)]
 
-        upper = _priced_up_to(cost("cpu"), args.max_n)
+    try:
         found = crossings(cost("cpu"), cost("gpu"), parameter, upper=upper, names=worlds)
-        site.update(method="calibrated", note=CALIBRATED_NOTE,
+        site.update(method=method, note=note,
                     at_params={w: cost(w)(values[parameter]) for w in worlds},
                     bound=placement.bound(values),
                     cheaper_from_1="cpu" if cost("cpu")(1) < cost("gpu")(1) else "gpu",
                     crossings=[{"n": c.n, "cheaper": c.cheaper, "method": c.method}
                                for c in found])
-        if upper < args.max_n:
-            site["searched_up_to"] = upper
-        return site
     except NotRegular as irregular:
         placed = _place_site(where, written_on, cpu, gpu, values, parameter, options,
                              args, curves)
         why = f"not placed alone ({irregular.message})"
         placed["note"] = f"{why}; {placed['note']}" if placed.get("note") else why
         return placed
+    if upper < args.max_n:
+        site["searched_up_to"] = upper
+    return site
 
 
 def _priced_up_to(cost, largest: int) -> int:

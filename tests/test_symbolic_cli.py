@@ -186,3 +186,32 @@ def test_on_placement_is_validates_prediction():
     assert abs(gpu - (parts["grow"] + parts["transfer_in"] + parts["kernel"]
                       + parts["transfer_out"] + parts["merge"])) < 1e-12
     assert cpu < gpu  # the CPU is measured cheaper at 512 (500 by interpolation)
+
+
+def test_place_prices_an_irregular_on_as_validate_does_explicitly():
+    """jacobi1d's sweep has a branch its threads do not agree on, so it has no symbolic profile:
+    under a profile that prices the CPU by class, `place` predicts its `on` as `validate` does from
+    explicit evaluations (`ExplicitOnPlacement`): the CPU part of all four runs of the `on` (in the
+    time loop), and on the GPU the four device boxes; the two the same as validate's."""
+    from graphs.semantics.options import EvaluationOptions
+    from models.device_profile import load_profile
+    from models.opencl.predict import growth_as_write
+    from models.opencl.validate import _variants, explicit_predictions
+    from profiler.checker import bind_parameters, check_program
+    from profiler.parser import parse
+
+    profile_path = "profiles/nvidia-h200-run13.json"
+    out = hetprof("place", "benchmarks/suite/jacobi1d.lg", "--device-profile", profile_path,
+                  "--param", "n=64", "--format", "json")
+    assert out.returncode == 0, out.stderr
+    on = next(site for site in json.loads(out.stdout)["sites"] if site["written"] == "gpu")
+    assert on["method"] == "calibrated, explicit" and "branch" in on["note"]
+    source = (ROOT / "benchmarks/suite/jacobi1d.lg").read_text()
+    checked = check_program(parse(source, "benchmarks/suite/jacobi1d.lg"))
+    gpu, cpu = _variants(checked)
+    profile = growth_as_write(load_profile(str(ROOT / profile_path)))
+    _, _, runs = explicit_predictions(gpu, cpu, bind_parameters(checked, {"n": 64}),
+                                      EvaluationOptions(profile=profile, gpu_mode="cache"), {}, 16)
+    assert len(runs) == 4 and runs[0].cpu is not None
+    assert on["at_params"]["cpu"] == runs[0].cpu
+    assert on["at_params"]["gpu"] == sum(run.whole for run in runs) > 0

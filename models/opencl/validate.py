@@ -39,7 +39,7 @@ from pathlib import Path
 
 from graphs.analysis import centre_times
 from graphs.costgraph import EdgeKind
-from graphs.kernel_counts import kernel_counts, roofline_of_paths
+from graphs.kernel_counts import kernel_counts, on_bound, roofline_of_paths
 from graphs.numbers import duration
 from graphs.schedule import schedule
 from graphs.semantics.explicit import (
@@ -50,6 +50,7 @@ from graphs.semantics.explicit import (
     evaluate,
 )
 from graphs.semantics.inputs import NotVectorised, estimate_room, offload_inputs
+from graphs.semantics.irregular import NotRegular
 from graphs.semantics.options import EvaluationOptions
 from models.cpu import at_units, by_class, cpu_floor
 from models.device_profile import GPU_MODES, DeviceProfile
@@ -66,6 +67,7 @@ from models.opencl.predict import (
 from models.providers import providers_for
 from profiler.checker import CheckedProgram, bind_parameters, check_program
 from profiler.parser import parse
+from profiler.syntax import Span
 from profiler.transform import centre_names, gpu_placement, has_on, with_body
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"  # the repository's examples/
@@ -404,6 +406,47 @@ def explicit_predictions(gpu_checked: CheckedProgram, cpu_checked: CheckedProgra
     return gpu_collector.offloads, cpu_collector.offloads, predictions
 
 
+class ExplicitOnPlacement:
+    """One `on`'s two placements, as `validate` predicts them where the program has no symbolic
+    profile (predict.OnPlacement's explicit counterpart, for `hetprof place`): at each size, the
+    GPU and CPU placements evaluated explicitly (`explicit_predictions`): on the GPU, the device
+    box edges of all the `on`'s runs; on the CPU, its body run as often, on the compute units its
+    widest kernel's work groups fill, at least its floor, plus its kernels' launches. `gpu` is
+    the program with the `on` at `span`; `processors` the CPU device's compute units."""
+
+    def __init__(self, gpu: CheckedProgram, span: Span, profile: DeviceProfile, mode: str,
+                 processors: int) -> None:
+        self.gpu, self.cpu = gpu, cpu_variant(gpu)
+        self.span, self.processors = span, processors
+        # region growth priced as a write, as predict.SymbolicPredictions prices both placements
+        self.options = EvaluationOptions(profile=growth_as_write(profile), gpu_mode=mode)
+        self._made: dict[tuple, tuple[tuple[float, float], Offload | None]] = {}
+
+    def _at(self, params: dict[str, int]) -> tuple[tuple[float, float], Offload | None]:
+        key = tuple(sorted(params.items()))
+        if key not in self._made:
+            offloads, _, found = explicit_predictions(self.gpu, self.cpu, params, self.options,
+                                                      {}, self.processors)
+            runs = [(o, p) for o, p in zip(offloads, found, strict=True)
+                    if o.node.span == self.span]
+            cpu = runs[0][1].cpu if runs else None
+            if cpu is None:
+                raise NotRegular("the `on` does not run at these sizes, or has no CPU part",
+                                 self.span)
+            self._made[key] = ((cpu, sum(p.whole for _, p in runs)), runs[0][0])
+        return self._made[key]
+
+    def times(self, params: dict[str, int]) -> tuple[float, float]:
+        """(CPU, GPU) seconds of the `on`, all its runs, at these sizes."""
+        return self._at(params)[0]
+
+    def bound(self, params: dict[str, int]) -> str | None:
+        """What bounds the `on`'s first run on the GPU at these sizes."""
+        offload = self._at(params)[1]
+        return None if offload is None or offload.on is None else on_bound(
+            offload.on, self.options.profile)
+
+
 class CpuOnUnits:
     """A program's CPU work priced on so many busy compute units: its evaluation under the
     profile's CPU classes as on that many units (models.cpu.at_units: a unit alone runs a thread's
@@ -440,7 +483,8 @@ def _explicit_prediction(offload: Offload, profile: DeviceProfile, mode: str,
     models = {m: _kernel_seconds(offload, p) for m, p in baselines.items()}
     models[mode] = offload.on.info.kernel
     return OnPrediction(offload.on.info.kernel, models,
-                        roofline_of_paths(offload.on.paths, profile), cpu, cpu, centre=centre)
+                        roofline_of_paths(offload.on.paths, profile), cpu, cpu,
+                        offload.on.info.total, centre)
 
 
 def explicit_cpu_part(evaluation: Evaluation, centre: str, centre_time: dict[str, float],
