@@ -1,6 +1,6 @@
 """Cost graphs (§6.1, Fig. 4): weighted DAGs built with ⊕_δ and ⊗_δ, and device-box edges.
 
-A `CostGraph` holds the whole graph of an evaluation, in flat lists and typed arrays (its `graph`
+A `CostGraph` holds the whole graph of an evaluation, in typed arrays (its `graph`
 property gives a networkx DiGraph for the tests and the rare passes that want one); the evaluator
 combines sub-graphs, which are `Sub(source, sink)` handles into it (or None, the empty graph ∅).
 
@@ -19,13 +19,14 @@ box edges (`space_start`, `space_end`).
 from __future__ import annotations
 
 import gc
+import math
 from array import array
-from collections.abc import Iterator, MutableSequence, Sequence
+from collections.abc import Iterable, Iterator, MutableSequence, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from enum import Enum
 from functools import partial
-from typing import TYPE_CHECKING, Any, NamedTuple
+from typing import TYPE_CHECKING, Any, Generic, NamedTuple, TypeVar
 
 from profiler.syntax import Span, World
 
@@ -81,6 +82,8 @@ class Sub(NamedTuple):
 # C, in about half the time, for the builders that run once per node.
 _new_sub = partial(tuple.__new__, Sub)
 
+T = TypeVar("T")
+
 NUMBER = "i"
 """The typecode of the typed arrays that hold node and edge numbers (the graph's edge ends, its
 adjacency, the schedule's orders): 32-bit, half the memory of 64-bit ones. A graph of 2^31 nodes
@@ -89,6 +92,131 @@ NUMBER_DTYPE = "int32"  # numpy's name for the same
 MAX_GRAPH_SIZE = 10**9
 """The largest --max-graph-size: cost-graph nodes plus GPU path edges, so that node and edge
 numbers (about 1.2 edges a node) stay below 2^31 (`NUMBER`)."""
+
+_WIDER = {"B": "H", "H": "I"}
+_LARGEST_CODE = {"B": 0xFF, "H": 0xFFFF, "I": 0xFFFFFFFF}
+
+
+class InternedColumn(Generic[T]):
+    """One attribute of every node or of every edge, where few of its values are distinct (the
+    kinds, the source spans, the cost-centre stacks, the space changes, the weights): the
+    distinct values in `values`, in the order first met, and each node's or edge's value as its
+    number there, in the typed array `codes`, a byte each while there are at most 256 values,
+    then 2 bytes, then 4. A list costs a pointer (8 bytes) a node or edge: at dot n = 10^5 (2.2
+    million nodes, 2.6 million edges) the eight lists held 186 MiB, and these about 20 (every
+    example has fewer than 256 distinct values of each; 2026-11-27).
+
+    A value is known by its identity, and the very object given is what is read back: the
+    evaluator shares one span per expression, one cost-centre stack per `profile`, one kind per
+    enum member. Reading is `values[codes[i]]` (both in C, which the passes that read every node
+    write out); indexing and iterating the column give the values, as a list would.
+
+    `codes` is replaced by a wider array when the values outgrow it: read it after `code`, never
+    keep it across a call that adds values."""
+
+    __slots__ = ("codes", "values", "_by_id")
+
+    def __init__(self) -> None:
+        self.codes: array[int] = array("B")
+        self.values: list[T] = []
+        self._by_id: dict[int, int] = {}
+
+    def code(self, value: T) -> int:
+        """The number of `value` in `values`, added where it is new."""
+        code = self._by_id.get(id(value))
+        if code is None:
+            code = self._by_id[id(value)] = self._add(value)
+        return code
+
+    def _add(self, value: T) -> int:
+        code = len(self.values)
+        self.values.append(value)
+        if code > _LARGEST_CODE[self.codes.typecode]:
+            self.codes = array(_WIDER[self.codes.typecode], self.codes)
+        return code
+
+    def append(self, value: T) -> None:
+        # Once or more per node: `code` written out for a value met before.
+        code = self._by_id.get(id(value))
+        if code is None:
+            code = self.code(value)
+        self.codes.append(code)
+
+    def append_repeated(self, value: T, times: int) -> None:
+        """`value` for the next `times` nodes or edges."""
+        code = self.code(value)
+        self.codes.extend(array(self.codes.typecode, [code]) * times)
+
+    def extend(self, values: Iterable[T]) -> None:
+        for value in values:
+            self.append(value)
+
+    def extend_pattern(self, pattern: Sequence[T], times: int) -> None:
+        """`pattern`, `times` over."""
+        codes = [self.code(value) for value in pattern]
+        self.codes.extend(array(self.codes.typecode, codes) * times)
+
+    def codes_of(self, other: InternedColumn[T]) -> array[int]:
+        """`other`'s codes as this column's (its values added here), for copying its nodes or
+        edges in bulk (graphs.semantics.batched)."""
+        translated = [self.code(value) for value in other.values]
+        return array(self.codes.typecode, [translated[code] for code in other.codes])
+
+    def any(self) -> bool:
+        """Whether some node's or edge's value is true (`any` of the column, without reading every
+        node or edge where no value is)."""
+        true = [code for code, value in enumerate(self.values) if value]
+        return any(code in self.codes for code in true)
+
+    def at(self, indices: Iterable[int]) -> Iterator[T]:
+        """The values of the nodes or edges `indices`, in that order (in C, as
+        `map(list.__getitem__, indices)` reads a list)."""
+        return map(self.values.__getitem__, map(self.codes.__getitem__, indices))
+
+    def __getitem__(self, index: int) -> T:
+        return self.values[self.codes[index]]
+
+    def __setitem__(self, index: int, value: T) -> None:
+        code = self.code(value)
+        self.codes[index] = code
+
+    def __len__(self) -> int:
+        return len(self.codes)
+
+    def __iter__(self) -> Iterator[T]:
+        return map(self.values.__getitem__, self.codes)
+
+
+class InternedNumbers(InternedColumn[float]):
+    """An `InternedColumn` of edge weights, which the evaluator makes afresh for each edge: ints
+    and positive floats are known by their value and type (1 and 1.0 apart), anything else (a
+    zero float, whose sign a value does not tell apart, a NaN, a bool) by its identity."""
+
+    __slots__ = ("_ints", "_floats")
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._ints: dict[int, int] = {}
+        self._floats: dict[Any, int] = {}  # zeros by a complex key (see `code`)
+
+    def code(self, value: float) -> int:
+        kind = type(value)
+        if kind is float and value == value:  # not a NaN
+            # A zero by its sign: a zero equals the other zero as a key.
+            key: Any = value if value else math.copysign(1.0, value) * 0.5j
+            table: dict[Any, int] = self._floats
+        elif kind is int:
+            key, table = value, self._ints
+        else:
+            key, table = id(value), self._by_id
+        code = table.get(key)
+        if code is None:
+            code = table[key] = self._add(value)
+        return code
+
+    def append(self, value: float) -> None:
+        code = self.code(value)
+        self.codes.append(code)
 
 
 def _fork_tree(branches: list[Sub], low: int, high: int, forks: Iterator[int], ends: array[int],
@@ -178,32 +306,33 @@ class CostGraph:
     """The CPU cost graph of one evaluation (plus device boxes on its dvb edges).
 
     Nodes are the integers 0, 1, 2, ... in the order they are made, and their attributes sit in
-    flat lists indexed by node (`node_kind`, `node_span`, ...); edges are numbered in the order
-    they are made, with their attributes in lists indexed by edge (`edge_source`, `edge_weight`,
-    ...). Attributes only a few nodes or edges have (the region of a pop, a device box) sit in
+    flat columns indexed by node (`node_kind`, `node_span`, ...); edges are numbered in the order
+    they are made, with their attributes in columns indexed by edge (`edge_source`,
+    `edge_weight`, ...). Attributes only a few nodes or edges have (the region of a pop, a device box) sit in
     `node_extra` / `edge_extra`; a fork's join is the node after it (`par` makes the two
     together), so `node_data` gives each its partner without storing it. A networkx DiGraph per
     node and edge costs about a kilobyte and several dict operations each, which at 10^6 nodes is
-    most of an evaluation's time and memory; the lists cost a pointer each, and the edges' ends
-    sit in typed arrays of 64-bit ints. `graph` builds the networkx view for the passes that
+    most of an evaluation's time and memory; the edges' ends sit in typed arrays of 32-bit ints
+    (`NUMBER`), and the other attributes in `InternedColumn`s, a byte or two a node or edge
+    where a list costs a pointer (8 bytes). `graph` builds the networkx view for the passes that
     want one.
     """
 
     def __init__(self) -> None:
         self.source: int | None = None
         self.sink: int | None = None
-        self.node_kind: list[NodeKind] = []
-        self.node_span: list[Span | None] = []
-        self.node_centres: list[tuple[str, ...]] = []
-        self.node_space: list[tuple[tuple[World, int], ...]] = []
+        self.node_kind: InternedColumn[NodeKind] = InternedColumn()
+        self.node_span: InternedColumn[Span | None] = InternedColumn()
+        self.node_centres: InternedColumn[tuple[str, ...]] = InternedColumn()
+        self.node_space: InternedColumn[tuple[tuple[World, int], ...]] = InternedColumn()
         self.node_extra: dict[int, dict[str, Any]] = {}
         # Typed arrays (4 bytes an edge, where a list and its boxed ints cost 36 or more).
         self.edge_source: array[int] = array(NUMBER)
         self.edge_target: array[int] = array(NUMBER)
-        self.edge_weight: list[float] = []
-        self.edge_kind: list[EdgeKind] = []
-        self.edge_span: list[Span | None] = []
-        self.edge_centres: list[tuple[str, ...]] = []
+        self.edge_weight: InternedNumbers = InternedNumbers()
+        self.edge_kind: InternedColumn[EdgeKind] = InternedColumn()
+        self.edge_span: InternedColumn[Span | None] = InternedColumn()
+        self.edge_centres: InternedColumn[tuple[str, ...]] = InternedColumn()
         self.edge_extra: dict[int, dict[str, Any]] = {}
         self._graph: nx.DiGraph | None = None
         self._graph_size = (0, 0)
@@ -221,7 +350,7 @@ class CostGraph:
              centres: tuple[str, ...] = (), space: tuple[tuple[World, int], ...] = (),
              **extra: Any) -> Sub:
         """[u]: a fresh vertex."""
-        u = len(self.node_kind)
+        u = len(self.node_kind.codes)
         self.node_kind.append(kind)
         self.node_span.append(span)
         self.node_centres.append(centres)
@@ -280,14 +409,14 @@ class CostGraph:
             raise ValueError(f"negative edge weight {weight}")
         node_kind_list, node_span, node_centres = self.node_kind, self.node_span, self.node_centres
         if before is None:
-            start = len(node_kind_list)
+            start = len(node_kind_list.codes)
             node_kind_list.append(_POINT)
             node_span.append(span)
             node_centres.append(centres)
             self.node_space.append(())
         else:
             start = before.source
-        after = len(node_kind_list)
+        after = len(node_kind_list.codes)
         node_kind_list.append(node_kind)
         node_span.append(span)
         node_centres.append(centres)
@@ -310,18 +439,18 @@ class CostGraph:
         if weight < 0:
             raise ValueError(f"negative edge weight {weight}")
         # A parmap of n elements makes n - 1 of these, so node() and edge() are inlined here.
-        fork = len(self.node_kind)
+        fork = len(self.node_kind.codes)
         join = fork + 1
-        self.node_kind += (_FORK_NODE, _JOIN_NODE)
-        self.node_span += (span, span)
-        self.node_centres += (centres, centres)
-        self.node_space += ((), ())
+        self.node_kind.extend((_FORK_NODE, _JOIN_NODE))
+        self.node_span.append_repeated(span, 2)
+        self.node_centres.append_repeated(centres, 2)
+        self.node_space.append_repeated((), 2)
         self.edge_source.extend((fork, left.sink, fork, right.sink))
         self.edge_target.extend((left.source, join, right.source, join))
-        self.edge_weight += (weight, weight, weight, weight)
-        self.edge_kind += (_FORK_EDGE, _JOIN_EDGE, _FORK_EDGE, _JOIN_EDGE)
-        self.edge_span += (span, span, span, span)
-        self.edge_centres += (centres, centres, centres, centres)
+        self.edge_weight.append_repeated(weight, 4)
+        self.edge_kind.extend((_FORK_EDGE, _JOIN_EDGE, _FORK_EDGE, _JOIN_EDGE))
+        self.edge_span.append_repeated(span, 4)
+        self.edge_centres.append_repeated(centres, 4)
         return _new_sub((fork, join))
 
     def par_all(self, branches: list[Sub | None], weight: float = 1, span: Span | None = None,
@@ -345,19 +474,19 @@ class CostGraph:
         # Typed arrays, not lists: a parmap of a million elements makes four million of each.
         ends = array(NUMBER)  # fork, left sink, fork, right sink, ... in the order `par` adds them
         starts = array(NUMBER)  # left source, join, right source, join, ...
-        forks = iter(range(len(self.node_kind), len(self.node_kind) + 2 * len(branches), 2))
+        forks = iter(range(len(self.node_kind.codes), len(self.node_kind.codes) + 2 * len(branches), 2))
         whole = _fork_tree(branches, 0, len(branches), forks, ends, starts)  # type: ignore[arg-type]
         pairs = len(branches) - 1  # binary ⊗s
-        self.node_kind.extend((_FORK_NODE, _JOIN_NODE) * pairs)
-        self.node_span.extend((span,) * (2 * pairs))
-        self.node_centres.extend((centres,) * (2 * pairs))
-        self.node_space.extend(((),) * (2 * pairs))
+        self.node_kind.extend_pattern((_FORK_NODE, _JOIN_NODE), pairs)
+        self.node_span.append_repeated(span, 2 * pairs)
+        self.node_centres.append_repeated(centres, 2 * pairs)
+        self.node_space.append_repeated((), 2 * pairs)
         self.edge_source.extend(ends)
         self.edge_target.extend(starts)
-        self.edge_weight.extend((weight,) * (4 * pairs))
-        self.edge_kind.extend((_FORK_EDGE, _JOIN_EDGE, _FORK_EDGE, _JOIN_EDGE) * pairs)
-        self.edge_span.extend((span,) * (4 * pairs))
-        self.edge_centres.extend((centres,) * (4 * pairs))
+        self.edge_weight.append_repeated(weight, 4 * pairs)
+        self.edge_kind.extend_pattern((_FORK_EDGE, _JOIN_EDGE, _FORK_EDGE, _JOIN_EDGE), pairs)
+        self.edge_span.append_repeated(span, 4 * pairs)
+        self.edge_centres.append_repeated(centres, 4 * pairs)
         return whole
 
     def device_box(self, before: Sub | None, info: DeviceBoxInfo, centres: tuple[str, ...],
@@ -382,7 +511,7 @@ class CostGraph:
     # -- reading ------------------------------------------------------------------------------------
     def number_of_nodes(self) -> int:
         """How many vertices the graph has."""
-        return len(self.node_kind)
+        return len(self.node_kind.codes)
 
     def number_of_edges(self) -> int:
         """How many edges the graph has."""
@@ -415,7 +544,7 @@ class CostGraph:
         does not change the cost graph."""
         import networkx as nx
 
-        size = (len(self.node_kind), len(self.edge_source))
+        size = (len(self.node_kind.codes), len(self.edge_source))
         if self._graph is None or self._graph_size != size:
             g = nx.DiGraph()
             g.add_nodes_from((u, self.node_data(u)) for u in range(size[0]))
@@ -427,7 +556,7 @@ class CostGraph:
     def adjacency(self) -> Adjacency:
         """The edges in networkx's adjacency order, with each node's in-degree (see `Adjacency`).
         Kept until the graph grows."""
-        size = (len(self.node_kind), len(self.edge_source))
+        size = (len(self.node_kind.codes), len(self.edge_source))
         if self._adjacency is None or self._adjacency_size != size:
             import numpy as np
 
@@ -466,7 +595,7 @@ class CostGraph:
 
     def work(self) -> float:
         """Σ of all edge weights: the time of the graph on one processor."""
-        return sum(map(self.edge_weight.__getitem__, self.adjacency().order))
+        return sum(self.edge_weight.at(self.adjacency().order))
 
     def span(self) -> float:
         """The weight of the longest path from source to sink (the graph's depth)."""
@@ -476,7 +605,7 @@ class CostGraph:
         """The longest paths from the source (see `LongestPath`), in one pass over the graph;
         with `best_edges`, each node's best in-edge too (4 bytes a node, which only the
         critical path reads). Kept until the graph grows."""
-        size = (len(self.node_kind), len(self.edge_source))
+        size = (len(self.node_kind.codes), len(self.edge_source))
         known = self._longest
         if (known is None or self._longest_size != size
                 or (best_edges and known.best_edge is None)):
@@ -484,7 +613,7 @@ class CostGraph:
             edges = array(NUMBER, [-1]) * size[0] if best_edges else None  # no boxed int
             length, end = _longest_path(range(size[0]), adjacency.order, adjacency.start,
                                         adjacency.in_degree[:], self.edge_target,
-                                        self.edge_weight, edges)
+                                        self.edge_weight.codes, self.edge_weight.values, edges)
             self._longest, self._longest_size = LongestPath(length, end, edges), size
         assert self._longest is not None
         return self._longest
@@ -566,14 +695,14 @@ def longest_path_of_edges(edges: list[tuple[int, int, float]]) -> float:
         order[filled[label[u]]] = e
         filled[label[u]] += 1
     return _longest_path(range(count), order, start, in_degree, [label[v] for _, v, _ in edges],
-                         [w for _, _, w in edges])[0]
+                         range(len(edges)), [w for _, _, w in edges])[0]
 
 
 def _longest_path(nodes, order: Sequence[int], start: Sequence[int], in_degree: MutableSequence[int],
-                  target: Sequence[int], weight: list[float],
+                  target: Sequence[int], weight_codes: Sequence[int], weights: Sequence[float],
                   best_edge: array[int] | None = None) -> tuple[float, int]:
     """`longest_path_length` over the flat form: node u's out-edges are order[start[u]:start[u+1]]
-    (`in_degree` is used up). Returns the length and the first node (in this order) that a
+    and edge e weighs weights[weight_codes[e]] (`InternedColumn`) (`in_degree` is used up). Returns the length and the first node (in this order) that a
     longest path reaches (-1 for an empty graph); fills `best_edge` where given (see
     `LongestPath`).
 
@@ -593,7 +722,7 @@ def _longest_path(nodes, order: Sequence[int], start: Sequence[int], in_degree: 
     # path is one. Below EXACT_IN_DOUBLES every sum and comparison of these numbers is exact in
     # doubles, so the lengths, the ties and the result's type are those of Python numbers,
     # which hold the lengths above it (a list, ints of any size).
-    doubles = sum(weight) < EXACT_IN_DOUBLES
+    doubles = sum(map(weights.__getitem__, weight_codes)) < EXACT_IN_DOUBLES
     best: MutableSequence[float] = (array("d", [-1.0]) * count if doubles
                                     else [-1] * count)  # -1: not reached (lengths are >= 0)
     zero = 0.0 if doubles else 0
@@ -611,7 +740,7 @@ def _longest_path(nodes, order: Sequence[int], start: Sequence[int], in_degree: 
             end = node
         for e in order[start[node]:start[node + 1]]:
             child = target[e]
-            w = weight[e]
+            w = weights[weight_codes[e]]
             candidate = here + w
             known = best[child]
             if candidate > known:

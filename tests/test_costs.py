@@ -270,8 +270,8 @@ def binary_par_tree(graph: CostGraph, branches: list, weight: float) -> Sub | No
 
 
 def graph_lists(graph: CostGraph) -> tuple:
-    return (graph.node_kind, graph.node_space, list(graph.edge_source), list(graph.edge_target),
-            graph.edge_weight, graph.edge_kind)
+    return (list(graph.node_kind), list(graph.node_space), list(graph.edge_source),
+            list(graph.edge_target), list(graph.edge_weight), list(graph.edge_kind))
 
 
 @pytest.mark.parametrize("count, empty", [(2, ()), (7, ()), (64, ()), (5, (0, 3)), (3, (2,))])
