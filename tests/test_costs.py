@@ -287,3 +287,17 @@ def test_a_tree_of_forks_in_bulk_is_the_tree_of_binary_forks(count, empty):
         made.append((whole, graph_lists(graph)))
     assert made[0] == made[1]
     assert made[0][1][5].count(EdgeKind.FORK) == 2 * (count - 1)
+
+
+@pytest.mark.parametrize("limit", [1, 3, 20])
+def test_an_evaluation_without_its_heap_renders_its_value_the_same(limit):
+    source = ("letregion r in let xs = parmap (lambda i: int r [r]. (i, i * 2 at r) at r) "
+              "(iota 40 at r) at r in (xs, 7 at r) at r")
+    e = run(source)
+    pruned = e.without_heap(limit)
+    assert pruned.render_value(limit) == e.render_value(limit)
+    assert [(r.label, r.ap) for r in pruned.regions.values()] == [
+        (r.label, r.ap) for r in e.regions.values()]
+    assert sum(len(r.values) for r in pruned._heap_lookup.values()) < sum(
+        len(r.values) for r in e._heap_lookup.values()) / 2
+    assert pruned.graph is e.graph and pruned.ons is e.ons
