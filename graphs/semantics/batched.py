@@ -838,12 +838,24 @@ class _Committer:
         self.threads = batch.threads
         self.base = base
         self.locs: dict[tuple[int, int], list] = {}
+        self.offset_lists: dict[tuple[int, int], list[int]] = {}
 
     def offsets(self, location: BLoc) -> Any:
         """The absolute offsets of a location, per thread (or one for all)."""
         if not location.inside:
             return location.offset
         return self.base[location.region] + location.offset
+
+    def offset_list(self, region: int, offset: int) -> list[int]:
+        """The absolute offsets of the location (region, offset) inside the batch, one Python
+        int per thread, made once: the heap's keys for the words allocated there and the
+        offsets of the locations pointing at them are then the same int objects (at dot
+        n = 10^5, 600 000 ints of 28 bytes made twice before; 2026-11-27)."""
+        key = (region, offset)
+        made = self.offset_lists.get(key)
+        if made is None:
+            made = self.offset_lists[key] = (self.base[region] + offset).tolist()
+        return made
 
     def values(self, value: BValue) -> list:
         """A batched value as the explicit evaluator's values, one per thread."""
@@ -854,7 +866,7 @@ class _Committer:
             cached = self.locs.get(key)
             if cached is None:
                 cached = self.locs[key] = list(map(_new_loc, repeat(value.region, self.threads),
-                                                   self.offsets(value).tolist()))
+                                                   self.offset_list(value.region, value.offset)))
             return cached
         offsets = self.offsets(value)
         if _uniform(offsets):
@@ -1105,7 +1117,7 @@ def _heap_words(rid: int, groups: list[_Group], committers: list[_Committer],
         if not allocations:
             rows.append([()] * g.batch.threads)
             continue
-        keys = [committer.offsets(BLoc(rid, a.offset, True)).tolist() for a in allocations]
+        keys = [committer.offset_list(rid, a.offset) for a in allocations]
         values = [committer.heap_values(a.value) for a in allocations]
         rows.append([tuple(zip(k, v, strict=True)) for k, v in
                      zip(zip(*keys, strict=True), zip(*values, strict=True), strict=True)]
