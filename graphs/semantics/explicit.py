@@ -1073,7 +1073,11 @@ class Evaluator:
             cpu_region = self._region(regions, name, World.CPU, span)
             if cpu_region.name in self.stacks[World.GPU]:
                 continue
-            copy = cpu_region.copy_to(World.GPU, local=name in e.local)
+            # Under hetprof's rules nothing on the CPU reads or allocates in a pushed region
+            # until its merge, which takes the copy's table (v1 ∪ v1', v1 its prefix): the copy
+            # shares the CPU region's table. The paper's rules copy it (a sibling branch's words
+            # may be hidden from it, `_view`, and the merge checks both sides).
+            copy = cpu_region.copy_to(World.GPU, local=name in e.local, shared=not self.paper)
             if self.paper:
                 copy.ap, start_words[copy.name], values = self._view(cpu_region)
                 if values is not cpu_region.values:
