@@ -16,6 +16,7 @@ The labels and colours of its elements are here too, shared by every way of draw
 from __future__ import annotations
 
 import math
+from array import array
 from bisect import bisect_right
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -307,13 +308,29 @@ class _Reader:
         node_span_codes, node_spans = self.node_span.codes, self.node_span.values
         weight_codes, weights = self.weight.codes, self.weight.values
         par = _Par(span, [], 0.0, fork in critical_nodes or join in critical_nodes)
-        # Tasks in left-to-right order: expand an inner ⊗ of the same tree, or keep a branch.
-        leaves: list[tuple] = []
+        # Each leaf is read as the walk reaches it (left to right, as before), and leaves alike
+        # (a batch's replicas: the same chain object, weights and criticality) share one
+        # `_Branch`: at zipmul n = 10^6 a list of the leaves and a branch object per thread were
+        # about 500 MiB of the picture's peak (2026-11-27). The leaves' own fork and join
+        # weights are added to the overhead after the inner ⊗s', the order of the sums before
+        # (a float plus a number adds as a float plus that number as a double, `array("d")`).
+        made: dict[tuple[float, float, int, bool], _Branch] = {}
+        leaf_overheads = array("d")
         tasks: list[tuple] = [(True, fork, join, 0.0, 0.0, True)]
         while tasks:
             expand, top, bottom, fork_sum, join_sum, critical_so_far, *rest = tasks.pop()
             if not expand:
-                leaves.append((top, bottom, fork_sum, join_sum, critical_so_far, *rest))
+                chain, join_weight, join_critical = self.branch_chain(top, bottom, depth)
+                leaf_overheads.append(rest[0] + join_weight)
+                join_total = join_sum + join_weight
+                critical = critical_so_far and join_critical
+                key = (fork_sum, join_total, id(chain), critical)
+                branch = made.get(key)
+                if branch is None:
+                    branch = made[key] = _Branch(fork_sum, join_total, chain, critical,
+                                                 self.shape(("br", fork_sum, join_total,
+                                                             chain.sig)))
+                par.branches.append(branch)
                 continue
             found: list[tuple] = []
             for e in order[first_edge[top]:first_edge[top + 1]]:
@@ -333,13 +350,8 @@ class _Reader:
                     found.append((False, child, bottom, fork_sum + fork_weight, join_sum,
                                   critical, fork_weight))
             tasks.extend(reversed(found))
-        for child, bottom, fork_weight, join_sum, critical, own_fork in leaves:
-            chain, join_weight, join_critical = self.branch_chain(child, bottom, depth)
-            par.overhead += own_fork + join_weight
-            par.branches.append(_Branch(fork_weight, join_sum + join_weight, chain,
-                                        critical and join_critical,
-                                        self.shape(("br", fork_weight, join_sum + join_weight,
-                                                    chain.sig))))
+        for addend in leaf_overheads:
+            par.overhead += addend
         branches = par.branches
         par.work = par.overhead + sum(b.chain.work for b in branches)
         par.length = max(b.fork_weight + b.chain.length + b.join_weight for b in branches)
