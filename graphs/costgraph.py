@@ -97,126 +97,136 @@ _WIDER = {"B": "H", "H": "I"}
 _LARGEST_CODE = {"B": 0xFF, "H": 0xFFFF, "I": 0xFFFFFFFF}
 
 
-class InternedColumn(Generic[T]):
-    """One attribute of every node or of every edge, where few of its values are distinct (the
-    kinds, the source spans, the cost-centre stacks, the space changes, the weights): the
-    distinct values in `values`, in the order first met, and each node's or edge's value as its
-    number there, in the typed array `codes`, a byte each while there are at most 256 values,
-    then 2 bytes, then 4. A list costs a pointer (8 bytes) a node or edge: at dot n = 10^5 (2.2
-    million nodes, 2.6 million edges) the eight lists held 186 MiB, and these about 20 (every
-    example has fewer than 256 distinct values of each; 2026-11-27).
+def _number_key(value: float) -> Any:
+    """How `InternedRecords` tells weights apart: ints and floats by value (the record's key
+    holds the type too, so 1 and 1.0 differ), a zero float by its sign (a value does not tell
+    -0.0 from 0.0), anything else (a NaN, a bool, another type) by identity."""
+    if type(value) is float:
+        if value > 0.0:
+            return value
+        if value == 0.0:
+            return 0.5j if math.copysign(1.0, value) > 0 else -0.5j  # no number equals these
+        return id(value)
+    return value if type(value) is int else id(value)
+
+
+class InternedRecords:
+    """Some attributes of every node, or of every edge, interned together (nodes: kind, span,
+    cost-centre stack, space changes; edges: weight, kind, span, cost-centre stack): each
+    distinct combination (a record) once, in the order first met, and each node's or edge's
+    record as its number in the typed array `codes`, a byte while there are at most 256
+    records, then 2 bytes, then 4. A list per attribute costs a pointer (8 bytes) a node or
+    edge: at dot n = 10^5 (2.2 million nodes, 2.6 million edges) the eight lists held 186 MiB,
+    a byte per attribute 19 MiB, and a byte per node and per edge 5 (every example has fewer
+    than 256 records of each; 2026-11-27).
 
     A value is known by its identity, and the very object given is what is read back: the
     evaluator shares one span per expression, one cost-centre stack per `profile`, one kind per
-    enum member. Reading is `values[codes[i]]` (both in C, which the passes that read every node
-    write out); indexing and iterating the column give the values, as a list would.
+    enum member. Weights, made afresh per edge, are known by value and type (`_number_key`).
+    `field(i)` gives one attribute as a `RecordField`.
 
-    `codes` is replaced by a wider array when the values outgrow it: read it after `code`, never
-    keep it across a call that adds values."""
+    `codes` is replaced by a wider array when the records outgrow it: read it after adding,
+    never keep it across a call that adds records."""
 
-    __slots__ = ("codes", "values", "_by_id")
+    __slots__ = ("codes", "fields", "_by_key", "_number")
 
-    def __init__(self) -> None:
+    def __init__(self, width: int, number: int | None = None) -> None:
         self.codes: array[int] = array("B")
-        self.values: list[T] = []
-        self._by_id: dict[int, int] = {}
+        self.fields: list[list[Any]] = [[] for _ in range(width)]  # fields[i][record]
+        self._by_key: dict[tuple, int] = {}
+        self._number = number  # the field that holds weights, if any
 
-    def code(self, value: T) -> int:
-        """The number of `value` in `values`, added where it is new."""
-        code = self._by_id.get(id(value))
+    def key(self, record: tuple) -> tuple:
+        number = self._number
+        if number is None:
+            return tuple(map(id, record))
+        value = record[number]
+        return (type(value), _number_key(value),
+                *map(id, record[:number]), *map(id, record[number + 1:]))
+
+    def code(self, record: tuple) -> int:
+        """The number of `record`, added where it is new."""
+        key = self.key(record)
+        code = self._by_key.get(key)
         if code is None:
-            code = self._by_id[id(value)] = self._add(value)
+            code = self._by_key[key] = len(self.fields[0])
+            for values, value in zip(self.fields, record, strict=True):
+                values.append(value)
+            if code > _LARGEST_CODE[self.codes.typecode]:
+                self.codes = array(_WIDER[self.codes.typecode], self.codes)
         return code
 
-    def _add(self, value: T) -> int:
-        code = len(self.values)
-        self.values.append(value)
-        if code > _LARGEST_CODE[self.codes.typecode]:
-            self.codes = array(_WIDER[self.codes.typecode], self.codes)
-        return code
-
-    def append(self, value: T) -> None:
-        # Once or more per node: `code` written out for a value met before.
-        code = self._by_id.get(id(value))
-        if code is None:
-            code = self.code(value)
+    def append(self, *record: Any) -> None:
+        code = self.code(record)
         self.codes.append(code)
 
-    def append_repeated(self, value: T, times: int) -> None:
-        """`value` for the next `times` nodes or edges."""
-        code = self.code(value)
+    def append_repeated(self, times: int, *record: Any) -> None:
+        """`record` for the next `times` nodes or edges."""
+        code = self.code(record)
         self.codes.extend(array(self.codes.typecode, [code]) * times)
 
-    def extend(self, values: Iterable[T]) -> None:
-        for value in values:
-            self.append(value)
-
-    def extend_pattern(self, pattern: Sequence[T], times: int) -> None:
-        """`pattern`, `times` over."""
-        codes = [self.code(value) for value in pattern]
+    def append_pattern(self, times: int, *records: tuple) -> None:
+        """`records`, `times` over."""
+        codes = [self.code(record) for record in records]
         self.codes.extend(array(self.codes.typecode, codes) * times)
 
-    def codes_of(self, other: InternedColumn[T]) -> array[int]:
-        """`other`'s codes as this column's (its values added here), for copying its nodes or
+    def record(self, index: int) -> tuple:
+        code = self.codes[index]
+        return tuple(values[code] for values in self.fields)
+
+    def codes_of(self, other: InternedRecords) -> array[int]:
+        """`other`'s codes as this table's (its records added here), for copying its nodes or
         edges in bulk (graphs.semantics.batched)."""
-        translated = [self.code(value) for value in other.values]
+        translated = [self.code(record) for record in zip(*other.fields, strict=True)]
         return array(self.codes.typecode, [translated[code] for code in other.codes])
+
+    def field(self, position: int) -> RecordField:
+        return RecordField(self, position)
+
+
+class RecordField(Generic[T]):
+    """One attribute of an `InternedRecords`, read as a column: node or edge i's value is
+    values[codes[i]] (both in C, which the passes that read every node write out); indexing and
+    iterating give the values, as a list would."""
+
+    __slots__ = ("records", "position")
+
+    def __init__(self, records: InternedRecords, position: int) -> None:
+        self.records = records
+        self.position = position
+
+    @property
+    def codes(self) -> array[int]:
+        return self.records.codes
+
+    @property
+    def values(self) -> list[T]:
+        return self.records.fields[self.position]
 
     def any(self) -> bool:
         """Whether some node's or edge's value is true (`any` of the column, without reading every
-        node or edge where no value is)."""
-        true = [code for code, value in enumerate(self.values) if value]
-        return any(code in self.codes for code in true)
+        node or edge where no record has one)."""
+        values, codes = self.values, self.records.codes
+        return any(code in codes for code, value in enumerate(values) if value)
 
     def at(self, indices: Iterable[int]) -> Iterator[T]:
-        """The values of the nodes or edges `indices`, in that order (in C, as
-        `map(list.__getitem__, indices)` reads a list)."""
-        return map(self.values.__getitem__, map(self.codes.__getitem__, indices))
+        """The values of the nodes or edges `indices`, in that order (in C)."""
+        return map(self.values.__getitem__, map(self.records.codes.__getitem__, indices))
 
     def __getitem__(self, index: int) -> T:
-        return self.values[self.codes[index]]
+        return self.values[self.records.codes[index]]
 
     def __setitem__(self, index: int, value: T) -> None:
-        code = self.code(value)
-        self.codes[index] = code
+        record = list(self.records.record(index))
+        record[self.position] = value
+        code = self.records.code(tuple(record))
+        self.records.codes[index] = code
 
     def __len__(self) -> int:
-        return len(self.codes)
+        return len(self.records.codes)
 
     def __iter__(self) -> Iterator[T]:
-        return map(self.values.__getitem__, self.codes)
-
-
-class InternedNumbers(InternedColumn[float]):
-    """An `InternedColumn` of edge weights, which the evaluator makes afresh for each edge: ints
-    and positive floats are known by their value and type (1 and 1.0 apart), anything else (a
-    zero float, whose sign a value does not tell apart, a NaN, a bool) by its identity."""
-
-    __slots__ = ("_ints", "_floats")
-
-    def __init__(self) -> None:
-        super().__init__()
-        self._ints: dict[int, int] = {}
-        self._floats: dict[Any, int] = {}  # zeros by a complex key (see `code`)
-
-    def code(self, value: float) -> int:
-        kind = type(value)
-        if kind is float and value == value:  # not a NaN
-            # A zero by its sign: a zero equals the other zero as a key.
-            key: Any = value if value else math.copysign(1.0, value) * 0.5j
-            table: dict[Any, int] = self._floats
-        elif kind is int:
-            key, table = value, self._ints
-        else:
-            key, table = id(value), self._by_id
-        code = table.get(key)
-        if code is None:
-            code = table[key] = self._add(value)
-        return code
-
-    def append(self, value: float) -> None:
-        code = self.code(value)
-        self.codes.append(code)
+        return map(self.values.__getitem__, self.records.codes)
 
 
 def _fork_tree(branches: list[Sub], low: int, high: int, forks: Iterator[int], ends: array[int],
@@ -313,26 +323,30 @@ class CostGraph:
     together), so `node_data` gives each its partner without storing it. A networkx DiGraph per
     node and edge costs about a kilobyte and several dict operations each, which at 10^6 nodes is
     most of an evaluation's time and memory; the edges' ends sit in typed arrays of 32-bit ints
-    (`NUMBER`), and the other attributes in `InternedColumn`s, a byte or two a node or edge
-    where a list costs a pointer (8 bytes). `graph` builds the networkx view for the passes that
+    (`NUMBER`), and the other attributes in two `InternedRecords` (`node_records`, `edge_records`), a byte
+    or two a node or edge where a list per attribute cost a pointer (8 bytes) each. `graph` builds the networkx view for the passes that
     want one.
     """
 
     def __init__(self) -> None:
         self.source: int | None = None
         self.sink: int | None = None
-        self.node_kind: InternedColumn[NodeKind] = InternedColumn()
-        self.node_span: InternedColumn[Span | None] = InternedColumn()
-        self.node_centres: InternedColumn[tuple[str, ...]] = InternedColumn()
-        self.node_space: InternedColumn[tuple[tuple[World, int], ...]] = InternedColumn()
+        # Each node's (kind, span, cost centres, space changes), as one record.
+        self.node_records = InternedRecords(4)
+        self.node_kind: RecordField[NodeKind] = self.node_records.field(0)
+        self.node_span: RecordField[Span | None] = self.node_records.field(1)
+        self.node_centres: RecordField[tuple[str, ...]] = self.node_records.field(2)
+        self.node_space: RecordField[tuple[tuple[World, int], ...]] = self.node_records.field(3)
         self.node_extra: dict[int, dict[str, Any]] = {}
         # Typed arrays (4 bytes an edge, where a list and its boxed ints cost 36 or more).
         self.edge_source: array[int] = array(NUMBER)
         self.edge_target: array[int] = array(NUMBER)
-        self.edge_weight: InternedNumbers = InternedNumbers()
-        self.edge_kind: InternedColumn[EdgeKind] = InternedColumn()
-        self.edge_span: InternedColumn[Span | None] = InternedColumn()
-        self.edge_centres: InternedColumn[tuple[str, ...]] = InternedColumn()
+        # Each edge's (weight, kind, span, cost centres), as one record.
+        self.edge_records = InternedRecords(4, number=0)
+        self.edge_weight: RecordField[float] = self.edge_records.field(0)
+        self.edge_kind: RecordField[EdgeKind] = self.edge_records.field(1)
+        self.edge_span: RecordField[Span | None] = self.edge_records.field(2)
+        self.edge_centres: RecordField[tuple[str, ...]] = self.edge_records.field(3)
         self.edge_extra: dict[int, dict[str, Any]] = {}
         self._graph: nx.DiGraph | None = None
         self._graph_size = (0, 0)
@@ -350,11 +364,8 @@ class CostGraph:
              centres: tuple[str, ...] = (), space: tuple[tuple[World, int], ...] = (),
              **extra: Any) -> Sub:
         """[u]: a fresh vertex."""
-        u = len(self.node_kind.codes)
-        self.node_kind.append(kind)
-        self.node_span.append(span)
-        self.node_centres.append(centres)
-        self.node_space.append(space)
+        u = len(self.node_records.codes)
+        self.node_records.append(kind, span, centres, space)
         if extra:
             self.node_extra[u] = extra
         return Sub(u, u)
@@ -368,10 +379,7 @@ class CostGraph:
             self.edge_extra[len(self.edge_source)] = extra
         self.edge_source.append(u)
         self.edge_target.append(v)
-        self.edge_weight.append(weight)
-        self.edge_kind.append(kind)
-        self.edge_span.append(span)
-        self.edge_centres.append(centres)
+        self.edge_records.append(weight, kind, span, centres)
 
     def seq(self, first: Sub | None, second: Sub | None, weight: float = 1,
             kind: EdgeKind = EdgeKind.SEQ, span: Span | None = None,
@@ -386,10 +394,7 @@ class CostGraph:
         # Once per sequenced pair of sub-graphs, so edge() is inlined here.
         self.edge_source.append(first.sink)
         self.edge_target.append(second.source)
-        self.edge_weight.append(weight)
-        self.edge_kind.append(kind)
-        self.edge_span.append(span)
-        self.edge_centres.append(centres)
+        self.edge_records.append(weight, kind, span, centres)
         return _new_sub((first.source, second.sink))
 
     def seq_all(self, parts: list[Sub | None], weight: float = 1, span: Span | None = None,
@@ -407,28 +412,19 @@ class CostGraph:
         # The shape of every memory operation, so node() and edge() are inlined here.
         if weight < 0:
             raise ValueError(f"negative edge weight {weight}")
-        node_kind_list, node_span, node_centres = self.node_kind, self.node_span, self.node_centres
+        records = self.node_records
         if before is None:
-            start = len(node_kind_list.codes)
-            node_kind_list.append(_POINT)
-            node_span.append(span)
-            node_centres.append(centres)
-            self.node_space.append(())
+            start = len(records.codes)
+            records.append(_POINT, span, centres, ())
         else:
             start = before.source
-        after = len(node_kind_list.codes)
-        node_kind_list.append(node_kind)
-        node_span.append(span)
-        node_centres.append(centres)
-        self.node_space.append(space)
+        after = len(records.codes)
+        records.append(node_kind, span, centres, space)
         if edge_extra:
             self.edge_extra[len(self.edge_source)] = edge_extra
         self.edge_source.append(after - 1 if before is None else before.sink)
         self.edge_target.append(after)
-        self.edge_weight.append(weight)
-        self.edge_kind.append(edge_kind)
-        self.edge_span.append(span)
-        self.edge_centres.append(centres)
+        self.edge_records.append(weight, edge_kind, span, centres)
         return _new_sub((start, after))
 
     def par(self, left: Sub | None, right: Sub | None, weight: float = 1,
@@ -439,18 +435,14 @@ class CostGraph:
         if weight < 0:
             raise ValueError(f"negative edge weight {weight}")
         # A parmap of n elements makes n - 1 of these, so node() and edge() are inlined here.
-        fork = len(self.node_kind.codes)
+        fork = len(self.node_records.codes)
         join = fork + 1
-        self.node_kind.extend((_FORK_NODE, _JOIN_NODE))
-        self.node_span.append_repeated(span, 2)
-        self.node_centres.append_repeated(centres, 2)
-        self.node_space.append_repeated((), 2)
+        self.node_records.append_pattern(1, (_FORK_NODE, span, centres, ()),
+                                  (_JOIN_NODE, span, centres, ()))
         self.edge_source.extend((fork, left.sink, fork, right.sink))
         self.edge_target.extend((left.source, join, right.source, join))
-        self.edge_weight.append_repeated(weight, 4)
-        self.edge_kind.extend((_FORK_EDGE, _JOIN_EDGE, _FORK_EDGE, _JOIN_EDGE))
-        self.edge_span.append_repeated(span, 4)
-        self.edge_centres.append_repeated(centres, 4)
+        self.edge_records.append_pattern(2, (weight, _FORK_EDGE, span, centres),
+                                     (weight, _JOIN_EDGE, span, centres))
         return _new_sub((fork, join))
 
     def par_all(self, branches: list[Sub | None], weight: float = 1, span: Span | None = None,
@@ -474,19 +466,16 @@ class CostGraph:
         # Typed arrays, not lists: a parmap of a million elements makes four million of each.
         ends = array(NUMBER)  # fork, left sink, fork, right sink, ... in the order `par` adds them
         starts = array(NUMBER)  # left source, join, right source, join, ...
-        forks = iter(range(len(self.node_kind.codes), len(self.node_kind.codes) + 2 * len(branches), 2))
+        first_fork = len(self.node_records.codes)
+        forks = iter(range(first_fork, first_fork + 2 * len(branches), 2))
         whole = _fork_tree(branches, 0, len(branches), forks, ends, starts)  # type: ignore[arg-type]
         pairs = len(branches) - 1  # binary ⊗s
-        self.node_kind.extend_pattern((_FORK_NODE, _JOIN_NODE), pairs)
-        self.node_span.append_repeated(span, 2 * pairs)
-        self.node_centres.append_repeated(centres, 2 * pairs)
-        self.node_space.append_repeated((), 2 * pairs)
+        self.node_records.append_pattern(pairs, (_FORK_NODE, span, centres, ()),
+                                  (_JOIN_NODE, span, centres, ()))
         self.edge_source.extend(ends)
         self.edge_target.extend(starts)
-        self.edge_weight.append_repeated(weight, 4 * pairs)
-        self.edge_kind.extend_pattern((_FORK_EDGE, _JOIN_EDGE, _FORK_EDGE, _JOIN_EDGE), pairs)
-        self.edge_span.append_repeated(span, 4 * pairs)
-        self.edge_centres.append_repeated(centres, 4 * pairs)
+        self.edge_records.append_pattern(2 * pairs, (weight, _FORK_EDGE, span, centres),
+                                     (weight, _JOIN_EDGE, span, centres))
         return whole
 
     def device_box(self, before: Sub | None, info: DeviceBoxInfo, centres: tuple[str, ...],
@@ -511,7 +500,7 @@ class CostGraph:
     # -- reading ------------------------------------------------------------------------------------
     def number_of_nodes(self) -> int:
         """How many vertices the graph has."""
-        return len(self.node_kind.codes)
+        return len(self.node_records.codes)
 
     def number_of_edges(self) -> int:
         """How many edges the graph has."""
@@ -544,7 +533,7 @@ class CostGraph:
         does not change the cost graph."""
         import networkx as nx
 
-        size = (len(self.node_kind.codes), len(self.edge_source))
+        size = (len(self.node_records.codes), len(self.edge_source))
         if self._graph is None or self._graph_size != size:
             g = nx.DiGraph()
             g.add_nodes_from((u, self.node_data(u)) for u in range(size[0]))
@@ -556,7 +545,7 @@ class CostGraph:
     def adjacency(self) -> Adjacency:
         """The edges in networkx's adjacency order, with each node's in-degree (see `Adjacency`).
         Kept until the graph grows."""
-        size = (len(self.node_kind.codes), len(self.edge_source))
+        size = (len(self.node_records.codes), len(self.edge_source))
         if self._adjacency is None or self._adjacency_size != size:
             import numpy as np
 
@@ -605,7 +594,7 @@ class CostGraph:
         """The longest paths from the source (see `LongestPath`), in one pass over the graph;
         with `best_edges`, each node's best in-edge too (4 bytes a node, which only the
         critical path reads). Kept until the graph grows."""
-        size = (len(self.node_kind.codes), len(self.edge_source))
+        size = (len(self.node_records.codes), len(self.edge_source))
         known = self._longest
         if (known is None or self._longest_size != size
                 or (best_edges and known.best_edge is None)):
@@ -702,7 +691,7 @@ def _longest_path(nodes, order: Sequence[int], start: Sequence[int], in_degree: 
                   target: Sequence[int], weight_codes: Sequence[int], weights: Sequence[float],
                   best_edge: array[int] | None = None) -> tuple[float, int]:
     """`longest_path_length` over the flat form: node u's out-edges are order[start[u]:start[u+1]]
-    and edge e weighs weights[weight_codes[e]] (`InternedColumn`) (`in_degree` is used up). Returns the length and the first node (in this order) that a
+    and edge e weighs weights[weight_codes[e]] (`RecordField`) (`in_degree` is used up). Returns the length and the first node (in this order) that a
     longest path reaches (-1 for an empty graph); fills `best_edge` where given (see
     `LongestPath`).
 

@@ -207,7 +207,7 @@ class _Reader:
         items: list[Any] = []
         node = start
         order, first_edge, target = self.order, self.start, self.target
-        # The columns' codes and values (`InternedColumn`): node u's kind is kinds[codes[u]].
+        # The columns' codes and values (`RecordField`): node u's kind is kinds[codes[u]].
         node_kind_codes, node_kinds = self.node_kind.codes, self.node_kind.values
         weight_codes, weights = self.weight.codes, self.weight.values
         edge_kind_codes, edge_kinds = self.edge_kind.codes, self.edge_kind.values

@@ -100,7 +100,7 @@ class Tasks:
     adds them as the simulation did, so both are the same numbers). Two typed arrays per
     processor, 16 bytes a task, where a start, an end and an edge as Python objects cost about
     120: a schedule of a million-node graph runs a million tasks. Edge e weighs
-    weights[weight_codes[e]] (the cost graph's `InternedColumn`); `sources` and `targets` are
+    weights[weight_codes[e]] (the cost graph's `RecordField`); `sources` and `targets` are
     the cost graph's edge arrays (not copies)."""
 
     instants: list[array[int]]
@@ -445,7 +445,7 @@ class _GraphIndex:
         self.node_space: Sequence[int] = numbers
         self.source_of = graph.edge_source
         self.target = graph.edge_target
-        # Edge e weighs weights[weight_codes[e]] (the cost graph's `InternedColumn`).
+        # Edge e weighs weights[weight_codes[e]] (the cost graph's `RecordField`).
         self.weight_codes, self.weights = graph.edge_weight.codes, graph.edge_weight.values
         # Only device-box edges change space, so they alone get an entry: (start, end).
         self.edge_space: dict[int, tuple[tuple[int, int] | None, tuple[int, int] | None]] = {}

@@ -45,7 +45,7 @@ def build_timeline(graph: CostGraph, result: ScheduleResult,
     phases' work groups; `space`: [step, time, cpu words, gpu words] samples (eq. 8);
     `coarsened`: whether processor intervals were gathered into windows.
     """
-    # The columns' codes and values (`InternedColumn`): edge e's kind is kinds[kind_codes[e]].
+    # The columns' codes and values (`RecordField`): edge e's kind is kinds[kind_codes[e]].
     kind_codes, kinds = graph.edge_kind.codes, graph.edge_kind.values
     span_codes, spans = graph.edge_span.codes, graph.edge_span.values
     # Each processor's runs of tasks that follow each other without idle time under one name,

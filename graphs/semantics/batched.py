@@ -1182,21 +1182,20 @@ def _copy_subgraphs(ev: Evaluator, groups: list[_Group], threads: int,
     node_base = np.cumsum(node_count) - node_count + node_base0
     edge_base = np.cumsum(edge_count) - edge_count
     total_edges = int(edge_count.sum())
-    # Each attribute's codes (`InternedColumn`) are copied for every thread in bulk: one
-    # thread's translated into the graph's, repeated, or, where the groups differ, chained in
-    # thread order. The growth writes are patched in place afterwards.
+    # The nodes' and the edges' records (`InternedRecords`) are copied for every thread in
+    # bulk: one thread's codes translated into the graph's, repeated, or, where the groups
+    # differ, chained in thread order. The growth writes are patched in place afterwards.
     which = np.zeros(threads, dtype=np.int64)
     for index, g in enumerate(groups):
         which[g.ids] = index
     order = which.tolist() if len(groups) > 1 else []
-    for name in ("node_kind", "node_span", "node_centres", "node_space", "edge_weight",
-                 "edge_kind", "edge_span", "edge_centres"):
-        column = getattr(graph, name)
-        copies = [column.codes_of(getattr(scratch, name)) for scratch in scratches]
+    for name in ("node_records", "edge_records"):
+        table = getattr(graph, name)
+        copies = [table.codes_of(getattr(scratch, name)) for scratch in scratches]
         if len(groups) == 1:
-            column.codes.extend(copies[0] * threads)  # one typecode: nothing added in between
+            table.codes.extend(copies[0] * threads)  # one typecode: nothing added in between
         else:
-            column.codes.extend(chain.from_iterable(map(copies.__getitem__, order)))
+            table.codes.extend(chain.from_iterable(map(copies.__getitem__, order)))
     for end_name, local_name in (("edge_source", "edge_source"), ("edge_target", "edge_target")):
         ends = np.empty(total_edges, dtype=NUMBER_DTYPE)
         for g, scratch in zip(groups, scratches, strict=True):
