@@ -28,7 +28,7 @@ from profiler.syntax import Span
 STACK_BYTES = 512 * 1024 * 1024
 RECURSION_LIMIT = 200_000
 M_MMAP_THRESHOLD = -3  # glibc's mallopt parameter (malloc.h)
-MMAP_THRESHOLD_BYTES = 128 * 1024  # glibc's initial mmap threshold
+MMAP_THRESHOLD_BYTES = 1024 * 1024  # see _keep_the_mmap_threshold
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -60,12 +60,14 @@ def console() -> None:
 
 
 def _keep_the_mmap_threshold() -> None:
-    """Keep glibc malloc's mmap threshold at its initial 128 KiB for this process. glibc raises
-    it each time a block above it is freed (up to 32 MiB), so that after the first large free (a
-    region's table, a numpy array) later large blocks come from its heap, where they stay in the
-    process once freed: at dot n = 10^5, 30 to 60 MiB of the peak resident memory (text 324 ->
-    292 MiB, the formats that draw 359 -> 292 MiB; 2026-11-27). Blocks above the threshold are
-    mapped and unmapped by the system. A process setting, so the command's and not `main`'s
+    """Keep glibc malloc's mmap threshold fixed at 1 MiB for this process. glibc starts it at
+    128 KiB and raises it each time a block above it is freed (up to 32 MiB), so that after the
+    first large free (a region's table, a numpy array) later large blocks come from its heap,
+    where they stay in the process once freed: at dot n = 10^5, 30 to 60 MiB of the peak
+    resident memory (text 324 -> 292 MiB with 128 KiB, the formats that draw 359 -> 292 MiB;
+    2026-11-27). Blocks above the threshold are mapped and unmapped by the system, which costs
+    time for each: 128 KiB cost about 4% (dot n = 10^5 text 6.3 -> 6.55 s), 1 MiB nothing
+    measurable for 2-3 MiB more (279 -> 281 MiB). A process setting, so the command's and not `main`'s
     (tests call that in-process); nothing where the C library has no mallopt."""
     try:
         mallopt = ctypes.CDLL(None).mallopt
