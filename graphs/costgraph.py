@@ -160,6 +160,24 @@ class InternedRecords:
         code = self.code(record)
         self.codes.append(code)
 
+    def append_node(self, kind: NodeKind, span: Span | None, centres: tuple[str, ...],
+                    space: tuple[tuple[World, int], ...]) -> None:
+        """`append` of a node's record, with its key written out: the builders make millions."""
+        code = self._by_key.get((id(kind), id(span), id(centres), id(space)))
+        if code is None:
+            code = self.code((kind, span, centres, space))
+        self.codes.append(code)
+
+    def append_edge(self, weight: float, kind: EdgeKind, span: Span | None,
+                    centres: tuple[str, ...]) -> None:
+        """`append` of an edge's record (weight first), with its key written out."""
+        number = type(weight)
+        code = self._by_key.get((number, weight if number is int or (number is float and weight > 0.0)
+                                 else _number_key(weight), id(kind), id(span), id(centres)))
+        if code is None:
+            code = self.code((weight, kind, span, centres))
+        self.codes.append(code)
+
     def append_repeated(self, times: int, *record: Any) -> None:
         """`record` for the next `times` nodes or edges."""
         code = self.code(record)
@@ -358,6 +376,9 @@ class CostGraph:
         # nodes a thread, the thread's source among them, threads, the threads whose copy differs
         # from the others': a write that grew its region). A picture reads one copy for all.
         self.replicas: list[tuple[int, int, int, int, frozenset[int]]] = []
+        # `step`'s memo: by the ids of a span and two kinds, the last such step's objects and
+        # their two records.
+        self._last_step: dict[int, tuple] = {}
 
     # -- building -----------------------------------------------------------------------------------
     def node(self, kind: NodeKind = NodeKind.POINT, span: Span | None = None,
@@ -365,7 +386,7 @@ class CostGraph:
              **extra: Any) -> Sub:
         """[u]: a fresh vertex."""
         u = len(self.node_records.codes)
-        self.node_records.append(kind, span, centres, space)
+        self.node_records.append_node(kind, span, centres, space)
         if extra:
             self.node_extra[u] = extra
         return Sub(u, u)
@@ -379,7 +400,7 @@ class CostGraph:
             self.edge_extra[len(self.edge_source)] = extra
         self.edge_source.append(u)
         self.edge_target.append(v)
-        self.edge_records.append(weight, kind, span, centres)
+        self.edge_records.append_edge(weight, kind, span, centres)
 
     def seq(self, first: Sub | None, second: Sub | None, weight: float = 1,
             kind: EdgeKind = EdgeKind.SEQ, span: Span | None = None,
@@ -394,7 +415,7 @@ class CostGraph:
         # Once per sequenced pair of sub-graphs, so edge() is inlined here.
         self.edge_source.append(first.sink)
         self.edge_target.append(second.source)
-        self.edge_records.append(weight, kind, span, centres)
+        self.edge_records.append_edge(weight, kind, span, centres)
         return _new_sub((first.source, second.sink))
 
     def seq_all(self, parts: list[Sub | None], weight: float = 1, span: Span | None = None,
@@ -415,16 +436,33 @@ class CostGraph:
         records = self.node_records
         if before is None:
             start = len(records.codes)
-            records.append(_POINT, span, centres, ())
+            records.append_node(_POINT, span, centres, ())
         else:
             start = before.source
         after = len(records.codes)
-        records.append(node_kind, span, centres, space)
+        # The node's and the edge's records, by way of the last step made with this span and
+        # these kinds (an expression's steps mostly repeat their weight, cost centres and space,
+        # the very objects: an identity check each, where interning both records costs ten
+        # `id`s and two lookups). The memo holds its objects, so an id in it is never reused;
+        # two steps whose ids mix to one key only take turns.
+        memo = id(span) ^ id(node_kind) ^ id(edge_kind)
+        last = self._last_step.get(memo)
+        if (last is not None and last[0] is span and last[1] is weight
+                and last[2] is node_kind and last[3] is edge_kind and last[4] is centres
+                and last[5] is space):
+            records.codes.append(last[6])
+            edge_code = last[7]
+        else:
+            node_code = records.code((node_kind, span, centres, space))
+            records.codes.append(node_code)
+            edge_code = self.edge_records.code((weight, edge_kind, span, centres))
+            self._last_step[memo] = (span, weight, node_kind, edge_kind, centres, space,
+                                     node_code, edge_code)
         if edge_extra:
             self.edge_extra[len(self.edge_source)] = edge_extra
         self.edge_source.append(after - 1 if before is None else before.sink)
         self.edge_target.append(after)
-        self.edge_records.append(weight, edge_kind, span, centres)
+        self.edge_records.codes.append(edge_code)
         return _new_sub((start, after))
 
     def par(self, left: Sub | None, right: Sub | None, weight: float = 1,
