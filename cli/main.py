@@ -105,10 +105,7 @@ def _dispatch(args: argparse.Namespace) -> int:
         print(format_error(error, holder.text), file=sys.stderr)
         return EXIT_PROGRAM_ERROR
     except MemoryError:
-        print("hetprof: out of memory (at these sizes the program's explicit cost graph does not "
-              "fit): profile it with --symbolic, or lower the sizes or --max-graph-size",
-              file=sys.stderr)
-        return EXIT_PROGRAM_ERROR
+        pass  # reported below, once the error's traceback (every frame's objects) is freed
     except RecursionError as error:
         # Nesting is the program's shape, as brackets nested too deep are (profiler.parser).
         span = _deepest_span(error)
@@ -120,6 +117,13 @@ def _dispatch(args: argparse.Namespace) -> int:
         return EXIT_PROGRAM_ERROR
     except BrokenPipeError:
         return EXIT_OK
+    # Out of memory. Printing needs a little: inside the `except` the traceback still held the
+    # graph, and with the mmap threshold kept (`_keep_the_mmap_threshold`) malloc has no freed
+    # blocks of its own left to serve it from.
+    print("hetprof: out of memory (at these sizes the program's explicit cost graph does not "
+          "fit): profile it with --symbolic, or lower the sizes or --max-graph-size",
+          file=sys.stderr)
+    return EXIT_PROGRAM_ERROR
 
 
 def _deepest_span(error: RecursionError) -> Span | None:
