@@ -167,6 +167,7 @@ def command_profile(args: argparse.Namespace, holder: SourceHolder) -> int:
             return _fallback(args, holder, irregular)
     check_procs(args)
     checked, params, evaluation, profile = run_program(args, holder)
+    evaluation = evaluation.without_heap()  # the program's heap goes before the analysis
     result = analyse(
         evaluation, args.procs, args.schedule, file=args.file, params=params, body=checked.body,
         source=checked.program.source, units=profile.units, profile_name=profile.name,

@@ -196,7 +196,7 @@ def analyse(evaluation: Evaluation, procs: int = 2, policy: Policy | str = Polic
         # The schedule's steps and intervals are read by the timeline and by cost centres' times
         # only.
         result: ScheduleResult = schedule(graph, procs, policy,
-                                          record=pictures or any(graph.edge_centres),
+                                          record=pictures or graph.edge_centres.any(),
                                           keep_steps=False)
         work = graph.work()
         # The pictures' critical path needs each node's best in-edge: found in the same pass.
@@ -282,12 +282,13 @@ def centre_times(evaluation: Evaluation, result: ScheduleResult) -> dict[str, fl
     edge_centres = graph.edge_centres
     spans: dict[str, tuple[float, float]] = {}
     tasks = result.tasks
-    if tasks is None or not any(edge_centres):
+    if tasks is None or not edge_centres.any():
         return {}
+    codes, centres = edge_centres.codes, edge_centres.values  # edge e's: centres[codes[e]]
     # By processor, each in the order it ran its tasks (the order of ScheduleResult.intervals).
     for processor in range(len(tasks.edges)):
         for start, end, e in tasks.run(processor):
-            for name in edge_centres[e]:
+            for name in centres[codes[e]]:
                 first, last = spans.get(name, (start, end))
                 spans[name] = (min(first, start), max(last, end))
     return {name: last - first for name, (first, last) in spans.items()}
@@ -301,10 +302,10 @@ def _centres(evaluation: Evaluation, result: ScheduleResult) -> list[CentreCost]
     edge_centres = graph.edge_centres
     # Edges in networkx's adjacency order, as the sums below ran before (floating point).
     order = graph.adjacency().order
-    marked = list(compress(order, map(edge_centres.__getitem__, order)))
+    marked = list(compress(order, edge_centres.at(order)))
     names: list[str] = []
-    for e in marked:
-        for name in edge_centres[e]:
+    for centres in edge_centres.at(marked):
+        for name in centres:
             if name not in names:
                 names.append(name)
     device_only: dict[str, float] = {}
@@ -319,22 +320,30 @@ def _centres(evaluation: Evaluation, result: ScheduleResult) -> list[CentreCost]
                     device_only[name] = device_only.get(name, 0.0) + phase.time * scale
     times = centre_times(evaluation, result) if names else {}
     marked_nodes = list(compress(count(), graph.node_centres))
-    sources, targets, weights = graph.edge_source, graph.edge_target, graph.edge_weight
+    sources, targets = graph.edge_source, graph.edge_target
+    marked_centres = list(edge_centres.at(marked))
+    marked_weights = list(graph.edge_weight.at(marked))
+    marked_kinds = list(graph.edge_kind.at(marked))
+    node_centres = list(graph.node_centres.at(marked_nodes))
+    node_kinds = list(graph.node_kind.at(marked_nodes))
+    node_spaces = list(graph.node_space.at(marked_nodes))
     costs = []
     for name in names:
         edges = []
         work = 0.0
         gpu_time = 0.0
-        for e in marked:
-            if name not in edge_centres[e]:
+        for e, centres, weight, kind in zip(marked, marked_centres, marked_weights, marked_kinds,
+                                            strict=True):
+            if name not in centres:
                 continue
-            edges.append((sources[e], targets[e], weights[e]))
-            work += weights[e]
-            if graph.edge_kind[e] is EdgeKind.DEVICE_BOX:
+            edges.append((sources[e], targets[e], weight))
+            work += weight
+            if kind is EdgeKind.DEVICE_BOX:
                 gpu_time += graph.edge_extra[e]["box"].kernel
-        space = sum(delta for n in marked_nodes if name in graph.node_centres[n]
-                    and graph.node_kind[n] is NodeKind.WRITE
-                    for world, delta in graph.node_space[n] if world is World.CPU)
+        space = sum(delta for centres, kind, changes in zip(node_centres, node_kinds, node_spaces,
+                                                            strict=True)
+                    if name in centres and kind is NodeKind.WRITE
+                    for world, delta in changes if world is World.CPU)
         space += sum(r.gpu_words for r in evaluation.ons if name in r.centres)
         costs.append(CentreCost(name, work, longest_path_of_edges(edges),
                                 times.get(name, 0.0), space, gpu_time, len(edges)))
@@ -369,8 +378,7 @@ def _span_tree(evaluation: Evaluation, body: Expr, source: str) -> list[SpanCost
     totals: dict[tuple, list[float]] = {}  # by source position: [the sum of its edges' weights]
     by_span: dict[int, list[float]] = {}  # by id(span): the evaluator shares one per expression
     # In networkx's adjacency order, as the sums ran before (floating point).
-    for span, weight in zip(map(graph.edge_span.__getitem__, order),
-                            map(graph.edge_weight.__getitem__, order), strict=True):
+    for span, weight in zip(graph.edge_span.at(order), graph.edge_weight.at(order), strict=True):
         if span is None:
             continue
         total = by_span.get(id(span))

@@ -1,6 +1,6 @@
 """Cost graphs (§6.1, Fig. 4): weighted DAGs built with ⊕_δ and ⊗_δ, and device-box edges.
 
-A `CostGraph` holds the whole graph of an evaluation, in flat lists and typed arrays (its `graph`
+A `CostGraph` holds the whole graph of an evaluation, in typed arrays (its `graph`
 property gives a networkx DiGraph for the tests and the rare passes that want one); the evaluator
 combines sub-graphs, which are `Sub(source, sink)` handles into it (or None, the empty graph ∅).
 
@@ -19,13 +19,14 @@ box edges (`space_start`, `space_end`).
 from __future__ import annotations
 
 import gc
+import math
 from array import array
-from collections.abc import Iterator, MutableSequence, Sequence
+from collections.abc import Iterable, Iterator, MutableSequence, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from enum import Enum
 from functools import partial
-from typing import TYPE_CHECKING, Any, NamedTuple
+from typing import TYPE_CHECKING, Any, Generic, NamedTuple, TypeVar
 
 from profiler.syntax import Span, World
 
@@ -81,6 +82,8 @@ class Sub(NamedTuple):
 # C, in about half the time, for the builders that run once per node.
 _new_sub = partial(tuple.__new__, Sub)
 
+T = TypeVar("T")
+
 NUMBER = "i"
 """The typecode of the typed arrays that hold node and edge numbers (the graph's edge ends, its
 adjacency, the schedule's orders): 32-bit, half the memory of 64-bit ones. A graph of 2^31 nodes
@@ -89,6 +92,159 @@ NUMBER_DTYPE = "int32"  # numpy's name for the same
 MAX_GRAPH_SIZE = 10**9
 """The largest --max-graph-size: cost-graph nodes plus GPU path edges, so that node and edge
 numbers (about 1.2 edges a node) stay below 2^31 (`NUMBER`)."""
+
+_WIDER = {"B": "H", "H": "I"}
+_LARGEST_CODE = {"B": 0xFF, "H": 0xFFFF, "I": 0xFFFFFFFF}
+
+
+def _number_key(value: float) -> Any:
+    """How `InternedRecords` tells weights apart: ints and floats by value (the record's key
+    holds the type too, so 1 and 1.0 differ), a zero float by its sign (a value does not tell
+    -0.0 from 0.0), anything else (a NaN, a bool, another type) by identity."""
+    if type(value) is float:
+        if value > 0.0:
+            return value
+        if value == 0.0:
+            return 0.5j if math.copysign(1.0, value) > 0 else -0.5j  # no number equals these
+        return id(value)
+    return value if type(value) is int else id(value)
+
+
+class InternedRecords:
+    """Some attributes of every node, or of every edge, interned together (nodes: kind, span,
+    cost-centre stack, space changes; edges: weight, kind, span, cost-centre stack): each
+    distinct combination (a record) once, in the order first met, and each node's or edge's
+    record as its number in the typed array `codes`, a byte while there are at most 256
+    records, then 2 bytes, then 4. A list per attribute costs a pointer (8 bytes) a node or
+    edge: at dot n = 10^5 (2.2 million nodes, 2.6 million edges) the eight lists held 186 MiB,
+    a byte per attribute 19 MiB, and a byte per node and per edge 5 (every example has fewer
+    than 256 records of each; 2026-11-27).
+
+    A value is known by its identity, and the very object given is what is read back: the
+    evaluator shares one span per expression, one cost-centre stack per `profile`, one kind per
+    enum member. Weights, made afresh per edge, are known by value and type (`_number_key`).
+    `field(i)` gives one attribute as a `RecordField`.
+
+    `codes` is replaced by a wider array when the records outgrow it: read it after adding,
+    never keep it across a call that adds records."""
+
+    __slots__ = ("codes", "fields", "_by_key", "_number")
+
+    def __init__(self, width: int, number: int | None = None) -> None:
+        self.codes: array[int] = array("B")
+        self.fields: list[list[Any]] = [[] for _ in range(width)]  # fields[i][record]
+        self._by_key: dict[tuple, int] = {}
+        self._number = number  # the field that holds weights, if any
+
+    def key(self, record: tuple) -> tuple:
+        number = self._number
+        if number is None:
+            return tuple(map(id, record))
+        value = record[number]
+        return (type(value), _number_key(value),
+                *map(id, record[:number]), *map(id, record[number + 1:]))
+
+    def code(self, record: tuple) -> int:
+        """The number of `record`, added where it is new."""
+        key = self.key(record)
+        code = self._by_key.get(key)
+        if code is None:
+            code = self._by_key[key] = len(self.fields[0])
+            for values, value in zip(self.fields, record, strict=True):
+                values.append(value)
+            if code > _LARGEST_CODE[self.codes.typecode]:
+                self.codes = array(_WIDER[self.codes.typecode], self.codes)
+        return code
+
+    def append(self, *record: Any) -> None:
+        code = self.code(record)
+        self.codes.append(code)
+
+    def append_node(self, kind: NodeKind, span: Span | None, centres: tuple[str, ...],
+                    space: tuple[tuple[World, int], ...]) -> None:
+        """`append` of a node's record, with its key written out: the builders make millions."""
+        code = self._by_key.get((id(kind), id(span), id(centres), id(space)))
+        if code is None:
+            code = self.code((kind, span, centres, space))
+        self.codes.append(code)
+
+    def append_edge(self, weight: float, kind: EdgeKind, span: Span | None,
+                    centres: tuple[str, ...]) -> None:
+        """`append` of an edge's record (weight first), with its key written out."""
+        number = type(weight)
+        code = self._by_key.get((number, weight if number is int or (number is float and weight > 0.0)
+                                 else _number_key(weight), id(kind), id(span), id(centres)))
+        if code is None:
+            code = self.code((weight, kind, span, centres))
+        self.codes.append(code)
+
+    def append_repeated(self, times: int, *record: Any) -> None:
+        """`record` for the next `times` nodes or edges."""
+        code = self.code(record)
+        self.codes.extend(array(self.codes.typecode, [code]) * times)
+
+    def append_pattern(self, times: int, *records: tuple) -> None:
+        """`records`, `times` over."""
+        codes = [self.code(record) for record in records]
+        self.codes.extend(array(self.codes.typecode, codes) * times)
+
+    def record(self, index: int) -> tuple:
+        code = self.codes[index]
+        return tuple(values[code] for values in self.fields)
+
+    def codes_of(self, other: InternedRecords) -> array[int]:
+        """`other`'s codes as this table's (its records added here), for copying its nodes or
+        edges in bulk (graphs.semantics.batched)."""
+        translated = [self.code(record) for record in zip(*other.fields, strict=True)]
+        return array(self.codes.typecode, [translated[code] for code in other.codes])
+
+    def field(self, position: int) -> RecordField:
+        return RecordField(self, position)
+
+
+class RecordField(Generic[T]):
+    """One attribute of an `InternedRecords`, read as a column: node or edge i's value is
+    values[codes[i]] (both in C, which the passes that read every node write out); indexing and
+    iterating give the values, as a list would."""
+
+    __slots__ = ("records", "position")
+
+    def __init__(self, records: InternedRecords, position: int) -> None:
+        self.records = records
+        self.position = position
+
+    @property
+    def codes(self) -> array[int]:
+        return self.records.codes
+
+    @property
+    def values(self) -> list[T]:
+        return self.records.fields[self.position]
+
+    def any(self) -> bool:
+        """Whether some node's or edge's value is true (`any` of the column, without reading every
+        node or edge where no record has one)."""
+        values, codes = self.values, self.records.codes
+        return any(code in codes for code, value in enumerate(values) if value)
+
+    def at(self, indices: Iterable[int]) -> Iterator[T]:
+        """The values of the nodes or edges `indices`, in that order (in C)."""
+        return map(self.values.__getitem__, map(self.records.codes.__getitem__, indices))
+
+    def __getitem__(self, index: int) -> T:
+        return self.values[self.records.codes[index]]
+
+    def __setitem__(self, index: int, value: T) -> None:
+        record = list(self.records.record(index))
+        record[self.position] = value
+        code = self.records.code(tuple(record))
+        self.records.codes[index] = code
+
+    def __len__(self) -> int:
+        return len(self.records.codes)
+
+    def __iter__(self) -> Iterator[T]:
+        return map(self.values.__getitem__, self.records.codes)
 
 
 def _fork_tree(branches: list[Sub], low: int, high: int, forks: Iterator[int], ends: array[int],
@@ -178,32 +334,37 @@ class CostGraph:
     """The CPU cost graph of one evaluation (plus device boxes on its dvb edges).
 
     Nodes are the integers 0, 1, 2, ... in the order they are made, and their attributes sit in
-    flat lists indexed by node (`node_kind`, `node_span`, ...); edges are numbered in the order
-    they are made, with their attributes in lists indexed by edge (`edge_source`, `edge_weight`,
-    ...). Attributes only a few nodes or edges have (the region of a pop, a device box) sit in
+    flat columns indexed by node (`node_kind`, `node_span`, ...); edges are numbered in the order
+    they are made, with their attributes in columns indexed by edge (`edge_source`,
+    `edge_weight`, ...). Attributes only a few nodes or edges have (the region of a pop, a device box) sit in
     `node_extra` / `edge_extra`; a fork's join is the node after it (`par` makes the two
     together), so `node_data` gives each its partner without storing it. A networkx DiGraph per
     node and edge costs about a kilobyte and several dict operations each, which at 10^6 nodes is
-    most of an evaluation's time and memory; the lists cost a pointer each, and the edges' ends
-    sit in typed arrays of 64-bit ints. `graph` builds the networkx view for the passes that
+    most of an evaluation's time and memory; the edges' ends sit in typed arrays of 32-bit ints
+    (`NUMBER`), and the other attributes in two `InternedRecords` (`node_records`, `edge_records`), a byte
+    or two a node or edge where a list per attribute cost a pointer (8 bytes) each. `graph` builds the networkx view for the passes that
     want one.
     """
 
     def __init__(self) -> None:
         self.source: int | None = None
         self.sink: int | None = None
-        self.node_kind: list[NodeKind] = []
-        self.node_span: list[Span | None] = []
-        self.node_centres: list[tuple[str, ...]] = []
-        self.node_space: list[tuple[tuple[World, int], ...]] = []
+        # Each node's (kind, span, cost centres, space changes), as one record.
+        self.node_records = InternedRecords(4)
+        self.node_kind: RecordField[NodeKind] = self.node_records.field(0)
+        self.node_span: RecordField[Span | None] = self.node_records.field(1)
+        self.node_centres: RecordField[tuple[str, ...]] = self.node_records.field(2)
+        self.node_space: RecordField[tuple[tuple[World, int], ...]] = self.node_records.field(3)
         self.node_extra: dict[int, dict[str, Any]] = {}
         # Typed arrays (4 bytes an edge, where a list and its boxed ints cost 36 or more).
         self.edge_source: array[int] = array(NUMBER)
         self.edge_target: array[int] = array(NUMBER)
-        self.edge_weight: list[float] = []
-        self.edge_kind: list[EdgeKind] = []
-        self.edge_span: list[Span | None] = []
-        self.edge_centres: list[tuple[str, ...]] = []
+        # Each edge's (weight, kind, span, cost centres), as one record.
+        self.edge_records = InternedRecords(4, number=0)
+        self.edge_weight: RecordField[float] = self.edge_records.field(0)
+        self.edge_kind: RecordField[EdgeKind] = self.edge_records.field(1)
+        self.edge_span: RecordField[Span | None] = self.edge_records.field(2)
+        self.edge_centres: RecordField[tuple[str, ...]] = self.edge_records.field(3)
         self.edge_extra: dict[int, dict[str, Any]] = {}
         self._graph: nx.DiGraph | None = None
         self._graph_size = (0, 0)
@@ -215,17 +376,17 @@ class CostGraph:
         # nodes a thread, the thread's source among them, threads, the threads whose copy differs
         # from the others': a write that grew its region). A picture reads one copy for all.
         self.replicas: list[tuple[int, int, int, int, frozenset[int]]] = []
+        # `step`'s memo: by the ids of a span and two kinds, the last such step's objects and
+        # their two records.
+        self._last_step: dict[int, tuple] = {}
 
     # -- building -----------------------------------------------------------------------------------
     def node(self, kind: NodeKind = NodeKind.POINT, span: Span | None = None,
              centres: tuple[str, ...] = (), space: tuple[tuple[World, int], ...] = (),
              **extra: Any) -> Sub:
         """[u]: a fresh vertex."""
-        u = len(self.node_kind)
-        self.node_kind.append(kind)
-        self.node_span.append(span)
-        self.node_centres.append(centres)
-        self.node_space.append(space)
+        u = len(self.node_records.codes)
+        self.node_records.append_node(kind, span, centres, space)
         if extra:
             self.node_extra[u] = extra
         return Sub(u, u)
@@ -239,10 +400,7 @@ class CostGraph:
             self.edge_extra[len(self.edge_source)] = extra
         self.edge_source.append(u)
         self.edge_target.append(v)
-        self.edge_weight.append(weight)
-        self.edge_kind.append(kind)
-        self.edge_span.append(span)
-        self.edge_centres.append(centres)
+        self.edge_records.append_edge(weight, kind, span, centres)
 
     def seq(self, first: Sub | None, second: Sub | None, weight: float = 1,
             kind: EdgeKind = EdgeKind.SEQ, span: Span | None = None,
@@ -257,10 +415,7 @@ class CostGraph:
         # Once per sequenced pair of sub-graphs, so edge() is inlined here.
         self.edge_source.append(first.sink)
         self.edge_target.append(second.source)
-        self.edge_weight.append(weight)
-        self.edge_kind.append(kind)
-        self.edge_span.append(span)
-        self.edge_centres.append(centres)
+        self.edge_records.append_edge(weight, kind, span, centres)
         return _new_sub((first.source, second.sink))
 
     def seq_all(self, parts: list[Sub | None], weight: float = 1, span: Span | None = None,
@@ -278,28 +433,36 @@ class CostGraph:
         # The shape of every memory operation, so node() and edge() are inlined here.
         if weight < 0:
             raise ValueError(f"negative edge weight {weight}")
-        node_kind_list, node_span, node_centres = self.node_kind, self.node_span, self.node_centres
+        records = self.node_records
         if before is None:
-            start = len(node_kind_list)
-            node_kind_list.append(_POINT)
-            node_span.append(span)
-            node_centres.append(centres)
-            self.node_space.append(())
+            start = len(records.codes)
+            records.append_node(_POINT, span, centres, ())
         else:
             start = before.source
-        after = len(node_kind_list)
-        node_kind_list.append(node_kind)
-        node_span.append(span)
-        node_centres.append(centres)
-        self.node_space.append(space)
+        after = len(records.codes)
+        # The node's and the edge's records, by way of the last step made with this span and
+        # these kinds (an expression's steps mostly repeat their weight, cost centres and space,
+        # the very objects: an identity check each, where interning both records costs ten
+        # `id`s and two lookups). The memo holds its objects, so an id in it is never reused;
+        # two steps whose ids mix to one key only take turns.
+        memo = id(span) ^ id(node_kind) ^ id(edge_kind)
+        last = self._last_step.get(memo)
+        if (last is not None and last[0] is span and last[1] is weight
+                and last[2] is node_kind and last[3] is edge_kind and last[4] is centres
+                and last[5] is space):
+            records.codes.append(last[6])
+            edge_code = last[7]
+        else:
+            node_code = records.code((node_kind, span, centres, space))
+            records.codes.append(node_code)
+            edge_code = self.edge_records.code((weight, edge_kind, span, centres))
+            self._last_step[memo] = (span, weight, node_kind, edge_kind, centres, space,
+                                     node_code, edge_code)
         if edge_extra:
             self.edge_extra[len(self.edge_source)] = edge_extra
         self.edge_source.append(after - 1 if before is None else before.sink)
         self.edge_target.append(after)
-        self.edge_weight.append(weight)
-        self.edge_kind.append(edge_kind)
-        self.edge_span.append(span)
-        self.edge_centres.append(centres)
+        self.edge_records.codes.append(edge_code)
         return _new_sub((start, after))
 
     def par(self, left: Sub | None, right: Sub | None, weight: float = 1,
@@ -310,18 +473,14 @@ class CostGraph:
         if weight < 0:
             raise ValueError(f"negative edge weight {weight}")
         # A parmap of n elements makes n - 1 of these, so node() and edge() are inlined here.
-        fork = len(self.node_kind)
+        fork = len(self.node_records.codes)
         join = fork + 1
-        self.node_kind += (_FORK_NODE, _JOIN_NODE)
-        self.node_span += (span, span)
-        self.node_centres += (centres, centres)
-        self.node_space += ((), ())
+        self.node_records.append_pattern(1, (_FORK_NODE, span, centres, ()),
+                                  (_JOIN_NODE, span, centres, ()))
         self.edge_source.extend((fork, left.sink, fork, right.sink))
         self.edge_target.extend((left.source, join, right.source, join))
-        self.edge_weight += (weight, weight, weight, weight)
-        self.edge_kind += (_FORK_EDGE, _JOIN_EDGE, _FORK_EDGE, _JOIN_EDGE)
-        self.edge_span += (span, span, span, span)
-        self.edge_centres += (centres, centres, centres, centres)
+        self.edge_records.append_pattern(2, (weight, _FORK_EDGE, span, centres),
+                                     (weight, _JOIN_EDGE, span, centres))
         return _new_sub((fork, join))
 
     def par_all(self, branches: list[Sub | None], weight: float = 1, span: Span | None = None,
@@ -345,19 +504,16 @@ class CostGraph:
         # Typed arrays, not lists: a parmap of a million elements makes four million of each.
         ends = array(NUMBER)  # fork, left sink, fork, right sink, ... in the order `par` adds them
         starts = array(NUMBER)  # left source, join, right source, join, ...
-        forks = iter(range(len(self.node_kind), len(self.node_kind) + 2 * len(branches), 2))
+        first_fork = len(self.node_records.codes)
+        forks = iter(range(first_fork, first_fork + 2 * len(branches), 2))
         whole = _fork_tree(branches, 0, len(branches), forks, ends, starts)  # type: ignore[arg-type]
         pairs = len(branches) - 1  # binary ⊗s
-        self.node_kind.extend((_FORK_NODE, _JOIN_NODE) * pairs)
-        self.node_span.extend((span,) * (2 * pairs))
-        self.node_centres.extend((centres,) * (2 * pairs))
-        self.node_space.extend(((),) * (2 * pairs))
+        self.node_records.append_pattern(pairs, (_FORK_NODE, span, centres, ()),
+                                  (_JOIN_NODE, span, centres, ()))
         self.edge_source.extend(ends)
         self.edge_target.extend(starts)
-        self.edge_weight.extend((weight,) * (4 * pairs))
-        self.edge_kind.extend((_FORK_EDGE, _JOIN_EDGE, _FORK_EDGE, _JOIN_EDGE) * pairs)
-        self.edge_span.extend((span,) * (4 * pairs))
-        self.edge_centres.extend((centres,) * (4 * pairs))
+        self.edge_records.append_pattern(2 * pairs, (weight, _FORK_EDGE, span, centres),
+                                     (weight, _JOIN_EDGE, span, centres))
         return whole
 
     def device_box(self, before: Sub | None, info: DeviceBoxInfo, centres: tuple[str, ...],
@@ -382,7 +538,7 @@ class CostGraph:
     # -- reading ------------------------------------------------------------------------------------
     def number_of_nodes(self) -> int:
         """How many vertices the graph has."""
-        return len(self.node_kind)
+        return len(self.node_records.codes)
 
     def number_of_edges(self) -> int:
         """How many edges the graph has."""
@@ -415,7 +571,7 @@ class CostGraph:
         does not change the cost graph."""
         import networkx as nx
 
-        size = (len(self.node_kind), len(self.edge_source))
+        size = (len(self.node_records.codes), len(self.edge_source))
         if self._graph is None or self._graph_size != size:
             g = nx.DiGraph()
             g.add_nodes_from((u, self.node_data(u)) for u in range(size[0]))
@@ -427,7 +583,7 @@ class CostGraph:
     def adjacency(self) -> Adjacency:
         """The edges in networkx's adjacency order, with each node's in-degree (see `Adjacency`).
         Kept until the graph grows."""
-        size = (len(self.node_kind), len(self.edge_source))
+        size = (len(self.node_records.codes), len(self.edge_source))
         if self._adjacency is None or self._adjacency_size != size:
             import numpy as np
 
@@ -466,7 +622,7 @@ class CostGraph:
 
     def work(self) -> float:
         """Σ of all edge weights: the time of the graph on one processor."""
-        return sum(map(self.edge_weight.__getitem__, self.adjacency().order))
+        return sum(self.edge_weight.at(self.adjacency().order))
 
     def span(self) -> float:
         """The weight of the longest path from source to sink (the graph's depth)."""
@@ -476,7 +632,7 @@ class CostGraph:
         """The longest paths from the source (see `LongestPath`), in one pass over the graph;
         with `best_edges`, each node's best in-edge too (4 bytes a node, which only the
         critical path reads). Kept until the graph grows."""
-        size = (len(self.node_kind), len(self.edge_source))
+        size = (len(self.node_records.codes), len(self.edge_source))
         known = self._longest
         if (known is None or self._longest_size != size
                 or (best_edges and known.best_edge is None)):
@@ -484,7 +640,7 @@ class CostGraph:
             edges = array(NUMBER, [-1]) * size[0] if best_edges else None  # no boxed int
             length, end = _longest_path(range(size[0]), adjacency.order, adjacency.start,
                                         adjacency.in_degree[:], self.edge_target,
-                                        self.edge_weight, edges)
+                                        self.edge_weight.codes, self.edge_weight.values, edges)
             self._longest, self._longest_size = LongestPath(length, end, edges), size
         assert self._longest is not None
         return self._longest
@@ -566,14 +722,14 @@ def longest_path_of_edges(edges: list[tuple[int, int, float]]) -> float:
         order[filled[label[u]]] = e
         filled[label[u]] += 1
     return _longest_path(range(count), order, start, in_degree, [label[v] for _, v, _ in edges],
-                         [w for _, _, w in edges])[0]
+                         range(len(edges)), [w for _, _, w in edges])[0]
 
 
 def _longest_path(nodes, order: Sequence[int], start: Sequence[int], in_degree: MutableSequence[int],
-                  target: Sequence[int], weight: list[float],
+                  target: Sequence[int], weight_codes: Sequence[int], weights: Sequence[float],
                   best_edge: array[int] | None = None) -> tuple[float, int]:
     """`longest_path_length` over the flat form: node u's out-edges are order[start[u]:start[u+1]]
-    (`in_degree` is used up). Returns the length and the first node (in this order) that a
+    and edge e weighs weights[weight_codes[e]] (`RecordField`) (`in_degree` is used up). Returns the length and the first node (in this order) that a
     longest path reaches (-1 for an empty graph); fills `best_edge` where given (see
     `LongestPath`).
 
@@ -593,7 +749,7 @@ def _longest_path(nodes, order: Sequence[int], start: Sequence[int], in_degree: 
     # path is one. Below EXACT_IN_DOUBLES every sum and comparison of these numbers is exact in
     # doubles, so the lengths, the ties and the result's type are those of Python numbers,
     # which hold the lengths above it (a list, ints of any size).
-    doubles = sum(weight) < EXACT_IN_DOUBLES
+    doubles = sum(map(weights.__getitem__, weight_codes)) < EXACT_IN_DOUBLES
     best: MutableSequence[float] = (array("d", [-1.0]) * count if doubles
                                     else [-1] * count)  # -1: not reached (lengths are >= 0)
     zero = 0.0 if doubles else 0
@@ -611,7 +767,7 @@ def _longest_path(nodes, order: Sequence[int], start: Sequence[int], in_degree: 
             end = node
         for e in order[start[node]:start[node + 1]]:
             child = target[e]
-            w = weight[e]
+            w = weights[weight_codes[e]]
             candidate = here + w
             known = best[child]
             if candidate > known:

@@ -16,6 +16,7 @@ The labels and colours of its elements are here too, shared by every way of draw
 from __future__ import annotations
 
 import math
+from array import array
 from bisect import bisect_right
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -205,12 +206,15 @@ class _Reader:
         with that edge's weight and criticality."""
         items: list[Any] = []
         node = start
-        node_kind, order, first_edge = self.node_kind, self.order, self.start
-        target, weight, edge_kind = self.target, self.weight, self.edge_kind
+        order, first_edge, target = self.order, self.start, self.target
+        # The columns' codes and values (`RecordField`): node u's kind is kinds[codes[u]].
+        node_kind_codes, node_kinds = self.node_kind.codes, self.node_kind.values
+        weight_codes, weights = self.weight.codes, self.weight.values
+        edge_kind_codes, edge_kinds = self.edge_kind.codes, self.edge_kind.values
         critical_edges, critical_nodes = self.critical_edges, self.critical_nodes
         node_extra, plain, plain_edges = self.node_extra, self.plain_nodes, self.plain_edges
         while True:
-            kind = node_kind[node]
+            kind = node_kinds[node_kind_codes[node]]
             if kind is _FORK:
                 end = node + 1  # `par` makes a fork's join right after it
                 items.append(self.par(node, end, depth + 1))
@@ -233,8 +237,8 @@ class _Reader:
             child = target[e]
             critical = e in critical_edges
             if child == join:
-                return self.close(items), weight[e], critical
-            link = edge_kind[e]
+                return self.close(items), weights[weight_codes[e]], critical
+            link = edge_kinds[edge_kind_codes[e]]
             if link is _DEVICE_BOX:
                 info: DeviceBoxInfo = self.edge_extra[e]["box"]
                 items.append(self.edge("transfer-in", info.grow + info.transfer_in, critical))
@@ -243,7 +247,7 @@ class _Reader:
                                   info.kernel))
                 items.append(self.edge("transfer-out", info.transfer_out + info.merge, critical))
             else:
-                edge_weight = weight[e]
+                edge_weight = weights[weight_codes[e]]
                 edge_key = (id(link), edge_weight, type(edge_weight), critical)
                 edge_made = plain_edges.get(edge_key)
                 if edge_made is None:
@@ -299,27 +303,45 @@ class _Reader:
         if depth > MAX_PARSED_DEPTH:
             return self.opaque(fork, join, span)
         critical_nodes, critical_edges = self.critical_nodes, self.critical_edges
-        node_kind, node_span, order, first_edge = (self.node_kind, self.node_span, self.order,
-                                                   self.start)
-        target, weight = self.target, self.weight
+        order, first_edge, target = self.order, self.start, self.target
+        node_kind_codes, node_kinds = self.node_kind.codes, self.node_kind.values
+        node_span_codes, node_spans = self.node_span.codes, self.node_span.values
+        weight_codes, weights = self.weight.codes, self.weight.values
         par = _Par(span, [], 0.0, fork in critical_nodes or join in critical_nodes)
-        # Tasks in left-to-right order: expand an inner ⊗ of the same tree, or keep a branch.
-        leaves: list[tuple] = []
+        # Each leaf is read as the walk reaches it (left to right, as before), and leaves alike
+        # (a batch's replicas: the same chain object, weights and criticality) share one
+        # `_Branch`: at zipmul n = 10^6 a list of the leaves and a branch object per thread were
+        # about 500 MiB of the picture's peak (2026-11-27). The leaves' own fork and join
+        # weights are added to the overhead after the inner ⊗s', the order of the sums before
+        # (a float plus a number adds as a float plus that number as a double, `array("d")`).
+        made: dict[tuple[float, float, int, bool], _Branch] = {}
+        leaf_overheads = array("d")
         tasks: list[tuple] = [(True, fork, join, 0.0, 0.0, True)]
         while tasks:
             expand, top, bottom, fork_sum, join_sum, critical_so_far, *rest = tasks.pop()
             if not expand:
-                leaves.append((top, bottom, fork_sum, join_sum, critical_so_far, *rest))
+                chain, join_weight, join_critical = self.branch_chain(top, bottom, depth)
+                leaf_overheads.append(rest[0] + join_weight)
+                join_total = join_sum + join_weight
+                critical = critical_so_far and join_critical
+                key = (fork_sum, join_total, id(chain), critical)
+                branch = made.get(key)
+                if branch is None:
+                    branch = made[key] = _Branch(fork_sum, join_total, chain, critical,
+                                                 self.shape(("br", fork_sum, join_total,
+                                                             chain.sig)))
+                par.branches.append(branch)
                 continue
             found: list[tuple] = []
             for e in order[first_edge[top]:first_edge[top + 1]]:
                 child = target[e]
-                fork_weight = weight[e]
+                fork_weight = weights[weight_codes[e]]
                 critical = critical_so_far and e in critical_edges
                 inner_join = child + 1
-                if (node_kind[child] is _FORK and node_span[child] == span
+                if (node_kinds[node_kind_codes[child]] is _FORK
+                        and node_spans[node_span_codes[child]] == span
                         and (join_edge := self.out_edge(inner_join, bottom)) is not None):
-                    join_weight = weight[join_edge]
+                    join_weight = weights[weight_codes[join_edge]]
                     par.overhead += fork_weight + join_weight
                     found.append((True, child, inner_join, fork_sum + fork_weight,
                                   join_sum + join_weight,
@@ -328,13 +350,8 @@ class _Reader:
                     found.append((False, child, bottom, fork_sum + fork_weight, join_sum,
                                   critical, fork_weight))
             tasks.extend(reversed(found))
-        for child, bottom, fork_weight, join_sum, critical, own_fork in leaves:
-            chain, join_weight, join_critical = self.branch_chain(child, bottom, depth)
-            par.overhead += own_fork + join_weight
-            par.branches.append(_Branch(fork_weight, join_sum + join_weight, chain,
-                                        critical and join_critical,
-                                        self.shape(("br", fork_weight, join_sum + join_weight,
-                                                    chain.sig))))
+        for addend in leaf_overheads:
+            par.overhead += addend
         branches = par.branches
         par.work = par.overhead + sum(b.chain.work for b in branches)
         par.length = max(b.fork_weight + b.chain.length + b.join_weight for b in branches)

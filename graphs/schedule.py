@@ -99,12 +99,14 @@ class Tasks:
     started, as the simulation's clock held it) to that plus the edge's weight (`run`, which
     adds them as the simulation did, so both are the same numbers). Two typed arrays per
     processor, 16 bytes a task, where a start, an end and an edge as Python objects cost about
-    120: a schedule of a million-node graph runs a million tasks. `weights`, `sources` and
-    `targets` are the cost graph's edge lists (not copies)."""
+    120: a schedule of a million-node graph runs a million tasks. Edge e weighs
+    weights[weight_codes[e]] (the cost graph's `RecordField`); `sources` and `targets` are
+    the cost graph's edge arrays (not copies)."""
 
     instants: list[array[int]]
     edges: list[array[int]]
     times: list[float]
+    weight_codes: Sequence[int]
     weights: Sequence[float]
     sources: Sequence[int]
     targets: Sequence[int]
@@ -114,10 +116,10 @@ class Tasks:
 
     def run(self, processor: int) -> Iterator[tuple[float, float, int]]:
         """(start, end, edge) of each task processor `processor` ran, in order."""
-        times, weights = self.times, self.weights
+        times, weight_codes, weights = self.times, self.weight_codes, self.weights
         for instant, edge in zip(self.instants[processor], self.edges[processor], strict=True):
             start = times[instant]
-            yield start, start + weights[edge], edge
+            yield start, start + weights[weight_codes[edge]], edge
 
 
 class SpaceTrace(Sequence[tuple[int, float, int, int]]):
@@ -263,31 +265,32 @@ class _Makespan:
         self.numbers = numbers
         self.by_number = by_number
         self.target = list(index.target)
-        order, start, weight = index.order, index.start, index.weight
+        order, start = index.order, index.start
+        weight_codes, weights = index.weight_codes, index.weights
         # The 1DF number of node u's only out-edge where it has one, of positive weight; else -1.
         self.only = [-1] * index.count
         for node in range(index.count):
             first = start[node]
-            if start[node + 1] - first == 1 and weight[order[first]] > 0:
+            if start[node + 1] - first == 1 and weights[weight_codes[order[first]]] > 0:
                 self.only[node] = numbers[order[first]]
         # By 1DF number: the task's weight, and the number its end makes ready at once (-1 where
         # its target waits for other edges or has other out-edges: `time` counts those).
         in_degree, target, only = index.in_degree, self.target, self.only
-        self.weight_of = [weight[edge] for edge in by_number]
+        self.weight_of = list(map(weights.__getitem__, map(weight_codes.__getitem__, by_number)))
         self.next_of = [only[target[edge]] if in_degree[target[edge]] == 1 else -1
                         for edge in by_number]
 
     def time(self, procs: int, breadth_first: bool) -> float:
         """The makespan on `procs` processors under bf (`breadth_first`) or 1df."""
         index = self.index
-        weight, order, start = index.weight, index.order, index.start
+        weight_codes, weights, order, start = index.weight_codes, index.weights, index.order, index.start
         if procs == 1 and not breadth_first:
             # One 1df processor runs the tasks in the depth-first order, one after the other:
             # the same sum, in the same order, as the simulation's ends.
             time: float = 0
-            for edge in self.by_number:
-                if weight[edge] > 0:
-                    time = time + weight[edge]
+            for weight in map(weights.__getitem__, map(weight_codes.__getitem__, self.by_number)):
+                if weight > 0:
+                    time = time + weight
             return time
         target, only, numbers, by_number = self.target, self.only, self.numbers, self.by_number
         weight_of, next_of = self.weight_of, self.next_of
@@ -308,7 +311,7 @@ class _Makespan:
             while stack:
                 node = stack.pop()
                 for edge in order[start[node]:start[node + 1]]:
-                    if weight[edge] > 0:
+                    if weights[weight_codes[edge]] > 0:
                         heappush(ready, base + numbers[edge])
                         continue
                     reached = target[edge]
@@ -370,12 +373,13 @@ def _width(index: _GraphIndex, in_order: Sequence[int]) -> int:
     running or ready at an instant are those of the unbounded schedule, at most the width), so
     time, space and steps are the same as on the width itself."""
     reached = [0.0] * index.count  # when each node is reached: the latest of its in-edges' ends
-    sources, targets, weights = index.source_of, index.target, index.weight
+    sources, targets, weight_codes, weights = (index.source_of, index.target, index.weight_codes,
+                                               index.weights)
     starts: list[float] = []
     ends: list[float] = []
     for edge in in_order:  # a topological order: an edge comes after every edge into its source
         start = reached[sources[edge]]
-        weight = weights[edge]
+        weight = weights[weight_codes[edge]]
         end = start + weight
         target = targets[edge]
         if end > reached[target]:
@@ -441,7 +445,8 @@ class _GraphIndex:
         self.node_space: Sequence[int] = numbers
         self.source_of = graph.edge_source
         self.target = graph.edge_target
-        self.weight = graph.edge_weight
+        # Edge e weighs weights[weight_codes[e]] (the cost graph's `RecordField`).
+        self.weight_codes, self.weights = graph.edge_weight.codes, graph.edge_weight.values
         # Only device-box edges change space, so they alone get an entry: (start, end).
         self.edge_space: dict[int, tuple[tuple[int, int] | None, tuple[int, int] | None]] = {}
         for edge, data in graph.edge_extra.items():
@@ -550,7 +555,8 @@ class _Simulation:
         # `reach`, `make_ready`, `dispatch` and `close_instant` do) is written out here with local
         # names.
         index = self.index
-        weight, sources, target = index.weight, index.source_of, index.target
+        weight_codes, weights = index.weight_codes, index.weights
+        sources, target = index.source_of, index.target
         order, start, node_space, edge_space = (index.order, index.start, index.node_space,
                                                 index.edge_space)
         remaining, events, free, ready = self.remaining, self.events, self.free, self.ready
@@ -592,7 +598,8 @@ class _Simulation:
                 if remaining[node]:
                     continue
                 first = start[node]
-                if (start[node + 1] - first == 1 and not stealing and weight[order[first]] > 0
+                if (start[node + 1] - first == 1 and not stealing
+                        and weights[weight_codes[order[first]]] > 0
                         and not node_space[node]):
                     # What `reach` and `make_ready` do for most nodes: one out-edge, of positive
                     # weight, and no space change.
@@ -611,7 +618,7 @@ class _Simulation:
                 while ready and free:
                     processor = heappop(free)
                     edge = by_number[heappop(ready) % count]
-                    end = time + weight[edge]
+                    end = time + weights[weight_codes[edge]]
                     if edge in edge_space:
                         self.change_space(edge, 0)
                     heappush(events, (end, processor, edge))
@@ -643,7 +650,8 @@ class _Simulation:
             peak_space_cpu=self.peak_cpu,
             peak_space_gpu=self.peak_gpu,
             peak_space=self.peak_total,
-            tasks=Tasks(self.task_instants, self.task_edges, times, weight, sources, target)
+            tasks=Tasks(self.task_instants, self.task_edges, times, weight_codes, weights,
+                        sources, target)
             if record else None,
             space_trace=self.space_trace if record else (),
             step_count=self.step_count,
@@ -654,8 +662,8 @@ class _Simulation:
         """Reach `node` and everything its weight-0 edges reach at once; return the tasks of
         positive weight this enables, in depth-first order (so `ws` continues with the first)."""
         index = self.index
-        weight, target, node_space, edge_space = (index.weight, index.target, index.node_space,
-                                                  index.edge_space)
+        weight_codes, weights = index.weight_codes, index.weights
+        target, node_space, edge_space = index.target, index.node_space, index.edge_space
         order, start, remaining = index.order, index.start, self.remaining
         step_nodes = self.step_nodes
         enabled: list[int] = []
@@ -667,7 +675,7 @@ class _Simulation:
         first, last = start[node], start[node + 1]
         if last - first == 1:  # most nodes have one out-edge: no stack needed for them
             edge = order[first]
-            if weight[edge] > 0:
+            if weights[weight_codes[edge]] > 0:
                 return [edge]
             stack = [edge]
         else:
@@ -675,7 +683,7 @@ class _Simulation:
             stack.reverse()
         while stack:
             edge = stack.pop()
-            if weight[edge] > 0:
+            if weights[weight_codes[edge]] > 0:
                 enabled.append(edge)
                 continue
             if edge in edge_space:
@@ -785,7 +793,7 @@ class _Simulation:
         return started
 
     def start(self, processor: int, edge: int, time: float) -> None:
-        end = time + self.index.weight[edge]
+        end = time + self.index.weights[self.index.weight_codes[edge]]
         self.change_space(edge, 0)
         heapq.heappush(self.events, (end, processor, edge))
         if self.record:  # `time` is the latest of `times` (`run` appends each instant's)

@@ -45,7 +45,9 @@ def build_timeline(graph: CostGraph, result: ScheduleResult,
     phases' work groups; `space`: [step, time, cpu words, gpu words] samples (eq. 8);
     `coarsened`: whether processor intervals were gathered into windows.
     """
-    edge_kind, edge_span = graph.edge_kind, graph.edge_span
+    # The columns' codes and values (`RecordField`): edge e's kind is kinds[kind_codes[e]].
+    kind_codes, kinds = graph.edge_kind.codes, graph.edge_kind.values
+    span_codes, spans = graph.edge_span.codes, graph.edge_span.values
     # Each processor's runs of tasks that follow each other without idle time under one name,
     # kept as the numbers of their first and last task and their label, in typed arrays (12
     # bytes a run: a million-task schedule's runs as lists cost about 170 MB), and made into
@@ -65,13 +67,13 @@ def build_timeline(graph: CostGraph, result: ScheduleResult,
         runs.append((firsts, lasts, which))
         last_name = -1  # the name id of the last run; -1 after a device box (never joined)
         last_end: float = 0
-        times, weights = tasks.times, tasks.weights
+        times, weight_codes, weights = tasks.times, tasks.weight_codes, tasks.weights
         # `Tasks.run` written out: a start and an end per task, as the simulation added them.
         for task, (instant, e) in enumerate(zip(tasks.instants[processor],
                                                 tasks.edges[processor], strict=True)):
             start = times[instant]
-            kind: EdgeKind = edge_kind[e]
-            span = edge_span[e]
+            kind: EdgeKind = kinds[kind_codes[e]]
+            span = spans[span_codes[e]]
             if kind is _DEVICE_BOX:
                 location = _location(span)
                 info: DeviceBoxInfo = graph.edge_extra[e]["box"]
@@ -83,7 +85,7 @@ def build_timeline(graph: CostGraph, result: ScheduleResult,
                 device.append(_device_run(info, number, start, location))
                 last_name = -1
                 continue
-            end = start + weights[e]
+            end = start + weights[weight_codes[e]]
             label = labels.get((id(span), id(kind)))
             if label is None:
                 text = describe(span) if describe is not None and span is not None else ""
@@ -105,11 +107,12 @@ def build_timeline(graph: CostGraph, result: ScheduleResult,
     def track(processor: int) -> Iterator[list[Any]]:
         """Processor `processor`'s runs as [start, end, name, kind, location, tasks]."""
         assert tasks is not None
-        times, weights = tasks.times, tasks.weights
+        times, weight_codes, weights = tasks.times, tasks.weight_codes, tasks.weights
         instants, edges = tasks.instants[processor], tasks.edges[processor]
         for first, last, label in zip(*runs[processor], strict=True):
             name, kind, location, _ = rows[label]
-            yield [times[instants[first]], times[instants[last]] + weights[edges[last]], name,
+            yield [times[instants[first]], times[instants[last]] + weights[weight_codes[edges[last]]],
+                   name,
                    kind, location, last - first + 1]
 
     coarsened = sum(len(firsts) for firsts, _, _ in runs) > MAX_INTERVALS

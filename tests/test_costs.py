@@ -10,8 +10,10 @@ from __future__ import annotations
 import pytest
 from conftest import edge_kinds, node_kinds, run
 
-from graphs.costgraph import CostGraph, EdgeKind, NodeKind, Sub
+from graphs.costgraph import CostGraph, EdgeKind, InternedRecords, NodeKind, RecordField, Sub
 from profiler.errors import EvaluationError
+from profiler.regions import IntV, Region, allocate, merge
+from profiler.syntax import Span, World
 
 LETREGION = 3  # Δa(BSIZE) + the two ⊕ edges around the body
 
@@ -270,8 +272,8 @@ def binary_par_tree(graph: CostGraph, branches: list, weight: float) -> Sub | No
 
 
 def graph_lists(graph: CostGraph) -> tuple:
-    return (graph.node_kind, graph.node_space, list(graph.edge_source), list(graph.edge_target),
-            graph.edge_weight, graph.edge_kind)
+    return (list(graph.node_kind), list(graph.node_space), list(graph.edge_source),
+            list(graph.edge_target), list(graph.edge_weight), list(graph.edge_kind))
 
 
 @pytest.mark.parametrize("count, empty", [(2, ()), (7, ()), (64, ()), (5, (0, 3)), (3, (2,))])
@@ -287,3 +289,53 @@ def test_a_tree_of_forks_in_bulk_is_the_tree_of_binary_forks(count, empty):
         made.append((whole, graph_lists(graph)))
     assert made[0] == made[1]
     assert made[0][1][5].count(EdgeKind.FORK) == 2 * (count - 1)
+
+
+@pytest.mark.parametrize("limit", [1, 3, 20])
+def test_an_evaluation_without_its_heap_renders_its_value_the_same(limit):
+    source = ("letregion r in let xs = parmap (lambda i: int r [r]. (i, i * 2 at r) at r) "
+              "(iota 40 at r) at r in (xs, 7 at r) at r")
+    e = run(source)
+    pruned = e.without_heap(limit)
+    assert pruned.render_value(limit) == e.render_value(limit)
+    assert [(r.label, r.ap) for r in pruned.regions.values()] == [
+        (r.label, r.ap) for r in e.regions.values()]
+    assert sum(len(r.values) for r in pruned._heap_lookup.values()) < sum(
+        len(r.values) for r in e._heap_lookup.values()) / 2
+    assert pruned.graph is e.graph and pruned.ons is e.ons
+
+
+def test_interned_records_give_back_the_very_objects_and_widen_past_256():
+    records = InternedRecords(2)
+    spans = [object() for _ in range(300)]
+    for span in spans:
+        records.append(NodeKind.READ, span)
+    records.append(NodeKind.READ, spans[0])
+    kinds, places = records.field(0), records.field(1)
+    assert records.codes.typecode == "H" and len(records.fields[0]) == 300
+    assert all(place is span for place, span in zip(places, spans + [spans[0]], strict=True))
+    assert list(kinds) == [NodeKind.READ] * 301 and places[300] is spans[0]
+    assert kinds.any() and not RecordField(InternedRecords(1), 0).any()
+
+
+def test_interned_weights_keep_their_type_and_the_sign_of_a_zero():
+    records = InternedRecords(2, number=0)
+    weights = [1, 1.0, 0.0, -0.0, 2.5, 2.5 * 1, True, 1, float("nan")]
+    for weight in weights:
+        records.append(weight, EdgeKind.SEQ)
+    read = list(records.field(0))
+    assert [(type(w), str(w)) for w in read] == [(type(w), str(w)) for w in weights]
+    assert len(records.fields[0]) == 7  # 1, 1.0, 0.0, -0.0, 2.5, True, nan
+    column = records.field(0)
+    column[0] = 3
+    assert column[0] == 3 and type(column[0]) is int and records.field(1)[0] is EdgeKind.SEQ
+
+
+def test_a_shared_gpu_copy_merges_back_into_the_same_table():
+    cpu = Region(1, "r", 2, 64, 1, {0: IntV(5), 1: IntV(6)})
+    gpu = cpu.copy_to(World.GPU, shared=True)
+    assert gpu.values is cpu.values
+    allocate(gpu, IntV(7), 64)
+    merged = merge(cpu, gpu, Span("t.lg", 1, 1, 1, 2))
+    assert merged.region.values is cpu.values and merged.new_words == 1
+    assert merged.region.ap == 3 and cpu.copy_to(World.GPU).values is not cpu.values

@@ -234,7 +234,8 @@ def test_the_longest_path_in_doubles_is_the_one_in_python_numbers(dag):
     order = sorted(range(len(edges)), key=lambda e: edges[e][0])  # stable: by source
     targets, weights = [v for _, v, _ in edges], [w for _, _, w in edges]
     fast_best, slow_best = array(NUMBER, [-1]) * n, array(NUMBER, [-1]) * n
-    fast = _longest_path(range(n), order, start, list(in_degree), targets, weights, fast_best)
+    fast = _longest_path(range(n), order, start, list(in_degree), targets, range(len(weights)),
+                         weights, fast_best)
     slow = reference_longest_path(n, order, start, list(in_degree), targets, weights, slow_best)
     event("total weight past 2^53" if sum(weights) >= 2**53 else "doubles")
     assert fast == slow and type(fast[0]) is type(slow[0])

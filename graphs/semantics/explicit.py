@@ -42,7 +42,7 @@ from __future__ import annotations
 import operator
 from collections.abc import Mapping
 from contextlib import contextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import partial
 from typing import TYPE_CHECKING
 
@@ -210,25 +210,50 @@ class Evaluation:
     def render_value(self, limit: int = 20) -> str:
         return render_value(self.value, self._heap_lookup, limit)
 
+    def without_heap(self, limit: int = 20) -> Evaluation:
+        """This evaluation with only the heap values that `render_value(limit)` reads (the
+        regions' sizes and every other field kept). A profile's analysis reads the cost graph,
+        the `on`s and the regions' sizes, never the program's heap, which at dot n = 10^5 is a
+        million values, about 180 MiB (2026-11-27): `hetprof profile` analyses this copy, and
+        the heap goes with the evaluation before the analysis starts."""
+        read: dict[int, dict[int, HeapValue]] = {}
+        render_value(self.value, self._heap_lookup, limit, read=read)
+        emptied: dict[int, Region] = {}  # by id: a region may be in both tables
 
-def render_value(value: Value, regions: dict[int, Region], limit: int = 20, depth: int = 0) -> str:
-    """A value as λG would print it, reading through locations (vectors cut at `limit`)."""
+        def empty(region: Region) -> Region:
+            kept = emptied.get(id(region))
+            if kept is None:
+                kept = emptied[id(region)] = replace(region, values=read.get(region.name, {}))
+            return kept
+
+        return Evaluation(self.value, self.graph,
+                          {name: empty(region) for name, region in self.regions.items()},
+                          self.ons, self.gpu_mode, self.steps,
+                          {name: empty(region) for name, region in self._heap_lookup.items()})
+
+
+def render_value(value: Value, regions: dict[int, Region], limit: int = 20, depth: int = 0,
+                 read: dict[int, dict[int, HeapValue]] | None = None) -> str:
+    """A value as λG would print it, reading through locations (vectors cut at `limit`). Where
+    `read` is given, each heap value read is put there, by region and offset."""
     if isinstance(value, bool):
         return "True" if value else "False"
     if depth > 50:
         return "..."
     region = regions.get(value.region)
     heap = region.values.get(value.offset) if region else None
+    if read is not None and heap is not None:
+        read.setdefault(value.region, {})[value.offset] = heap
     match heap:
         case IntV(v):
             return str(v)
         case FloatV(v):
             return repr(v)
         case PairV(a, b):
-            return (f"({render_value(a, regions, limit, depth + 1)}, "
-                    f"{render_value(b, regions, limit, depth + 1)})")
+            return (f"({render_value(a, regions, limit, depth + 1, read)}, "
+                    f"{render_value(b, regions, limit, depth + 1, read)})")
         case VecV(items):
-            shown = [render_value(i, regions, limit, depth + 1) for i in items[:limit]]
+            shown = [render_value(i, regions, limit, depth + 1, read) for i in items[:limit]]
             more = f", ... ({len(items)} elements)" if len(items) > limit else ""
             return "[" + ", ".join(shown) + more + "]"
         case Closure(param=param):
@@ -767,9 +792,10 @@ class Evaluator:
                    world: World, outermost: bool) -> tuple[Value, Cost]:
         rid = self.next_region
         self.next_region += 1
-        region = Region(rid, name, 0, self.bsize, 1, {}, World.CPU)
-        self.stacks[World.CPU][rid] = region
-        self.all_regions[rid] = region
+        # No name here for the region: an `on` replaces it by its merge with the GPU copy, and a
+        # name would keep the old table alive (dot n = 10^5: 20 MiB at the evaluation's peak).
+        self.stacks[World.CPU][rid] = self.all_regions[rid] = Region(rid, name, 0, self.bsize, 1,
+                                                                     {}, World.CPU)
         start = self.graph.node(NodeKind.POINT, span, self.centres)
         pushed = self.graph.step(start, self.providers.allocation(self.bsize),
                                  EdgeKind.ALLOC_REGION, NodeKind.PUSH, span, self.centres,
@@ -1047,7 +1073,11 @@ class Evaluator:
             cpu_region = self._region(regions, name, World.CPU, span)
             if cpu_region.name in self.stacks[World.GPU]:
                 continue
-            copy = cpu_region.copy_to(World.GPU, local=name in e.local)
+            # Under hetprof's rules nothing on the CPU reads or allocates in a pushed region
+            # until its merge, which takes the copy's table (v1 ∪ v1', v1 its prefix): the copy
+            # shares the CPU region's table. The paper's rules copy it (a sibling branch's words
+            # may be hidden from it, `_view`, and the merge checks both sides).
+            copy = cpu_region.copy_to(World.GPU, local=name in e.local, shared=not self.paper)
             if self.paper:
                 copy.ap, start_words[copy.name], values = self._view(cpu_region)
                 if values is not cpu_region.values:
@@ -1057,6 +1087,10 @@ class Evaluator:
             start_ap[copy.name] = copy.ap
             self.stacks[World.GPU][copy.name] = copy
             pushed.append(copy)
+        # The CPU regions are replaced by their merges below: a name left pointing at one would
+        # keep its table (dot n = 10^5: 600 000 values, 20 MiB) alive while the device box is
+        # priced, the evaluation's peak of memory. `names` always holds e.region.
+        del cpu_region
         snapshot = ({r.name: self.stacks[World.CPU][r.name].copy_to(World.CPU) for r in pushed}
                     if self.options.observer is not None else {})
         saved_growth = self.gpu_growth
