@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import argparse
 import atexit
-import ctypes
 import os
 import sys
 import threading
@@ -27,8 +26,6 @@ from profiler.syntax import Span
 
 STACK_BYTES = 512 * 1024 * 1024
 RECURSION_LIMIT = 200_000
-M_MMAP_THRESHOLD = -3  # glibc's mallopt parameter (malloc.h)
-MMAP_THRESHOLD_BYTES = 1024 * 1024  # see _keep_the_mmap_threshold
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -48,7 +45,6 @@ def console() -> None:
     """The `hetprof` command (and `python -m cli`): `main`, then the process ends at once, its
     output flushed and its exit handlers run, without tearing down its modules and objects one
     by one (0.1 to 0.3 s once sympy and a cost graph are loaded; issue 19)."""
-    _keep_the_mmap_threshold()
     code = main()
     for stream in (sys.stdout, sys.stderr):
         try:
@@ -57,23 +53,6 @@ def console() -> None:
             pass
     atexit._run_exitfuncs()  # what the interpreter runs at exit (matplotlib's, multiprocessing's)
     os._exit(code)
-
-
-def _keep_the_mmap_threshold() -> None:
-    """Keep glibc malloc's mmap threshold fixed at 1 MiB for this process. glibc starts it at
-    128 KiB and raises it each time a block above it is freed (up to 32 MiB), so that after the
-    first large free (a region's table, a numpy array) later large blocks come from its heap,
-    where they stay in the process once freed: at dot n = 10^5, 30 to 60 MiB of the peak
-    resident memory (text 324 -> 292 MiB with 128 KiB, the formats that draw 359 -> 292 MiB;
-    2026-11-27). Blocks above the threshold are mapped and unmapped by the system, which costs
-    time for each: 128 KiB cost about 4% (dot n = 10^5 text 6.3 -> 6.55 s), 1 MiB nothing
-    measurable for 2-3 MiB more (279 -> 281 MiB). A process setting, so the command's and not `main`'s
-    (tests call that in-process); nothing where the C library has no mallopt."""
-    try:
-        mallopt = ctypes.CDLL(None).mallopt
-    except (OSError, AttributeError, TypeError):
-        return
-    mallopt(M_MMAP_THRESHOLD, MMAP_THRESHOLD_BYTES)
 
 
 def _with_deep_stack(function: Callable[[], None]) -> None:
@@ -118,8 +97,7 @@ def _dispatch(args: argparse.Namespace) -> int:
     except BrokenPipeError:
         return EXIT_OK
     # Out of memory. Printing needs a little: inside the `except` the traceback still held the
-    # graph, and with the mmap threshold kept (`_keep_the_mmap_threshold`) malloc has no freed
-    # blocks of its own left to serve it from.
+    # graph (every frame's objects), so the message is printed once it is freed.
     print("hetprof: out of memory (at these sizes the program's explicit cost graph does not "
           "fit): profile it with --symbolic, or lower the sizes or --max-graph-size",
           file=sys.stderr)
