@@ -189,24 +189,18 @@ class SymbolicPredictions:
         (device boxes): the cost centre's time on the compute units its widest kernel fills,
         at least the floor of all the runs' words and allocations, plus each run's launches."""
         assert self.gpu is not None
-        units = max(cpu_units(self.processors, self.gpu.kernel_threads(box, subs))
-                    for box in runs)
-        cpu = self.cpu_on(units)
-        bounds = cpu.centre_time_at(name, cpu.substitution(params), units)
+        gpu = self.gpu
+        part = all_runs(self.profile.cpu, self.processors, self.kernels.get(runs[0].span, (0, 0)),
+                        [(gpu.kernel_threads(box, subs), gpu.pushed_words(box, subs),
+                          gpu.box_counts(box, subs)) for box in runs])
+        cpu = self.cpu_on(part.units)
+        bounds = cpu.centre_time_at(name, cpu.substitution(params), part.units)
         if bounds is None:
             return None, None
         low, high = bounds
         if self.counts:
-            pushed = [self.gpu.pushed_words(box, subs) for box in runs]
-            per_run = [kernel_units(self.processors, self.gpu.box_counts(box, subs))
-                       for box in runs]
-            kernels = (None if any(k is None for k in per_run)
-                       else [kernel for k in per_run if k is not None for kernel in k])
-            floor = self.floor(name, params, sum(pushed), units, kernels)
-            low, high = max(low, floor), max(high, floor)
-            launches = sum(on_launches(self.profile.cpu, self.kernels.get(box.span, (0, 0)),
-                                       words) for box, words in zip(runs, pushed, strict=True))
-            low, high = low + launches, high + launches
+            floor = self.floor(name, params, part.words, part.units, part.kernels)
+            low, high = max(low, floor) + part.launches, max(high, floor) + part.launches
         return low, high
 
     def cpu_on(self, units: int) -> SymbolicProfile:
@@ -267,6 +261,32 @@ def on_launches(cpu: CpuParameters, kernels: tuple[int, int], words: float) -> f
     serial, parallel = kernels
     launch = launch_after(cpu, words)
     return serial * launch + parallel * (launch - cpu.launch_s)
+
+
+@dataclass(frozen=True, slots=True)
+class AllRuns:
+    """What the CPU part of an `on` that runs several times is priced from (`OnPrediction`): the
+    compute units its widest kernel fills in any run, the words all its runs push, their
+    kernels' launches beyond the graph's (`on_launches`), and every run's kernels as
+    (units, allocations) for the floor (`kernel_units`; None where a run's are unknown)."""
+
+    units: int
+    words: int
+    launches: float
+    kernels: list[tuple[int, float]] | None
+
+
+def all_runs(cpu: CpuParameters, processors: int, plan: tuple[int, int],
+             runs: list[tuple[int, int, list[KernelCounts] | None]]) -> AllRuns:
+    """`AllRuns` from each run's (widest kernel's threads, words pushed, kernel counts), the
+    `on`'s plan being `plan` (`plan_kernels`); the symbolic and the explicit predictions both
+    price an `on`'s CPU part from it."""
+    per_run = [kernel_units(processors, counts) for _, _, counts in runs]
+    return AllRuns(max(cpu_units(processors, threads) for threads, _, _ in runs),
+                   sum(words for _, words, _ in runs),
+                   sum(on_launches(cpu, plan, words) for _, words, _ in runs),
+                   None if any(k is None for k in per_run)
+                   else [kernel for k in per_run if k is not None for kernel in k])
 
 
 def cpu_variant(gpu: CheckedProgram) -> CheckedProgram:

@@ -57,11 +57,9 @@ from models.device_profile import GPU_MODES, DeviceProfile
 from models.opencl.predict import (
     OnPrediction,
     SymbolicPredictions,
-    cpu_units,
+    all_runs,
     cpu_variant,
     growth_as_write,
-    kernel_units,
-    on_launches,
     plan_kernels,
 )
 from models.providers import providers_for
@@ -385,22 +383,16 @@ def explicit_predictions(gpu_checked: CheckedProgram, cpu_checked: CheckedProgra
     predictions = []
     for offload in offloads:
         assert offload.on is not None  # all of the GPU placement's parallel work is in `on`s
-        runs = [o for o in offloads if o.node.span == offload.node.span]
+        runs = [o.on for o in offloads if o.node.span == offload.node.span and o.on is not None]
         cpu = None
-        if runs[0] is offload:  # the `on`'s first run stands for all (predict.OnPrediction)
-            units = max(cpu_units(processors, max((p.threads for p in run.on.box.phases),
-                                                  default=1))
-                        for run in runs if run.on is not None)
-            launches = sum(on_launches(profile.cpu, kernels.get(run.node.span, (0, 0)),
-                                       run.on.pushed_words) for run in runs if run.on is not None)
-            evaluation, times = on_units(units)
-            per_run = [kernel_units(processors, kernel_counts(run.on.paths, profile.gpu))
-                       for run in runs if run.on is not None]
-            cpu = explicit_cpu_part(
-                evaluation, centres[offload.node.span], times,
-                sum(run.on.pushed_words for run in runs if run.on is not None), profile, units,
-                launches, None if any(p is None for p in per_run)
-                else [kernel for p in per_run if p is not None for kernel in p])
+        if runs[0] is offload.on:  # the `on`'s first run stands for all (predict.OnPrediction)
+            part = all_runs(profile.cpu, processors, kernels.get(offload.node.span, (0, 0)),
+                            [(max((p.threads for p in run.box.phases), default=1),
+                              run.pushed_words, kernel_counts(run.paths, profile.gpu))
+                             for run in runs])
+            evaluation, times = on_units(part.units)
+            cpu = explicit_cpu_part(evaluation, centres[offload.node.span], times, part.words,
+                                    profile, part.units, part.launches, part.kernels)
         predictions.append(_explicit_prediction(offload, profile, mode, baselines, cpu,
                                                 centres[offload.node.span]))
     return gpu_collector.offloads, cpu_collector.offloads, predictions
