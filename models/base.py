@@ -10,10 +10,12 @@ from __future__ import annotations
 import itertools
 import math
 from abc import ABC, abstractmethod
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from enum import Enum
-from typing import NamedTuple
+from typing import Any, NamedTuple
+
+from profiler.access import SlotAccess
 
 
 class AccessKind(Enum):
@@ -73,6 +75,12 @@ class CpuModel(ABC):
     def merge(self, in_thread: bool) -> float:
         """δm, merging the tables after a parallel form; `in_thread`: the form is inside another
         parallel form's thread."""
+
+    def slot_read(self, access: SlotAccess, sizes: Mapping[str, Any]) -> Any:
+        """The read of a vector's slot at an indexing site inside a loop, by the site's access
+        pattern (profiler/access.py) at the size parameters `sizes` (numbers, or symbols: then
+        an expression in them); the paper's PRAM prices it as any read."""
+        return self.read()
 
     def serial_scale(self) -> float:
         """The factor on a read's, a write's (and a region's growth's) and a step's cost outside

@@ -15,6 +15,16 @@ code does for it:
 
 - a read edge δr: one load of a word, `read_s` (stride 1, as a parmap's work items walk their
   vector and the values they allocated in order);
+- the read of a vector's slot at an indexing site inside a loop (`v[i]` loads the word at
+  v + 1 + i), by how consecutive iterations on one core walk the vector (profiler/access.py's
+  patterns) where the profile measured a strided and a cached read and `reads` is "pattern":
+  re-reading the same slot, `read_cached_s` (a line in the L1); stepping s < 8 words,
+  `read_s` up to `read_stride_s` in proportion to s - 1 of 7; a line or more (a row's length,
+  at the sizes the program runs at), or an index computed from the data, `read_stride_s` (a new line each read, as the
+  microbenchmark reads past the caches at a line's stride; a random read, which no prefetcher
+  foresees, may cost more: not measured); a line's stride whose lines the next 7 iterations of
+  the loop around walk again (a matrix's column by neighbouring work items), one strided read
+  and seven cached ones in eight;
 - a write edge δw: every write of λG allocates, so a store plus the region's bump, `write_s +
   alloc_s` (one core alone on the allocation pointer);
 - a ⊕ edge and any other step: `op_s` (an integer operation and the code around it);
@@ -58,12 +68,17 @@ from __future__ import annotations
 
 import itertools
 import math
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
+from typing import Any
+
+import sympy as sp
 
 from models.base import CpuModel, log2_interpolate
 from models.device_profile import CpuParameters, DeviceProfile
 from models.pram import Pram
+from profiler.access import LINE_WORDS, Pattern, SlotAccess, slot_accesses
+from profiler.syntax import Program, Span
 
 FORK_EDGES = 4
 """Edges of one binary ⊗ (graphs.costgraph.CostGraph.par): a ⊗ of n threads has n - 1 of them."""
@@ -90,12 +105,65 @@ class CalibratedCpu(CpuModel):
     def merge(self, in_thread: bool) -> float:
         return self.parameters.op_s if in_thread else self.parameters.launch_s
 
+    def prices_patterns(self) -> bool:
+        """Whether a slot read is priced by its access pattern: `reads` is "pattern" and the
+        strided and cached reads were measured."""
+        p = self.parameters
+        return p.reads == "pattern" and p.read_stride_s > 0 and p.read_cached_s > 0
+
+    def slot_read(self, access: SlotAccess, sizes: Mapping[str, Any]) -> Any:
+        p = self.parameters
+        if not self.prices_patterns():
+            return p.read_s
+        match access.pattern:
+            case Pattern.REREAD:
+                return p.read_cached_s
+            case Pattern.RANDOM:
+                return p.read_stride_s
+            case Pattern.WALK:
+                return self._walk(access.at(sizes), access.shared)
+        return p.read_s
+
+    def _walk(self, stride: sp.Expr, shared: bool) -> Any:
+        """A walk's slot read at `stride` words an iteration: a number where the stride is one,
+        else the same rule as a sympy expression in the size parameters."""
+        p = self.parameters
+        line = LINE_WORDS
+        shared_line = (p.read_stride_s + (line - 1) * p.read_cached_s) / line
+        if stride.is_number:
+            words = min(int(stride), line)
+            if words == 0:
+                return p.read_cached_s
+            if words == line and shared:
+                return shared_line
+            return p.read_s + (p.read_stride_s - p.read_s) * (words - 1) / (line - 1)
+        walking = (sp.Float(p.read_s) + sp.Float(p.read_stride_s - p.read_s)
+                   * (sp.Min(stride, line) - 1) / (line - 1))
+        return sp.Piecewise((sp.Float(p.read_cached_s), sp.Eq(stride, 0)),
+                            *([(sp.Float(shared_line), sp.Ge(stride, line))] if shared else []),
+                            (walking, True))
+
     def serial_scale(self) -> float:
         """`serial_step_s` over what the classes price its step at (2 reads, a step, an
         allocating write), where the profile measured it; else 1 (the module's docstring)."""
         p = self.parameters
         step = 2 * p.read_s + p.op_s + p.write_s + p.alloc_s
         return p.serial_step_s / step if p.serial_step_s > 0 and step > 0 else 1.0
+
+
+def slot_read_weights(program: Program, model: CpuModel,
+                      sizes: Mapping[str, Any]) -> dict[Span, Any]:
+    """The read of a vector's slot at each indexing site of `program` inside a loop, priced by
+    `model` by the site's access pattern (profiler/access.py) at the size parameters `sizes`
+    (numbers, or the symbolic evaluator's symbols), where that differs from the model's read:
+    what both evaluators charge a site's slot read on the CPU (empty for the PRAM, and where the
+    profile does not price patterns)."""
+    if not (isinstance(model, CalibratedCpu) and model.prices_patterns()):
+        return {}
+    read = model.read()
+    weights = {span: model.slot_read(access, sizes)
+               for span, access in slot_accesses(program).items()}
+    return {span: weight for span, weight in weights.items() if weight != read}
 
 
 def by_class(profile: DeviceProfile) -> bool:
@@ -201,6 +269,8 @@ def at_units(profile: DeviceProfile, units: int) -> DeviceProfile:
     if scale == 1.0:
         return profile
     return replace(profile, cpu=replace(cpu, read_s=cpu.read_s * scale,
+                                        read_stride_s=cpu.read_stride_s * scale,
+                                        read_cached_s=cpu.read_cached_s * scale,
                                         write_s=cpu.write_s * scale,
                                         alloc_s=cpu.alloc_s * scale, op_s=cpu.op_s * scale,
                                         task_s=cpu.task_s * scale))

@@ -58,6 +58,7 @@ from typing import Any
 from profiler.errors import ProfileError
 
 GPU_MODES = ("paper", "dmm", "cache")
+CPU_READS = ("pattern", "uniform")  # how the CPU prices an indexing site's read (models/cpu.py)
 WALK_BYTES = (16, 21, 24, 26, 27, 28, 30)  # log2 of the heaps whose page walks are measured
 RULES = ("calibrated", "paper")
 MAX_PARAMETER = 1e15
@@ -81,6 +82,11 @@ class CpuParameters:
     # microbenchmark on the OpenCL CPU device (models/opencl/calibrate_cpu.py). 0 means not
     # calibrated: without a read, a write and a step the PRAM prices the CPU (`by_class`).
     read_s: float = 0.0  # a load, stride 1
+    read_stride_s: float = 0.0  # a load a cache line after the last, past the caches
+    read_cached_s: float = 0.0  # a load of a line in the L1
+    # how an indexing site's read is priced: "pattern" (by profiler/access.py's pattern, where
+    # read_stride_s and read_cached_s are measured) or "uniform" (every read read_s)
+    reads: str = "pattern"
     write_s: float = 0.0  # a store
     alloc_s: float = 0.0  # a region's bump (an atomic add), one core alone
     op_s: float = 0.0  # an integer operation, a ⊕ step
@@ -259,6 +265,9 @@ def profile_from_json(data: Any, where: str = "profile") -> DeviceProfile:
                            f"not {rules!r}")
     cpu = _section(data, "cpu", CpuParameters, where)
     gpu = _section(data, "gpu", GpuParameters, where)
+    if cpu.reads not in CPU_READS:
+        raise ProfileError(f"{where}: field 'cpu.reads' must be one of {', '.join(CPU_READS)}, "
+                           f"not {_shown(cpu.reads)}")
     if gpu.mode not in GPU_MODES:
         raise ProfileError(f"{where}: field 'gpu.mode' must be one of {', '.join(GPU_MODES)}, "
                            f"not {gpu.mode!r}")

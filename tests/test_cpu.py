@@ -7,6 +7,7 @@ from collections import Counter
 from dataclasses import replace
 
 import pytest
+import sympy as sp
 from conftest import ROOT, run
 
 from graphs.costgraph import EdgeKind
@@ -32,6 +33,7 @@ from models.device_profile import (
 )
 from models.opencl.predict import cpu_units, on_launches
 from models.pram import Pram
+from profiler.access import Pattern, SlotAccess
 from profiler.checker import check_program
 from profiler.parser import parse
 
@@ -256,3 +258,72 @@ def test_a_part_on_few_units_prices_its_threads_lower_and_its_serial_code_the_sa
     # the threads' reads 2 -> 1.2; the top level's reads of the vectors it maps stay 1
     assert reads(UNITS) == [1.0, 2.0]
     assert reads(lone) == pytest.approx([1.0, 1.2])
+
+
+# Slot reads by access pattern: a line's stride 11, a cached line 1 (a stride-1 read 2)
+PATTERNS = replace(BY_CLASS, cpu=replace(CLASSES, read_stride_s=11.0, read_cached_s=1.0))
+
+COLUMNS = """\
+param n : int = 3
+letregion r in
+let m = parmap (lambda t: int r [r]. t + 1) (iota (n * n)) at r in
+parmap (lambda i: int r [r]. reduce (lambda p: ((int r, int r), r) [r]. fst p + snd p) 0
+                                    (parmap (lambda j: int r [r]. m[i] + m[i * n + j]
+                                                                 + m[j * n + i]
+                                                                 + m[j * j]) (iota n)))
+       (iota n) at r
+"""
+
+
+N = sp.Symbol("n", positive=True, integer=True)
+
+
+@pytest.mark.parametrize("access, n, price", [
+    (SlotAccess(Pattern.REREAD), 4, 1.0),
+    (SlotAccess(Pattern.WALK, sp.Integer(1)), 4, 2.0),
+    (SlotAccess(Pattern.WALK, sp.Integer(4)), 4, 2.0 + 9.0 * 3 / 7),
+    (SlotAccess(Pattern.WALK, N + 1), 2, 2.0 + 9.0 * 2 / 7),  # a diagonal, 3 words
+    (SlotAccess(Pattern.WALK, N + 1), 64, 11.0),
+    (SlotAccess(Pattern.WALK, N - 2), 2, 1.0),  # at n = 2 the same slot again
+    (SlotAccess(Pattern.RANDOM), 4, 11.0),
+    (SlotAccess(Pattern.WALK, N, True), 64, (11.0 + 7 * 1.0) / 8),
+    (SlotAccess(Pattern.WALK, N, True), 4, 2.0 + 9.0 * 3 / 7),  # less than a line: no sharing
+    (SlotAccess(Pattern.UNKNOWN), 4, 2.0),
+])
+def test_a_slot_read_is_priced_by_its_access_pattern(access, n, price):
+    model = cpu_model(PATTERNS)
+    assert model.slot_read(access, {"n": n}) == pytest.approx(price)
+    # the same rule as an expression in n, where n is a symbol
+    assert float(sp.sympify(model.slot_read(access, {"n": N})).subs(N, n)) == pytest.approx(price)
+    # "uniform", or a profile that did not measure the strided and cached reads: a read
+    uniform = replace(PATTERNS, cpu=replace(PATTERNS.cpu, reads="uniform"))
+    for profile in (uniform, BY_CLASS, DeviceProfile()):
+        other = cpu_model(profile)
+        assert other.slot_read(access, {"n": n}) == other.read()
+
+
+def test_the_evaluators_charge_each_sites_slot_read_its_pattern():
+    """At n = 8: m[i] (re-read in the loop over j), m[i n + j] (a row), m[j n + i] (a column,
+    a line an iteration, its lines shared with the next i), m[j j] (not affine: random): the slot
+    reads 1, 2, 2.25 and 11, n² of each; the other reads (the index, the elements, the top
+    level's) 2. The symbolic profile prices them alike at every n, the column's stride n
+    included (below a line at n < 8)."""
+    graph = run(COLUMNS, {"n": 8}, profile=PATTERNS).graph
+    reads = Counter(w for w, k in zip(graph.edge_weight, graph.edge_kind, strict=True)
+                    if k is EdgeKind.READ)
+    assert {w: reads[w] for w in (1.0, 2.25, 11.0)} == {1.0: 64, 2.25: 64, 11.0: 64}
+    uniform = run(COLUMNS, {"n": 8}, profile=BY_CLASS).graph
+    assert uniform.work() - graph.work() == pytest.approx(64 * (2 - 1) + 64 * (2 - 2.25)
+                                                          + 64 * (2 - 11))
+    checked = check_program(parse(COLUMNS, "columns.lg"))
+    profile = symbolic_profile(checked, EvaluationOptions(profile=PATTERNS))
+    for n in (1, 3, 8, 9):
+        explicit = run(COLUMNS, {"n": n}, profile=PATTERNS).graph
+        assert profile.at({"n": n})["work"] == pytest.approx(explicit.work())
+        assert profile.at({"n": n})["span"] == pytest.approx(explicit.span())
+
+
+def test_the_busy_scale_scales_the_strided_and_cached_reads_too():
+    profile = replace(UNITS, cpu=replace(UNITS.cpu, read_stride_s=11.0, read_cached_s=1.0))
+    lone = at_units(profile, 1)
+    assert (lone.cpu.read_stride_s, lone.cpu.read_cached_s) == pytest.approx((6.6, 0.6))

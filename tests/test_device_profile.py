@@ -40,7 +40,8 @@ def test_cpu_classes_default_to_uncalibrated_and_round_trip(tmp_path):
     classes = profile.with_cpu(read_s=1e-9, write_s=6e-10, alloc_s=4e-9, op_s=5e-10,
                                task_s=3e-10, launch_s=2e-6, contended_alloc_s=2e-9,
                                bytes_per_s=1.8e10, processors=16)
-    assert classes.cpu.by_class
+    assert classes.cpu.by_class and classes.cpu.reads == "pattern"
+    classes = classes.with_cpu(read_stride_s=5e-9, read_cached_s=1e-9, reads="uniform")
     save_profile(classes, tmp_path / "p.json")
     assert load_profile(tmp_path / "p.json") == classes
     with pytest.raises(ProfileError, match="'cpu.processors' must be a whole number"):
@@ -57,6 +58,8 @@ def test_roofline_rates_default_to_uncalibrated_and_round_trip(tmp_path):
 
 @pytest.mark.parametrize("data, field", [
     ({"cpu": {"read": -1}}, "cpu.read"),
+    ({"cpu": {"reads": "by-guess"}}, "'cpu.reads' must be one of pattern, uniform"),
+    ({"cpu": {"reads": 1}}, "'cpu.reads' must be a string"),
     ({"gpu": {"banks": 0}}, "gpu.banks"),
     ({"gpu": {"warp_width": 2.5}}, "gpu.warp_width"),
     ({"gpu": {"staging_overlap": 0}}, "gpu.staging_overlap"),

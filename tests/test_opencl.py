@@ -333,10 +333,11 @@ def test_cpu_microbenchmarks_give_finite_positive_parameters_on_pocl(pocl):
     result = calibrate_cpu(pocl, quick=True, repeats=1)
     cpu = result.cpu
     assert cpu.by_class and result.processors == cpu.processors == pocl.info.compute_units
-    seconds = (cpu.read_s, cpu.write_s, cpu.alloc_s, cpu.op_s, cpu.task_s, cpu.launch_s,
-               cpu.contended_alloc_s)
+    seconds = (cpu.read_s, cpu.read_stride_s, cpu.read_cached_s, cpu.write_s, cpu.alloc_s,
+               cpu.op_s, cpu.task_s, cpu.launch_s, cpu.contended_alloc_s)
     assert all(0 < s < 1 and math.isfinite(s) for s in seconds), seconds
-    assert max(cpu.read_s, cpu.write_s, cpu.op_s, cpu.alloc_s) < 1e-6
+    assert max(cpu.read_s, cpu.read_stride_s, cpu.read_cached_s, cpu.write_s, cpu.op_s,
+               cpu.alloc_s) < 1e-6
     assert 1e8 < cpu.bytes_per_s < 1e13
     assert cpu.seconds_per_unit is not None and 0 < cpu.seconds_per_unit < 1e-6
     assert cpu.merge == pytest.approx(cpu.launch_s / cpu.seconds_per_unit)

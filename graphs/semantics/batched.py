@@ -307,9 +307,9 @@ class _CpuCosts:
         self.merge_weight = ev.cpu.merge(True)  # a form inside a parallel form's thread
         self.spaces = ev.cpu_space
 
-    def read(self, before, location: BLoc, span: Span):
-        return self.graph.step(before, self.read_weight, _READ_EDGE, _READ_NODE, span,
-                               self.batch.centres)
+    def read(self, before, location: BLoc, span: Span, weight: float | None = None):
+        return self.graph.step(before, self.read_weight if weight is None else weight,
+                               _READ_EDGE, _READ_NODE, span, self.batch.centres)
 
     def write(self, before, location: BLoc, words: int, span: Span):
         space = self.spaces.get(words)
@@ -368,6 +368,8 @@ class Batch:
         self.bookkeeping = evaluator.bookkeeping
         self.outside_cache: dict[tuple[int, int], BHeap] = {}
         self.costs: Any = _GpuCosts(self) if world is World.GPU else _CpuCosts(self)
+        # slot reads priced by their access pattern, on ℂ (the explicit evaluator's)
+        self.slot_reads = evaluator.slot_reads if world is World.CPU else {}
 
     # -- the heap ------------------------------------------------------------------------------
     def _alloc(self, before: TCost, regions: dict, name: str | None, value: BHeap, words: int,
@@ -383,9 +385,13 @@ class Batch:
         self.heap[(rid, offset)] = value
         return location, self.costs.write(before, location, words, span)
 
-    def _read(self, before: TCost, location: BValue, span: Span) -> tuple[BHeap, list]:
+    def _read(self, before: TCost, location: BValue, span: Span,
+              weight: float | None = None) -> tuple[BHeap, list]:
+        """A read; on ℂ at `weight` where given (`Evaluator._read`)."""
         if not isinstance(location, BLoc):
             raise Unbatchable("a read of a boolean")
+        if weight is not None:
+            return self._peek(location), self.costs.read(before, location, span, weight)
         return self._peek(location), self.costs.read(before, location, span)
 
     def _peek(self, location: BLoc) -> BHeap:
@@ -579,7 +585,7 @@ class Batch:
         vec_loc, c1 = self.eval(e.vector, env, regions)
         idx_loc, c2 = self.eval(e.index, env, regions)
         idx, c = self._read(self.costs.seq(c1, c2, span), idx_loc, span)
-        vec, c = self._read(c, vec_loc, span)
+        vec, c = self._read(c, vec_loc, span, self.slot_reads.get(span))
         if not isinstance(idx, BNumber) or idx.real:
             raise Unbatchable("an index that is not an integer")
         length = _length(vec)

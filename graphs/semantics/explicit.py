@@ -58,7 +58,7 @@ from graphs.devicebox import DeviceBox, GSub, PathBuilder, box_model, build_devi
 from graphs.numbers import amount
 from graphs.semantics.options import GRAPH_CHECK_EVERY, EvaluationOptions
 from models.base import AccessKind, CpuModel, GpuModel, MemoryAccess, Space
-from models.cpu import cpu_model
+from models.cpu import cpu_model, slot_read_weights
 from models.gpu import gpu_model
 from models.providers import CostProviders, providers_for
 from profiler.checker import CheckedProgram, bind_parameters
@@ -300,6 +300,9 @@ class Evaluator:
         self.cpu: CpuModel = cpu_model(self.profile)
         self.serial_scale = self.cpu.serial_scale()
         self.cpu_fork = self.cpu.fork()
+        # the read of a vector's slot at an indexing site inside a loop, where the model prices
+        # it apart by the site's access pattern (models/cpu.py)
+        self.slot_reads = slot_read_weights(checked.program, self.cpu, params)
         self.threads = 0  # CPU parallel forms whose threads we are inside (`_merge_cost`)
         self._cpu_weights()
         self.cpu_space: dict[int, tuple[tuple[World, int], ...]] = {}  # words -> a write's space
@@ -539,9 +542,14 @@ class Evaluator:
         return location, self._mem(before, world, _WRITE, region, location.offset, span, words,
                                    expanded)
 
-    def _read(self, before, world: World, location: Loc, span: Span) -> tuple[HeapValue, Cost]:
-        """before ⊕δr [u]: 𝒮; σ; ℓ ↑δ v; σ' (Fig. 9)."""
+    def _read(self, before, world: World, location: Loc, span: Span,
+              weight: float | None = None) -> tuple[HeapValue, Cost]:
+        """before ⊕δr [u]: 𝒮; σ; ℓ ↑δ v; σ' (Fig. 9); on ℂ at `weight` where given (a slot
+        read priced by its access pattern) instead of the model's read."""
         region, value = self._peek(world, location, span)
+        if weight is not None:
+            return value, self.graph.step(before, weight, _READ_EDGE, _READ_NODE, span,
+                                          self.centres)
         return value, self._mem(before, world, _READ, region, location.offset, span)
 
     def _tick(self, span: Span) -> None:
@@ -692,7 +700,8 @@ class Evaluator:
                     idx_loc, c2 = self.eval(index, env, regions, world)
                     assert isinstance(vec_loc, Loc) and isinstance(idx_loc, Loc)
                     idx, c = self._read(self._seq(world, c1, c2, span), world, idx_loc, span)
-                    vec, c = self._read(c, world, vec_loc, span)
+                    vec, c = self._read(c, world, vec_loc, span,
+                                        self.slot_reads.get(span) if world is _CPU else None)
                     assert isinstance(idx, IntV) and isinstance(vec, VecV)
                     if not 0 <= idx.value < len(vec.items):
                         raise EvaluationError(f"index {idx.value} is out of bounds for a vector of "

@@ -46,7 +46,7 @@ from graphs.devicebox import concat_phases
 from graphs.semantics.exact import Inexact, exact_function
 from graphs.semantics.irregular import NotRegular
 from models.base import AccessKind
-from models.cpu import cpu_model
+from models.cpu import cpu_model, slot_read_weights
 from models.device_profile import AllocationParameters, DeviceProfile, TransferParameters
 from models.providers import LinearAllocation, LinearTransfer, providers_for
 from profiler.checker import CheckedProgram
@@ -704,6 +704,11 @@ class SymbolicEvaluator:
         self.cpu = cpu
         self.serial_scale = cpu.serial_scale()
         self.fork_w = number(cpu.fork())
+        # slot reads priced by their access pattern (the explicit evaluator's `slot_reads`)
+        self.slot_reads = {
+            span: weight if isinstance(weight, sp.Basic) and not weight.is_number
+            else number(weight)
+            for span, weight in slot_read_weights(checked.program, cpu, self.params).items()}
         self.threads = 0  # CPU parallel forms whose threads we are inside (`_merge_weight`)
         self._cpu_weights()
         self.gpu_op = float(profile.gpu.op)
@@ -877,11 +882,15 @@ class SymbolicEvaluator:
         self.space_peak_cpu = _max(self.space_peak_cpu, self.space_cpu)
         self.space_peak = _max(self.space_peak, self.space_cpu)
 
-    def _read(self, before, world: World, value: SValue, span: Span):
+    def _read(self, before, world: World, value: SValue, span: Span, weight=None):
+        """A read (evaluator._read); on ℂ at `weight` where given (a slot read priced by its
+        access pattern)."""
         region = self.stacks[world].get(value.loc.region)
         if region is None:
             raise NotRegular("a read of a location whose region is not on the region stack",
                              span)
+        if weight is not None:
+            return step(before, weight)
         return self._mem(before, world, AccessKind.READ, value.loc, region)
 
     def _read_into(self, world: World, before, value: SValue, target, span: Span):
@@ -1002,7 +1011,8 @@ class SymbolicEvaluator:
                 vec, c1 = self.eval(vector, env, regions, world)
                 idx, c2 = self.eval(index, env, regions, world)
                 c = self._read(self._seq(world, c1, c2), world, idx, span)
-                c = self._read(c, world, vec, span)
+                c = self._read(c, world, vec, span,
+                               self.slot_reads.get(span) if world is World.CPU else None)
                 position = idx.content.value
                 if position is None:
                     raise NotRegular("an index computed from the data", span)

@@ -23,8 +23,9 @@ CPU edge weighs in the cost graph, whose time on P processors is about its work 
   was until 2026-11-27;
 - task_s: a kernel whose items do nothing (a branch never taken), per item, less the launch;
 - read_s: items summing `reps` words in a row of a buffer larger than the caches (stride 1);
-  also, for the report only (the cost semantics does not classify CPU reads yet), the same at a
-  stride of a cache line and re-reading one cached line;
+  read_stride_s, the same a cache line apart (a new line each read); read_cached_s, re-reading
+  one cached line (what models/cpu.py prices an indexing site's slot read at by its access
+  pattern, profiler/access.py);
 - write_s: items storing `reps` words in a row;
 - alloc_s: items bumping their work group's counter with `atomic_add` (the backend's `ALLOC`,
   one core alone on a pointer it keeps in its cache);
@@ -67,6 +68,7 @@ import numpy as np
 from models.device_profile import CpuParameters
 from models.opencl.calibrate import ARITHMETIC, COPY, Fit  # the same kernels as the GPU's
 from models.opencl.codegen import PRELUDE, WORK_GROUP
+from profiler.access import LINE_WORDS  # 64-byte cache lines of 8-byte words
 
 EMPTY = "__kernel void empty(__global long* out) { }\n"
 EMPTY_COMMON = PRELUDE + "__kernel void empty_common(COMMON) { }\n"
@@ -171,7 +173,6 @@ __kernel void map_step(__global const long* a, __global long* cells, __global in
 
 REPS = 16
 LAUNCH_ROUNDS = 100  # rounds of three launches whose median is `launch_s`
-LINE_WORDS = 8  # 64-byte cache lines of 8-byte words
 
 
 @dataclass(frozen=True, slots=True)
@@ -324,10 +325,10 @@ def calibrate_cpu(session, quick: bool = False, repeats: int = 7,
                                     read_buffers(), reads(1, mask)(REPS), 1)
     if int(sums[3]) != int(data[3 * REPS:4 * REPS].sum()):
         raise RuntimeError("the CPU read microbenchmark computed a wrong sum")
-    per_processor(f"read, stride {LINE_WORDS} (report only)", READ, "read_words", read_buffers,
-                  reads(LINE_WORDS, mask), read_items)
-    per_processor("re-read of one cached line (report only)", READ, "read_words", read_buffers,
-                  reads(0, LINE_WORDS - 1), read_items)
+    read_stride = per_processor(f"read, stride {LINE_WORDS}", READ, "read_words", read_buffers,
+                                reads(LINE_WORDS, mask), read_items)
+    read_cached = per_processor("re-read of one cached line", READ, "read_words", read_buffers,
+                                reads(0, LINE_WORDS - 1), read_items)
     # -- writes, bumps, arithmetic ---------------------------------------------------------------
     progress("CPU writes", 0.92)
     write_items = words // REPS
@@ -444,7 +445,8 @@ def calibrate_cpu(session, quick: bool = False, repeats: int = 7,
                                       "processors": processors},
                     [(n, cpu_t.median, seconds_per_unit * pram_units / processors)]))
     cpu = replace(CpuParameters(), seconds_per_unit=seconds_per_unit,
-                  merge=launch / seconds_per_unit, read_s=read, write_s=write, alloc_s=alloc,
+                  merge=launch / seconds_per_unit, read_s=read, read_stride_s=read_stride,
+                  read_cached_s=read_cached, write_s=write, alloc_s=alloc,
                   op_s=op, task_s=task, launch_s=launch, contended_alloc_s=contended,
                   contended_alloc_2_s=fewer.get(2, 0.0), contended_alloc_4_s=fewer.get(4, 0.0),
                   contended_alloc_8_s=fewer.get(8, 0.0), serial_step_s=serial,
