@@ -41,6 +41,10 @@ def _add_common(parser: argparse.ArgumentParser, loadable: bool = False) -> None
 def _add_model_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--device-profile", metavar="FILE.json",
                         help="machine parameters (default: hetprof's profile in abstract units)")
+    parser.add_argument("--units", choices=("seconds", "abstract"),
+                        help="price in seconds (a calibrated profile's) or in the model's own "
+                        "units: the paper's PRAM at unit cost and DMM steps, with the profile's "
+                        "GPU shape (default: the profile's units)")
     parser.add_argument("--gpu-mode", choices=GPU_MODES,
                         help="GPU memory model: Fig. 9 as written, Nakano's DMM/UMM, or the "
                         "memory hierarchy (sectors, L1/L2, bandwidth ceilings)")

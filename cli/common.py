@@ -18,7 +18,13 @@ from graphs.semantics.options import (
     DEFAULT_MAX_STEPS,
     EvaluationOptions,
 )
-from models.device_profile import MAX_PARAMETER, PAPER_PROFILE, DeviceProfile, load_profile
+from models.device_profile import (
+    MAX_PARAMETER,
+    PAPER_PROFILE,
+    DeviceProfile,
+    in_abstract_units,
+    load_profile,
+)
 from profiler.checker import CheckedProgram, check_program
 from profiler.errors import ParameterError, ParseError
 from profiler.parser import parse
@@ -178,6 +184,13 @@ def device_profile(args: argparse.Namespace) -> DeviceProfile:
         profile = load_profile(args.device_profile)
     else:
         profile = PAPER_PROFILE if getattr(args, "rules", None) == "paper" else DeviceProfile()
+    units = getattr(args, "units", None)
+    if units == "seconds" and profile.units != "seconds":
+        raise ParameterError(f"--units seconds: the profile ({profile.name}) is in abstract "
+                             "units; give a calibrated one with --device-profile (`hetprof "
+                             "calibrate` measures one)")
+    if units == "abstract":
+        profile = in_abstract_units(profile)
     gpu_changes = {}
     for option, name in (("warp_width", "warp_width"), ("work_group_size", "work_group_size"),
                          ("global_latency", "global_latency"), ("banks", "banks"),

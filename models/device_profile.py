@@ -245,6 +245,21 @@ class DeviceProfile:
         return data
 
 
+def in_abstract_units(profile: DeviceProfile) -> DeviceProfile:
+    """`profile` in the model's own units (`hetprof --units abstract`): hetprof's profile in
+    abstract units, the paper's PRAM at unit cost on the CPU (§5.1) and DMM steps on the GPU,
+    with the calibrated GPU's shape (warp width, work-group size, banks, threads at once, local
+    memory), which decides how its threads fall into warps and groups; every number measured in
+    seconds dropped. A profile in abstract units is returned as it is."""
+    if profile.units != "seconds":
+        return profile
+    shape = {name: getattr(profile.gpu, name) for name in
+             ("warp_width", "work_group_size", "banks", "threads_at_once", "local_words")}
+    abstract = DeviceProfile()
+    return replace(abstract, name=f"{profile.name}, in abstract units",
+                   gpu=replace(abstract.gpu, **shape))
+
+
 def profile_from_json(data: Any, where: str = "profile") -> DeviceProfile:
     """Build a profile from parsed JSON, validating every field."""
     if not isinstance(data, dict):

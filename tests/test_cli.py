@@ -385,3 +385,23 @@ def test_seconds_profiles_print_in_time_units():
     work = next(line for line in result.stdout.splitlines() if line.startswith("│ work "))
     assert work.split("│")[2].strip().endswith((" ms", " µs", " s", " ns"))
     assert "0.000" not in result.stdout
+
+
+def test_units_abstract_prices_a_calibrated_profile_by_the_pram():
+    """Issue 15: the paper's PRAM stays the unit model. Under --units abstract a calibrated
+    profile gives the abstract profile's exact numbers for a CPU program (its seconds dropped);
+    --units seconds needs a calibrated profile and says so."""
+    def summary(*flags: str) -> dict:
+        out = hetprof("profile", "examples/zipmul_cpu.lg", "--param", "n=64", "--format", "json",
+                      *flags)
+        assert out.returncode == 0, out.stderr
+        return json.loads(out.stdout)
+
+    calibrated = ("--device-profile", "profiles/nvidia-h200-run14.json")
+    abstract, default = summary(*calibrated, "--units", "abstract"), summary()
+    assert abstract["units"] == default["units"] == "abstract"
+    assert (abstract["work"], abstract["span"]) == (default["work"], default["span"]) == (1541, 65)
+    assert summary(*calibrated)["units"] == "seconds"
+    refused = hetprof("profile", "examples/zipmul_cpu.lg", "--units", "seconds")
+    assert refused.returncode == 1 and "Traceback" not in refused.stderr
+    assert "--units seconds" in refused.stderr and "abstract units" in refused.stderr

@@ -11,6 +11,7 @@ from graphs.semantics.options import EvaluationOptions
 from models.device_profile import (
     PAPER_PROFILE,
     DeviceProfile,
+    in_abstract_units,
     load_profile,
     profile_from_json,
     save_profile,
@@ -165,3 +166,13 @@ def test_a_profile_that_could_not_be_read_back_is_not_written(tmp_path):
         save_profile(bad, tmp_path / "bad.json")
     assert "device_to_host" in info.value.message
     assert not (tmp_path / "bad.json").exists()
+
+
+def test_abstract_units_keep_the_gpu_shape_and_drop_the_seconds():
+    calibrated = load_profile(ROOT / "profiles/nvidia-h200-run14.json")
+    abstract = in_abstract_units(calibrated)
+    assert abstract.units == "abstract" and abstract.unit_scales() == (1.0, 1.0)
+    assert abstract.cpu == DeviceProfile().cpu and abstract.gpu.mode == DeviceProfile().gpu.mode
+    assert (abstract.gpu.warp_width, abstract.gpu.threads_at_once) == (
+        calibrated.gpu.warp_width, calibrated.gpu.threads_at_once)
+    assert in_abstract_units(DeviceProfile()) == DeviceProfile()
