@@ -20,11 +20,13 @@ code does for it:
   patterns) where the profile measured a strided and a cached read and `reads` is "pattern":
   re-reading the same slot, `read_cached_s` (a line in the L1); stepping s < 8 words,
   `read_s` up to `read_stride_s` in proportion to s - 1 of 7; a line or more (a row's length,
-  at the sizes the program runs at), or an index computed from the data, `read_stride_s` (a new line each read, as the
-  microbenchmark reads past the caches at a line's stride; a random read, which no prefetcher
-  foresees, may cost more: not measured); a line's stride whose lines the next 7 iterations of
-  the loop around walk again (a matrix's column by neighbouring work items), one strided read
-  and seven cached ones in eight;
+  at the sizes the program runs at), or an index computed from the data, `read_stride_s` (a new
+  line each read, as the microbenchmark reads past the caches at a line's stride; a random read,
+  which no prefetcher foresees, may cost more: not measured); a line's stride whose lines the
+  next 7 iterations of the loop around walk again (a matrix's column by neighbouring work
+  items), one strided read and seven cached ones in eight. Re-predicting three suite runs both
+  ways moved no CPU part by more than 1% (README, "Reads by access pattern"): slot reads are a
+  small share of what the generated code spends;
 - a write edge δw: every write of λG allocates, so a store plus the region's bump, `write_s +
   alloc_s` (one core alone on the allocation pointer);
 - a ⊕ edge and any other step: `op_s` (an integer operation and the code around it);
