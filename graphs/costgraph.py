@@ -26,6 +26,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from enum import Enum
 from functools import partial
+from itertools import islice
 from typing import TYPE_CHECKING, Any, Generic, NamedTuple, TypeVar
 
 from profiler.syntax import Span, World
@@ -640,7 +641,8 @@ class CostGraph:
             edges = array(NUMBER, [-1]) * size[0] if best_edges else None  # no boxed int
             length, end = _longest_path(range(size[0]), adjacency.order, adjacency.start,
                                         adjacency.in_degree[:], self.edge_target,
-                                        self.edge_weight.codes, self.edge_weight.values, edges)
+                                        self.edge_weight.codes, self.edge_weight.values, edges,
+                                        wide=WIDE_VISITS)
             self._longest, self._longest_size = LongestPath(length, end, edges), size
         assert self._longest is not None
         return self._longest
@@ -727,18 +729,23 @@ def longest_path_of_edges(edges: list[tuple[int, int, float]]) -> float:
 
 def _longest_path(nodes, order: Sequence[int], start: Sequence[int], in_degree: MutableSequence[int],
                   target: Sequence[int], weight_codes: Sequence[int], weights: Sequence[float],
-                  best_edge: array[int] | None = None) -> tuple[float, int]:
+                  best_edge: array[int] | None = None, wide: int | None = None) -> tuple[float, int]:
     """`longest_path_length` over the flat form: node u's out-edges are order[start[u]:start[u+1]]
-    and edge e weighs weights[weight_codes[e]] (`RecordField`) (`in_degree` is used up). Returns the length and the first node (in this order) that a
-    longest path reaches (-1 for an empty graph); fills `best_edge` where given (see
-    `LongestPath`).
+    and edge e weighs weights[weight_codes[e]] (`RecordField`) (`in_degree` is used up). Returns
+    the length and the first node (in this order) that a longest path reaches (-1 for an empty
+    graph); fills `best_edge` where given (see `LongestPath`).
 
     It visits nodes in exactly the order networkx's topological_sort does (Kahn's algorithm,
     first in first out, from the in-degree-0 nodes in node order), so that where paths of equal
     weight mix int and float weights the result is the same object type as before. A node's
     best edge is the first made among its equally long in-edges, as networkx's
     `dag_longest_path` takes the first of a node's predecessors, in the order their edges were
-    added; the lengths compared are equal numbers whichever of them is kept."""
+    added; the lengths compared are equal numbers whichever of them is kept.
+
+    With `wide` (typed arrays only: `CostGraph.longest_path`), whenever `wide` nodes or more
+    wait in the queue, they are visited at once with numpy (`_WideVisits`), in the same order
+    and with the same results; the nodes of a narrow stretch (a chain, the top of a fork tree)
+    are visited one by one in Python, which costs less than numpy's calls for a few nodes."""
     count = len(start) - 1
     # A typed array: a node's number is stored, not boxed (4 bytes a node, not 40); its iterator
     # reads on while it grows, as a list's does.
@@ -756,33 +763,168 @@ def _longest_path(nodes, order: Sequence[int], start: Sequence[int], in_degree: 
     whole = bytearray(count)  # 1 where the best length is an int
     result: float = zero
     result_whole = False
-    for node in queue:  # the queue grows while it is read
-        here = best[node]
-        if here < 0:
-            here, here_whole = zero, True
-        else:
-            here_whole = whole[node] == 1
-        if here > result:
-            result, result_whole = here, here_whole
-            end = node
-        for e in order[start[node]:start[node + 1]]:
-            child = target[e]
-            w = weights[weight_codes[e]]
-            candidate = here + w
-            known = best[child]
-            if candidate > known:
-                best[child] = candidate
-                whole[child] = here_whole and type(w) is int
-                if best_edge is not None:
+    visits = (_WideVisits(order, start, in_degree, target, weight_codes, weights, best, whole,
+                          best_edge)
+              if wide is not None and doubles and all(map(math.isfinite, weights)) else None)
+    visited = 0  # how many of `queue`'s nodes were visited
+    nodes_left = iter(queue)
+    while visited < len(queue):
+        if visits is not None and len(queue) - visited >= wide:  # type: ignore[operator]
+            queue, (result, result_whole, end) = visits.visit(
+                queue[visited:], (result, result_whole, end))
+            visited, nodes_left = 0, iter(queue)
+            continue
+        for node in islice(nodes_left, _NARROW_CHECKED):  # the queue grows while it is read
+            here = best[node]
+            if here < 0:
+                here, here_whole = zero, True
+            else:
+                here_whole = whole[node] == 1
+            if here > result:
+                result, result_whole = here, here_whole
+                end = node
+            for e in order[start[node]:start[node + 1]]:
+                child = target[e]
+                w = weights[weight_codes[e]]
+                candidate = here + w
+                known = best[child]
+                if candidate > known:
+                    best[child] = candidate
+                    whole[child] = here_whole and type(w) is int
+                    if best_edge is not None:
+                        best_edge[child] = e
+                elif best_edge is not None and candidate == known and e < best_edge[child]:
                     best_edge[child] = e
-            elif best_edge is not None and candidate == known and e < best_edge[child]:
-                best_edge[child] = e
-            in_degree[child] -= 1
-            if not in_degree[child]:
-                queue.append(child)
+                in_degree[child] -= 1
+                if not in_degree[child]:
+                    queue.append(child)
+        # The slice stops early only where it read the whole queue.
+        visited = min(visited + _NARROW_CHECKED, len(queue))
     if result_whole:
         return int(result), end
     return (result if doubles or result else 0.0), end
+
+
+_NARROW_CHECKED = 1024
+"""How many nodes `_longest_path` visits in Python between two looks at how many wait."""
+
+WIDE_VISITS = 512
+"""From how many waiting nodes `CostGraph.longest_path` visits them with numpy (`_WideVisits`):
+about where numpy's thirty-odd calls a visit cost less than Python's loop over their edges."""
+
+
+class _WideVisits:
+    """`_longest_path`'s visit of many queued nodes at once, with numpy, on the pass's own state
+    (its typed arrays, viewed in place): what the loop does for each node in queue order, done
+    for all of them. A node's length is the largest of its in-edges' candidates (one double
+    addition each, whatever the order), its best edge the first made among those that reach it;
+    what depends on the order is kept by the position of each edge in the queue's order of
+    visits: the int flag comes from the first edge to reach the largest length, a node joins
+    the queue where its last in-edge is visited, and the path's end is the first node to reach
+    the longest length."""
+
+    def __init__(self, order, start, in_degree, target, weight_codes, weights, best, whole,
+                 best_edge) -> None:
+        import numpy as np
+
+        def view(values, dtype=NUMBER_DTYPE):
+            return np.frombuffer(values, dtype=dtype)
+
+        self.order, self.start, self.target = view(order), view(start), view(target)
+        self.remaining = view(in_degree)
+        self.single = self.remaining == 1  # nodes of one in-edge: their first is their last
+        self.codes = view(weight_codes, f"u{weight_codes.itemsize}")
+        self.values = np.array(weights, dtype=np.float64)
+        self.ints = np.array([type(w) is int for w in weights], dtype=bool)
+        self.best = view(best, np.float64)
+        self.whole = view(whole, np.uint8)
+        self.best_edge = view(best_edge) if best_edge is not None else None
+
+    def visit(self, nodes: array[int], known: tuple[float, bool, int]) -> tuple[
+            array[int], tuple[float, bool, int]]:
+        """Visit `nodes` (in queue order), given the loop's (result, result_whole, end) before
+        them: the nodes their visits add to the queue, in order, and those three after them."""
+        import numpy as np
+
+        best, whole, remaining = self.best, self.whole, self.remaining
+        queued = np.frombuffer(nodes, dtype=NUMBER_DTYPE)
+        here = best[queued]
+        unreached = here < 0
+        here[unreached] = 0.0
+        here_whole = (whole[queued] == 1) | unreached
+        result, result_whole, end = known
+        first = int(np.argmax(here))  # the first of the longest, as the loop's `>` keeps it
+        if here[first] > result:
+            result, result_whole, end = float(here[first]), bool(here_whole[first]), int(
+                queued[first])
+        firsts = self.start[queued]
+        counts = self.start[queued + 1] - firsts
+        total = int(counts.sum())
+        if not total:
+            return array(NUMBER), (result, result_whole, end)
+        # Their out-edges, in the order the loop visits them.
+        edges = self.order[np.arange(total) + np.repeat(firsts - (np.cumsum(counts) - counts),
+                                                        counts)]
+        codes = self.codes[edges]
+        candidates = np.repeat(here, counts) + self.values[codes]
+        candidate_whole = np.repeat(here_whole, counts) & self.ints[codes]
+        del codes
+        children = self.target[edges]
+        one = self.single[children]
+        # A child of one in-edge: that edge gives its length and joins it to the queue.
+        alone = children[one]
+        best[alone] = candidates[one]
+        whole[alone] = candidate_whole[one]
+        if self.best_edge is not None:
+            self.best_edge[alone] = edges[one]
+        remaining[alone] = 0
+        positions = np.flatnonzero(one)
+        many = ~one
+        if many.any():
+            joined, joined_at = self._visit_joins(
+                children[many], candidates[many], candidate_whole[many], edges[many],
+                np.flatnonzero(many))
+            alone = np.concatenate((alone, joined))
+            positions = np.concatenate((positions, joined_at))
+            alone = alone[np.argsort(positions, kind="stable")]
+        queue = array(NUMBER, [0]) * len(alone)
+        view = np.frombuffer(queue, dtype=NUMBER_DTYPE)
+        view[:] = alone
+        del view
+        return queue, (result, result_whole, end)
+
+    def _visit_joins(self, children, candidates, candidate_whole, edges, positions):
+        """The visited edges into nodes of several in-edges (in visit order, `positions` in the
+        visit's edge order): each child's length, int flag and best edge updated as the loop
+        would, one after the other; the children whose last in-edge this was, and where."""
+        import numpy as np
+
+        best, whole, remaining = self.best, self.whole, self.remaining
+        by_child = np.argsort(children, kind="stable")  # each child's edges stay in visit order
+        children, candidates = children[by_child], candidates[by_child]
+        candidate_whole, edges = candidate_whole[by_child], edges[by_child]
+        positions = positions[by_child]
+        group_starts = np.flatnonzero(np.concatenate(([True], children[1:] != children[:-1])))
+        sizes = np.diff(np.append(group_starts, len(children)))
+        child = children[group_starts]
+        longest = np.maximum.reduceat(candidates, group_starts)
+        reaching = candidates == np.repeat(longest, sizes)
+        first_reaching = np.minimum.reduceat(np.where(reaching, np.arange(len(children)),
+                                                      len(children)), group_starts)
+        known = best[child]
+        better = longest > known
+        best[child[better]] = longest[better]
+        whole[child[better]] = candidate_whole[first_reaching][better]
+        if self.best_edge is not None:
+            reached_by = np.minimum.reduceat(
+                np.where(reaching, edges, np.iinfo(NUMBER_DTYPE).max), group_starts)
+            kept = self.best_edge[child]
+            self.best_edge[child] = np.where(better, reached_by, np.where(
+                longest == known, np.minimum(kept, reached_by), kept))
+        left = remaining[child] - sizes
+        remaining[child] = left
+        done = left == 0
+        return child[done], positions[group_starts + sizes - 1][done]
 
 
 EXACT_IN_DOUBLES = 2**53

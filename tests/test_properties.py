@@ -240,3 +240,48 @@ def test_the_longest_path_in_doubles_is_the_one_in_python_numbers(dag):
     event("total weight past 2^53" if sum(weights) >= 2**53 else "doubles")
     assert fast == slow and type(fast[0]) is type(slow[0])
     assert fast_best == slow_best
+
+
+@st.composite
+def series_parallel_graphs(draw):
+    """A cost graph of random ⊕ and ⊗ (binary and n-ary, as parmap makes them) over steps whose
+    weights are ints and floats with ties likely: wide levels of joins, as the evaluator builds."""
+    from graphs.costgraph import CostGraph, EdgeKind, NodeKind
+
+    graph = CostGraph()
+    weight = st.one_of(st.integers(0, 3), st.sampled_from([0.0, 0.5, 1.0, 2.0, 1e-9]))
+
+    def build(depth):
+        shape = draw(st.sampled_from(["step", "seq", "par", "par_all"] if depth < 4 else ["step"]))
+        if shape == "step":
+            return graph.step(None, draw(weight), EdgeKind.OP, NodeKind.POINT)
+        if shape == "seq":
+            return graph.seq(build(depth + 1), build(depth + 1), draw(weight))
+        if shape == "par":
+            return graph.par(build(depth + 1), build(depth + 1), draw(weight))
+        return graph.par_all([build(depth + 1) for _ in range(draw(st.integers(2, 9)))],
+                             draw(weight))
+
+    graph.finish(build(0))
+    return graph
+
+
+@PROPERTY_SETTINGS
+@given(series_parallel_graphs(), st.sampled_from([1, 2, 5]))
+def test_the_longest_path_visited_wide_with_numpy_is_the_one_visited_node_by_node(graph, wide):
+    """`_longest_path`'s numpy visits of many queued nodes (`wide`) give the length, its type,
+    the path's end and every node's best edge of the loop that visits one node at a time."""
+    from array import array
+
+    from graphs.costgraph import NUMBER, _longest_path
+
+    adjacency = graph.adjacency()
+    found = []
+    for visits in (None, wide):
+        best_edge = array(NUMBER, [-1]) * graph.number_of_nodes()
+        length, end = _longest_path(range(graph.number_of_nodes()), adjacency.order,
+                                    adjacency.start, adjacency.in_degree[:], graph.edge_target,
+                                    graph.edge_weight.codes, graph.edge_weight.values,
+                                    best_edge, wide=visits)
+        found.append((length, type(length), end, best_edge))
+    assert found[0] == found[1]
