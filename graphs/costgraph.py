@@ -26,7 +26,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from enum import Enum
 from functools import partial
-from itertools import islice
+from itertools import chain, islice
 from typing import TYPE_CHECKING, Any, Generic, NamedTuple, TypeVar
 
 from profiler.syntax import Span, World
@@ -263,6 +263,62 @@ def _fork_tree(branches: list[Sub], low: int, high: int, forks: Iterator[int], e
     ends.extend((fork, left.sink, fork, right.sink))
     starts.extend((left.source, fork + 1, right.source, fork + 1))
     return _new_sub((fork, fork + 1))
+
+
+WIDE_FORK_TREE = 64
+"""From how many branches `CostGraph.par_all` makes its fork tree with numpy (`_wide_fork_tree`):
+below it, numpy's calls cost more than the recursion (`_fork_tree`)."""
+
+
+def _wide_fork_tree(branches: list[Sub], first_fork: int) -> tuple[array[int], array[int], Sub]:
+    """`_fork_tree` over all of `branches` (forks numbered from `first_fork`), with numpy: the
+    same edges in the same order, made one level of the tree at a time rather than one fork at a
+    time. A fork's number follows from where its range of branches sits: before it come the
+    forks of every subtree left of that range and those of its own two subtrees (a subtree of k
+    branches has k - 1 forks), so the ⊗ over branches[low:high], with `before` forks left of
+    `low`, is the (before + high - low - 2)-th made."""
+    import numpy as np
+
+    ends_of = np.frombuffer(array(NUMBER, chain.from_iterable(branches)),
+                            dtype=NUMBER_DTYPE).reshape(-1, 2)
+    sources, sinks = ends_of[:, 0].astype(np.int64), ends_of[:, 1].astype(np.int64)
+    del ends_of
+    pairs = len(branches) - 1
+    ends_made = array(NUMBER, [0]) * (4 * pairs)  # fork, left sink, fork, right sink, ...
+    starts_made = array(NUMBER, [0]) * (4 * pairs)  # left source, join, right source, join, ...
+    with memoryview(ends_made) as ends_memory, memoryview(starts_made) as starts_memory:
+        _fill_fork_tree(np.frombuffer(ends_memory, dtype=NUMBER_DTYPE).reshape(pairs, 4),
+                        np.frombuffer(starts_memory, dtype=NUMBER_DTYPE).reshape(pairs, 4),
+                        sources, sinks, first_fork)
+    root = first_fork + 2 * (pairs - 1)
+    return ends_made, starts_made, _new_sub((root, root + 1))
+
+
+def _fill_fork_tree(ends: np.ndarray, starts: np.ndarray, sources: np.ndarray,
+                    sinks: np.ndarray, first_fork: int) -> None:
+    """`_wide_fork_tree`'s edges, written into `ends` and `starts` (a row per ⊗)."""
+    import numpy as np
+
+    low = np.zeros(1, dtype=np.int64)
+    high = np.full(1, len(sources), dtype=np.int64)
+    before = np.zeros(1, dtype=np.int64)
+    while low.size:  # the ⊗s of one level of the tree
+        made = before + (high - low) - 2
+        fork = first_fork + 2 * made
+        middle = (low + high) // 2
+        right_before = before + (middle - low) - 1
+        left_leaf, right_leaf = middle - low == 1, high - middle == 1
+        left_fork = first_fork + 2 * (before + (middle - low) - 2)
+        right_fork = first_fork + 2 * (right_before + (high - middle) - 2)
+        ends[made] = np.stack((fork, np.where(left_leaf, sinks[low], left_fork + 1), fork,
+                               np.where(right_leaf, sinks[middle], right_fork + 1)), axis=1)
+        starts[made] = np.stack((np.where(left_leaf, sources[low], left_fork), fork + 1,
+                                 np.where(right_leaf, sources[middle], right_fork), fork + 1),
+                                axis=1)
+        inner_left, inner_right = ~left_leaf, ~right_leaf
+        low, high, before = (np.concatenate((low[inner_left], middle[inner_right])),
+                             np.concatenate((middle[inner_left], high[inner_right])),
+                             np.concatenate((before[inner_left], right_before[inner_right])))
 
 
 @contextmanager
@@ -503,11 +559,15 @@ class CostGraph:
         if weight < 0:
             raise ValueError(f"negative edge weight {weight}")
         # Typed arrays, not lists: a parmap of a million elements makes four million of each.
-        ends = array(NUMBER)  # fork, left sink, fork, right sink, ... in the order `par` adds them
-        starts = array(NUMBER)  # left source, join, right source, join, ...
         first_fork = len(self.node_records.codes)
-        forks = iter(range(first_fork, first_fork + 2 * len(branches), 2))
-        whole = _fork_tree(branches, 0, len(branches), forks, ends, starts)  # type: ignore[arg-type]
+        if len(branches) >= WIDE_FORK_TREE:
+            ends, starts, whole = _wide_fork_tree(branches, first_fork)  # type: ignore[arg-type]
+        else:
+            ends = array(NUMBER)  # fork, left sink, fork, right sink, ... as `par` adds them
+            starts = array(NUMBER)  # left source, join, right source, join, ...
+            forks = iter(range(first_fork, first_fork + 2 * len(branches), 2))
+            whole = _fork_tree(branches, 0, len(branches), forks, ends,  # type: ignore[arg-type]
+                               starts)
         pairs = len(branches) - 1  # binary ⊗s
         self.node_records.append_pattern(pairs, (_FORK_NODE, span, centres, ()),
                                   (_JOIN_NODE, span, centres, ()))

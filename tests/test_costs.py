@@ -276,8 +276,12 @@ def graph_lists(graph: CostGraph) -> tuple:
             list(graph.edge_target), list(graph.edge_weight), list(graph.edge_kind))
 
 
-@pytest.mark.parametrize("count, empty", [(2, ()), (7, ()), (64, ()), (5, (0, 3)), (3, (2,))])
+@pytest.mark.parametrize("count, empty", [(2, ()), (7, ()), (63, ()), (64, ()), (65, ()), (100, ()),
+                                          (1000, ()), (4097, ()), (5, (0, 3)), (3, (2,)),
+                                          (300, (0, 150, 299))])
 def test_a_tree_of_forks_in_bulk_is_the_tree_of_binary_forks(count, empty):
+    """par_all's tree, made by recursion below `WIDE_FORK_TREE` branches and with numpy from it,
+    is the tree of binary ⊗s: the same nodes and edges, numbered alike."""
     made = []
     for bulk in (True, False):
         graph = CostGraph()
