@@ -8,11 +8,17 @@ a profile can be saved and rendered again without re-running the program.
 from __future__ import annotations
 
 import json
+from collections.abc import Hashable
 from dataclasses import asdict, dataclass, field
-from itertools import compress, count
 from typing import Any
 
-from graphs.costgraph import EdgeKind, NodeKind, cyclic_gc_paused, longest_path_of_edges
+from graphs.costgraph import (
+    CostGraph,
+    EdgeKind,
+    NodeKind,
+    cyclic_gc_paused,
+    longest_path_of_edges,
+)
 from graphs.numbers import json_text
 from graphs.picture import cost_picture
 from graphs.schedule import Policy, ScheduleResult, schedule
@@ -302,7 +308,7 @@ def _centres(evaluation: Evaluation, result: ScheduleResult) -> list[CentreCost]
     edge_centres = graph.edge_centres
     # Edges in networkx's adjacency order, as the sums below ran before (floating point).
     order = graph.adjacency().order
-    marked = list(compress(order, edge_centres.at(order)))
+    marked = edge_centres.true_at(order)
     names: list[str] = []
     for centres in edge_centres.at(marked):
         for name in centres:
@@ -319,7 +325,7 @@ def _centres(evaluation: Evaluation, result: ScheduleResult) -> list[CentreCost]
                 if name not in record.centres:
                     device_only[name] = device_only.get(name, 0.0) + phase.time * scale
     times = centre_times(evaluation, result) if names else {}
-    marked_nodes = list(compress(count(), graph.node_centres))
+    marked_nodes = graph.node_centres.true_at()
     sources, targets = graph.edge_source, graph.edge_target
     marked_centres = list(edge_centres.at(marked))
     marked_weights = list(graph.edge_weight.at(marked))
@@ -374,19 +380,13 @@ def _span_tree(evaluation: Evaluation, body: Expr, source: str) -> list[SpanCost
     """Costs by source span: exclusive (edges made by that node's rule) and inclusive (its
     sub-expressions too), lexically, like a profiler's tree by line."""
     graph = evaluation.graph
-    order = graph.adjacency().order
-    totals: dict[tuple, list[float]] = {}  # by source position: [the sum of its edges' weights]
-    by_span: dict[int, list[float]] = {}  # by id(span): the evaluator shares one per expression
-    # In networkx's adjacency order, as the sums ran before (floating point).
-    for span, weight in zip(graph.edge_span.at(order), graph.edge_weight.at(order), strict=True):
-        if span is None:
-            continue
-        total = by_span.get(id(span))
-        if total is None:
-            key = (span.line, span.column, span.end_line, span.end_column)
-            total = by_span[id(span)] = totals.setdefault(key, [0.0])
-        total[0] += weight
-    exclusive = {key: total[0] for key, total in totals.items()}
+    # By source position: the sum of its edges' weights (in networkx's adjacency order, as the
+    # sums ran before: floating point).
+    exclusive = graph.weight_totals([
+        None if span is None else (span.line, span.column, span.end_line, span.end_column)
+        for span in graph.edge_span.values])
+    if exclusive is None:
+        exclusive = _span_totals(graph)
 
     def build(e: Expr) -> SpanCost | None:
         kids = [k for k in (build(c) for c in children(e)) if k is not None]
@@ -402,3 +402,20 @@ def _span_tree(evaluation: Evaluation, body: Expr, source: str) -> list[SpanCost
 
     root = build(body)
     return [root] if root else []
+
+
+def _span_totals(graph: CostGraph) -> dict[Hashable, float]:
+    """`CostGraph.weight_totals` by source position, one edge at a time, for weights it leaves
+    to its caller."""
+    order = graph.adjacency().order
+    totals: dict[tuple, list[float]] = {}  # by source position: [the sum of its edges' weights]
+    by_span: dict[int, list[float]] = {}  # by id(span): the evaluator shares one per expression
+    for span, weight in zip(graph.edge_span.at(order), graph.edge_weight.at(order), strict=True):
+        if span is None:
+            continue
+        total = by_span.get(id(span))
+        if total is None:
+            key = (span.line, span.column, span.end_line, span.end_column)
+            total = by_span[id(span)] = totals.setdefault(key, [0.0])
+        total[0] += weight
+    return {key: total[0] for key, total in totals.items()}

@@ -21,7 +21,7 @@ from __future__ import annotations
 import gc
 import math
 from array import array
-from collections.abc import Iterable, Iterator, MutableSequence, Sequence
+from collections.abc import Hashable, Iterable, Iterator, MutableSequence, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from enum import Enum
@@ -227,6 +227,19 @@ class RecordField(Generic[T]):
         node or edge where no record has one)."""
         values, codes = self.values, self.records.codes
         return any(code in codes for code, value in enumerate(values) if value)
+
+    def true_at(self, indices: array[int] | None = None) -> list[int]:
+        """The nodes or edges whose value is true: of `indices` (a typed array of `NUMBER`s),
+        in their order, or of all, in order (with numpy: a pass that reads every node)."""
+        import numpy as np
+
+        true = np.array([bool(value) for value in self.values], dtype=bool)
+        with memoryview(self.records.codes) as memory:
+            codes = np.frombuffer(memory, dtype=f"u{memory.itemsize}")
+            if indices is None:
+                return np.flatnonzero(true[codes]).tolist()
+            chosen = np.frombuffer(indices, dtype=NUMBER_DTYPE)
+            return chosen[true[codes[chosen]]].tolist()
 
     def at(self, indices: Iterable[int]) -> Iterator[T]:
         """The values of the nodes or edges `indices`, in that order (in C)."""
@@ -682,8 +695,55 @@ class CostGraph:
         return [(source[e], target[e], self.edge_data(e)) for e in self.adjacency().order]
 
     def work(self) -> float:
-        """Σ of all edge weights: the time of the graph on one processor."""
-        return sum(self.edge_weight.at(self.adjacency().order))
+        """Σ of all edge weights: the time of the graph on one processor (in networkx's
+        adjacency order, as `sum` adds them: an int where every weight is one)."""
+        import numpy as np
+
+        values = self.edge_weight.values
+        totals = self.weight_totals([0] * len(values))
+        if totals is None:
+            return sum(self.edge_weight.at(self.adjacency().order))
+        with memoryview(self.edge_weight.codes) as memory:
+            used = np.bincount(np.frombuffer(memory, dtype=f"u{memory.itemsize}"),
+                               minlength=len(values))
+        if all(type(w) is int for w, edges in zip(values, used, strict=True) if edges):
+            return int(totals.get(0, 0))
+        return totals[0]
+
+    def weight_totals(self, keys: Sequence[Hashable | None]) -> dict[Hashable, float] | None:
+        """Σ of the edges' weights by a key of their records (`keys[code]` for the edges of
+        edge record `code`; None leaves them out): each sum a float from 0.0, the weights added
+        one at a time in networkx's adjacency order, as a loop over the edges adds them
+        (floating point), made with numpy: its cumulative sum adds in order, one addition at a
+        time (its `sum` adds in pairs). None where a weight is neither a float nor an int, or
+        ints could sum past 2^52 (no longer exact in doubles): the caller's loop adds them."""
+        import numpy as np
+
+        values = self.edge_weight.values
+        if not all(type(w) is float or type(w) is int for w in values):
+            return None
+        weights = np.array(values, dtype=np.float64)
+        with memoryview(self.edge_weight.codes) as memory:
+            codes = np.frombuffer(memory, dtype=f"u{memory.itemsize}")[
+                np.frombuffer(self.adjacency().order, dtype=NUMBER_DTYPE)]
+        if any(type(w) is int for w in values) and weights[codes].sum() >= 2.0**52:
+            return None
+        named = list(dict.fromkeys(key for key in keys if key is not None))
+        number = {key: i for i, key in enumerate(named)}
+        group_of = np.array([-1 if key is None else number[key] for key in keys], dtype=np.int64)
+        groups = group_of[codes]
+        kept = groups >= 0
+        groups, codes = groups[kept], codes[kept]
+        del kept
+        by_group = np.argsort(groups, kind="stable")  # each group's edges stay in order
+        added = weights[codes[by_group]]
+        bounds = np.searchsorted(groups[by_group], np.arange(len(named) + 1))
+        del groups, codes, by_group
+        totals: dict[Hashable, float] = {}
+        for key, low, high in zip(named, bounds[:-1], bounds[1:], strict=True):
+            if high > low:  # + 0.0: from 0.0, a sum of -0.0s is 0.0
+                totals[key] = float(np.cumsum(added[low:high])[-1]) + 0.0
+        return totals
 
     def span(self) -> float:
         """The weight of the longest path from source to sink (the graph's depth)."""

@@ -9,6 +9,7 @@
   calibrated rules and the paper's, with the conditions under which it holds.
 """
 
+import math
 from unittest.mock import patch
 
 from hypothesis import HealthCheck, event, given, note, settings
@@ -242,14 +243,16 @@ def test_the_longest_path_in_doubles_is_the_one_in_python_numbers(dag):
     assert fast_best == slow_best
 
 
+SMALL_WEIGHTS = st.one_of(st.integers(0, 3), st.sampled_from([0.0, 0.5, 1.0, 2.0, 1e-9]))
+
+
 @st.composite
-def series_parallel_graphs(draw):
+def series_parallel_graphs(draw, weight=SMALL_WEIGHTS):
     """A cost graph of random ⊕ and ⊗ (binary and n-ary, as parmap makes them) over steps whose
     weights are ints and floats with ties likely: wide levels of joins, as the evaluator builds."""
     from graphs.costgraph import CostGraph, EdgeKind, NodeKind
 
     graph = CostGraph()
-    weight = st.one_of(st.integers(0, 3), st.sampled_from([0.0, 0.5, 1.0, 2.0, 1e-9]))
 
     def build(depth):
         shape = draw(st.sampled_from(["step", "seq", "par", "par_all"] if depth < 4 else ["step"]))
@@ -285,3 +288,33 @@ def test_the_longest_path_visited_wide_with_numpy_is_the_one_visited_node_by_nod
                                     best_edge, wide=visits)
         found.append((length, type(length), end, best_edge))
     assert found[0] == found[1]
+
+
+@PROPERTY_SETTINGS
+@given(series_parallel_graphs(st.one_of(
+    SMALL_WEIGHTS, st.sampled_from([-0.0, 0.1, 1 / 3, 2.0**60]),
+    st.integers(2**51, 2**52), st.integers(2**60, 2**61))), st.integers(1, 4))
+def test_weight_totals_are_the_sums_of_a_loop_over_the_edges(graph, keys):
+    """`CostGraph.work` is `sum` over the edges in adjacency order (its value and its type), and
+    `weight_totals` by any key of the records is a loop's sums from 0.0 in that order, or None
+    where numpy's doubles could not give them exactly; `true_at` is the edges whose value is
+    true, in the order asked for (or in order)."""
+    order = graph.adjacency().order
+    weights = list(graph.edge_weight.at(order))
+    work = graph.work()
+    assert work == sum(weights) and type(work) is type(sum(weights))
+    key_of = [None if code % (keys + 1) == keys else code % keys
+              for code in range(len(graph.edge_weight.values))]
+    totals = graph.weight_totals(key_of)
+    loop: dict = {}
+    for code, weight in zip(map(graph.edge_weight.codes.__getitem__, order), weights,
+                            strict=True):
+        if key_of[code] is not None:
+            loop[key_of[code]] = loop.get(key_of[code], 0.0) + weight
+    event("numpy" if totals is not None else "left to the caller")
+    if totals is not None:
+        assert totals == loop
+        assert [math.copysign(1, t) for t in totals.values()] == [
+            math.copysign(1, loop[key]) for key in totals]
+    assert graph.edge_weight.true_at(order) == [e for e in order if graph.edge_weight[e]]
+    assert graph.edge_weight.true_at() == [e for e in range(len(weights)) if graph.edge_weight[e]]
