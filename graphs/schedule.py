@@ -533,7 +533,6 @@ class _Simulation:
         self.deques: list[deque[int]] = [deque() for _ in range(procs)]
         self.queued = 0  # tasks waiting in all the deques (ws)
         self.idle = set(range(procs))  # ws
-        self.instant = 0  # how many distinct event times have passed (bf's FIFO clock)
         self.events: list[tuple[float, int, int]] = []  # (end, processor, edge)
         self.space_cpu = 0
         self.space_gpu = 0
@@ -550,89 +549,40 @@ class _Simulation:
         self.now: float = 0  # the instant being simulated
 
     def run(self) -> ScheduleResult:
-        # The loop runs once per edge of a graph of up to millions of edges, so the per-edge work
-        # (completing an edge, making its target's edges ready, starting the next ones: what
-        # `reach`, `make_ready`, `dispatch` and `close_instant` do) is written out here with local
-        # names.
+        """The schedule: `_run_by_priority` under 1df and bf; under work stealing, this loop."""
+        if self.policy is not Policy.WORK_STEALING:
+            return self._run_by_priority()
         index = self.index
-        weight_codes, weights = index.weight_codes, index.weights
-        sources, target = index.source_of, index.target
-        order, start, node_space, edge_space = (index.order, index.start, index.node_space,
-                                                index.edge_space)
-        remaining, events, free, ready = self.remaining, self.events, self.free, self.ready
-        numbers, by_number, count = self.numbers, self.by_number, len(self.numbers)
-        task_instants, task_edges, times = self.task_instants, self.task_edges, self.times
-        steps, step_nodes = self.steps, self.step_nodes
-        record, keep_steps = self.record, self.keep_steps
-        stealing = self.policy is Policy.WORK_STEALING
-        breadth_first = self.policy is Policy.BREADTH_FIRST
-        heappush, heappop = heapq.heappush, heapq.heappop
+        target, edge_space, remaining, events = (index.target, index.edge_space, self.remaining,
+                                                 self.events)
+        steps, step_nodes, record, keep_steps = (self.steps, self.step_nodes, self.record,
+                                                 self.keep_steps)
+        times = self.times
         time: float = 0
-        at = 0  # the instant's index in `times`
         if record:
             times.append(time)
         self.make_ready(self.reach(index.source), 0)
-        busy = self.dispatch(time)
+        busy = self.dispatch_work_stealing(time)
         self.close_instant(time, busy)
         while events:
             time = self.now = events[0][0]
             if record:
-                at = len(times)
                 times.append(time)
-            self.instant += 1
-            # A ready task's key: its 1DF number, after the instant it became ready under bf.
-            base = self.instant * count if breadth_first else 0
             # The heap breaks ties by processor, so completions are handled in processor order.
             # Handling one only starts tasks once all are handled, so each is handled as popped.
             while events and events[0][0] == time:
-                _, processor, edge = heappop(events)
+                _, processor, edge = heapq.heappop(events)
                 busy -= 1
-                if stealing:
-                    self.idle.add(processor)
-                else:
-                    heappush(free, processor)
+                self.idle.add(processor)
                 if edge in edge_space:
                     self.change_space(edge, 1)
                 node = target[edge]
                 remaining[node] -= 1
-                if remaining[node]:
-                    continue
-                first = start[node]
-                if (start[node + 1] - first == 1 and not stealing
-                        and weights[weight_codes[order[first]]] > 0
-                        and not node_space[node]):
-                    # What `reach` and `make_ready` do for most nodes: one out-edge, of positive
-                    # weight, and no space change.
-                    step_nodes.append(node)
-                    heappush(ready, base + numbers[order[first]])
-                    continue
-                enabled = self.reach(node)
-                if stealing:
-                    self.make_ready(enabled, processor)
-                else:
-                    for edge in enabled:
-                        heappush(ready, base + numbers[edge])
-            if stealing:
-                busy += self.dispatch_work_stealing(time)
-            else:
-                while ready and free:
-                    processor = heappop(free)
-                    edge = by_number[heappop(ready) % count]
-                    end = time + weights[weight_codes[edge]]
-                    if edge in edge_space:
-                        self.change_space(edge, 0)
-                    heappush(events, (end, processor, edge))
-                    busy += 1
-                    if record:
-                        task_instants[processor].append(at)
-                        task_edges[processor].append(edge)
+                if not remaining[node]:
+                    self.make_ready(self.reach(node), processor)
+            busy += self.dispatch_work_stealing(time)
             cpu, gpu = self.space_cpu, self.space_gpu
-            if cpu > self.peak_cpu:
-                self.peak_cpu = cpu
-            if gpu > self.peak_gpu:
-                self.peak_gpu = gpu
-            if cpu + gpu > self.peak_total:
-                self.peak_total = cpu + gpu
+            self.sample_peak()
             if step_nodes:
                 self.step_count += 1
                 if keep_steps:
@@ -650,12 +600,171 @@ class _Simulation:
             peak_space_cpu=self.peak_cpu,
             peak_space_gpu=self.peak_gpu,
             peak_space=self.peak_total,
-            tasks=Tasks(self.task_instants, self.task_edges, times, weight_codes, weights,
-                        sources, target)
+            tasks=Tasks(self.task_instants, self.task_edges, times, index.weight_codes,
+                        index.weights, index.source_of, target)
             if record else None,
             space_trace=self.space_trace if record else (),
             step_count=self.step_count,
         )
+
+    def _run_by_priority(self) -> ScheduleResult:
+        """`run` under 1df and bf: one ready heap of keys, free processors taken lowest first.
+        Everything a task or an instant touches is a local name (the space, its peaks, the
+        step count, the clock), and `reach` is written out: at a million tasks in 700 000
+        instants, attribute and method look-ups cost a third of the loop's time. Device boxes,
+        whose edges change space when they start and end (`change_space`), are rare: their
+        state goes through `_box_space`."""
+        index = self.index
+        weight_codes, weights = index.weight_codes, index.weights
+        target, order, start = index.target, index.order, index.start
+        node_space, space_changes, edge_space = (index.node_space, index.space_changes,
+                                                 index.edge_space)
+        remaining, events, free, ready = self.remaining, self.events, self.free, self.ready
+        numbers, by_number, count = self.numbers, self.by_number, len(self.numbers)
+        task_instants, task_edges, times = self.task_instants, self.task_edges, self.times
+        steps, step_nodes, space_trace = self.steps, self.step_nodes, self.space_trace
+        record, keep_steps = self.record, self.keep_steps
+        breadth_first = self.policy is Policy.BREADTH_FIRST
+        heappush, heappop = heapq.heappush, heapq.heappop
+        cpu = gpu = peak_cpu = peak_gpu = peak_total = traced_cpu = traced_gpu = 0
+        step_count = 0
+        stepped_at: float = 0  # the time of the latest step
+        time: float = 0
+        at = 0  # the instant's index in `times`
+        if record:
+            times.append(time)
+        instant = 0
+        base = 0  # a ready task's key: its 1DF number, after the instant it became ready (bf)
+        busy = 0
+        first_node = index.source  # the node the first instant reaches (-1 once reached)
+        while True:
+            # The heap breaks ties by processor, so completions are handled in processor order,
+            # each before the next is popped (a device box's end samples the space then).
+            while True:
+                if first_node >= 0:
+                    node, first_node = first_node, -1
+                else:
+                    if not events or events[0][0] != time:
+                        break
+                    _, processor, edge = heappop(events)
+                    busy -= 1
+                    heappush(free, processor)
+                    if edge in edge_space:
+                        state = [cpu, gpu, peak_cpu, peak_gpu, peak_total, traced_cpu, traced_gpu]
+                        self._box_space(edge, 1, state, step_count, time)
+                        cpu, gpu, peak_cpu, peak_gpu, peak_total, traced_cpu, traced_gpu = state
+                    node = target[edge]
+                    remaining[node] -= 1
+                    if remaining[node]:
+                        continue
+                    first = start[node]
+                    if (start[node + 1] - first == 1 and weights[weight_codes[order[first]]] > 0
+                            and not node_space[node]):
+                        # Most nodes: one out-edge, of positive weight, and no space change.
+                        step_nodes.append(node)
+                        heappush(ready, base + numbers[order[first]])
+                        continue
+                # `reach`, written out: the node and what its weight-0 edges reach at once.
+                step_nodes.append(node)
+                change = node_space[node]
+                if change:
+                    cpu += space_changes[change][0]
+                    gpu += space_changes[change][1]
+                first, last = start[node], start[node + 1]
+                if last - first == 1:  # most nodes have one out-edge: no stack needed for them
+                    edge = order[first]
+                    if weights[weight_codes[edge]] > 0:
+                        heappush(ready, base + numbers[edge])
+                        continue
+                    stack = [edge]
+                else:
+                    stack = list(order[first:last])
+                    stack.reverse()
+                while stack:
+                    edge = stack.pop()
+                    if weights[weight_codes[edge]] > 0:
+                        heappush(ready, base + numbers[edge])
+                        continue
+                    if edge in edge_space:
+                        state = [cpu, gpu, peak_cpu, peak_gpu, peak_total, traced_cpu, traced_gpu]
+                        self._box_space(edge, 0, state, step_count, time)
+                        self._box_space(edge, 1, state, step_count, time)
+                        cpu, gpu, peak_cpu, peak_gpu, peak_total, traced_cpu, traced_gpu = state
+                    node = target[edge]
+                    remaining[node] -= 1
+                    if remaining[node] == 0:
+                        step_nodes.append(node)
+                        change = node_space[node]
+                        if change:
+                            cpu += space_changes[change][0]
+                            gpu += space_changes[change][1]
+                        stack.extend(reversed(order[start[node]:start[node + 1]]))
+            # Give every free processor a ready task, while there are any (greedy).
+            while ready and free:
+                processor = heappop(free)
+                edge = by_number[heappop(ready) % count]
+                if edge in edge_space:
+                    state = [cpu, gpu, peak_cpu, peak_gpu, peak_total, traced_cpu, traced_gpu]
+                    self._box_space(edge, 0, state, step_count, time)
+                    cpu, gpu, peak_cpu, peak_gpu, peak_total, traced_cpu, traced_gpu = state
+                heappush(events, (time + weights[weight_codes[edge]], processor, edge))
+                busy += 1
+                if record:
+                    task_instants[processor].append(at)
+                    task_edges[processor].append(edge)
+            # Close the instant: sample space (eq. 9's max) and, if some node was reached,
+            # record the step (eq. 3), with `busy` processors running a task.
+            if cpu > peak_cpu:
+                peak_cpu = cpu
+            if gpu > peak_gpu:
+                peak_gpu = gpu
+            if cpu + gpu > peak_total:
+                peak_total = cpu + gpu
+            if step_nodes:
+                step_count += 1
+                if keep_steps:
+                    steps.append(_new_step(time, time - stepped_at, tuple(step_nodes), cpu, gpu,
+                                           busy))
+                stepped_at = time
+                step_nodes.clear()
+            if record and (cpu != traced_cpu or gpu != traced_gpu):
+                traced_cpu, traced_gpu = cpu, gpu
+                space_trace.append(max(0, step_count - 1), at, cpu, gpu)
+            if not events:
+                break
+            time = events[0][0]
+            if record:
+                at = len(times)
+                times.append(time)
+            instant += 1
+            if breadth_first:
+                base = instant * count
+        self.step_count = step_count
+        return ScheduleResult(
+            policy=self.policy,
+            procs=self.procs,
+            time=stepped_at,
+            steps=tuple(steps),
+            peak_space_cpu=peak_cpu,
+            peak_space_gpu=peak_gpu,
+            peak_space=peak_total,
+            tasks=Tasks(task_instants, task_edges, times, weight_codes, weights,
+                        index.source_of, target)
+            if record else None,
+            space_trace=space_trace if record else (),
+            step_count=step_count,
+        )
+
+    def _box_space(self, edge: int, end: int, state: list[int], step_count: int,
+                   time: float) -> None:
+        """`change_space` for `_run_by_priority`, on its state: [CPU words, GPU words, the
+        three peaks, the CPU and GPU words of the last space_trace entry], changed in place."""
+        self.space_cpu, self.space_gpu, self.peak_cpu, self.peak_gpu, self.peak_total = state[:5]
+        self.traced = (state[5], state[6])
+        self.step_count, self.now = step_count, time
+        self.change_space(edge, end)
+        state[:] = [self.space_cpu, self.space_gpu, self.peak_cpu, self.peak_gpu,
+                    self.peak_total, *self.traced]
 
     # -- the graph ----------------------------------------------------------------------------------
     def reach(self, node: int) -> list[int]:
@@ -700,15 +809,6 @@ class _Simulation:
                 stack.extend(reversed(order[start[node]:start[node + 1]]))
         return enabled
 
-    def enter(self, node: int) -> None:
-        """Mark `node` reached now, applying its space changes (eq. 8)."""
-        self.step_nodes.append(node)
-        number = self.index.node_space[node]
-        if number:
-            change = self.index.space_changes[number]
-            self.space_cpu += change[0]
-            self.space_gpu += change[1]
-
     def sample_peak(self) -> None:
         cpu, gpu = self.space_cpu, self.space_gpu
         if cpu > self.peak_cpu:
@@ -735,33 +835,11 @@ class _Simulation:
 
     # -- the processors -----------------------------------------------------------------------------
     def make_ready(self, enabled: list[int], processor: int) -> None:
-        if not enabled:
-            return
-        if self.policy is Policy.DEPTH_FIRST:
-            for edge in enabled:
-                heapq.heappush(self.ready, self.numbers[edge])
-        elif self.policy is Policy.BREADTH_FIRST:
-            base = self.instant * len(self.numbers)
-            for edge in enabled:
-                heapq.heappush(self.ready, base + self.numbers[edge])
-        else:
-            # Work first: the enabling processor runs the first child next and thieves take
-            # the others from the far (oldest) end.
+        """Work first (ws): the enabling processor runs the first child next and thieves take
+        the others from the far (oldest) end."""
+        if enabled:
             self.deques[processor].extend(reversed(enabled))
             self.queued += len(enabled)
-
-    def dispatch(self, time: float) -> int:
-        """Give every free processor a ready task, while there are any (greedy); how many
-        started."""
-        if self.policy is Policy.WORK_STEALING:
-            return self.dispatch_work_stealing(time)
-        started = 0
-        while self.ready and self.free:
-            processor = heapq.heappop(self.free)
-            self.start(processor, self.by_number[heapq.heappop(self.ready) % len(self.numbers)],
-                       time)
-            started += 1
-        return started
 
     def dispatch_work_stealing(self, time: float) -> int:
         """`dispatch` under work stealing."""
