@@ -417,6 +417,8 @@ class _GraphIndex:
     adjacency lists them, are order[start[u]:start[u + 1]]."""
 
     def __init__(self, graph: CostGraph) -> None:
+        import numpy as np
+
         if graph.source is None:
             raise ValueError("the cost graph has no source; call CostGraph.finish first")
         adjacency = graph.adjacency()
@@ -428,21 +430,30 @@ class _GraphIndex:
         # Each node's space change as a number into `space_changes` ((CPU words, GPU words);
         # 0 for none): a byte a node while there are fewer than 256 different changes (a few
         # kinds of allocation make them all), else 4 bytes; a list would cost 8 bytes a node.
+        # Numbered in the order the nodes first have them, read by node record (numpy).
         self.space_changes: list[tuple[int, int]] = [(0, 0)]
         number_of: dict[SpaceChanges, int] = {}
-        numbers: bytearray | array[int] = bytearray(self.count)
-        for node, space in enumerate(graph.node_space):
-            if space:
-                number = number_of.get(space)
-                if number is None:
-                    change = _by_world(space)
-                    number = number_of[space] = len(self.space_changes) if change else 0
-                    if change:
-                        self.space_changes.append(change)
-                    if number > 255 and isinstance(numbers, bytearray):
-                        numbers = array("I", iter(numbers))  # the bytes' values, not their bytes
-                numbers[node] = number
-        self.node_space: Sequence[int] = numbers
+        spaces = graph.node_space.values
+        with memoryview(graph.node_space.codes) as memory:
+            codes = np.frombuffer(memory, dtype=f"u{memory.itemsize}")
+            used, first_nodes = np.unique(codes, return_index=True)
+            number_of_code = np.zeros(len(spaces), dtype=np.uint32)
+            for code in used[np.argsort(first_nodes)].tolist():
+                space = spaces[code]
+                if space:
+                    number = number_of.get(space)
+                    if number is None:
+                        change = _by_world(space)
+                        number = number_of[space] = len(self.space_changes) if change else 0
+                        if change:
+                            self.space_changes.append(change)
+                    number_of_code[code] = number
+            numbers = number_of_code[codes]
+            del codes
+        self.node_space: Sequence[int] = (bytearray(numbers.astype(np.uint8).tobytes())
+                                          if len(self.space_changes) <= 256
+                                          else array("I", numbers.tobytes()))
+        del numbers
         self.source_of = graph.edge_source
         self.target = graph.edge_target
         # Edge e weighs weights[weight_codes[e]] (the cost graph's `RecordField`).
