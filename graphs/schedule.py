@@ -448,12 +448,13 @@ class _GraphIndex:
                         if change:
                             self.space_changes.append(change)
                     number_of_code[code] = number
-            numbers = number_of_code[codes]
+            if len(self.space_changes) <= 256:  # a byte a node
+                self.node_space: Sequence[int] = bytearray(self.count)
+                np.take(number_of_code.astype(np.uint8), codes, out=np.frombuffer(
+                    self.node_space, dtype=np.uint8))  # type: ignore[arg-type]
+            else:
+                self.node_space = array("I", number_of_code[codes].tobytes())
             del codes
-        self.node_space: Sequence[int] = (bytearray(numbers.astype(np.uint8).tobytes())
-                                          if len(self.space_changes) <= 256
-                                          else array("I", numbers.tobytes()))
-        del numbers
         self.source_of = graph.edge_source
         self.target = graph.edge_target
         # Edge e weighs weights[weight_codes[e]] (the cost graph's `RecordField`).
