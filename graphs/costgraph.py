@@ -736,8 +736,8 @@ class CostGraph:
         # tens (dot at 10^5: 2.6 million edges).
         with memoryview(self.edge_weight.codes) as memory, memoryview(order) as edges:
             all_codes = np.frombuffer(memory, dtype=f"u{memory.itemsize}")
-            for low in range(0, len(order), _CHUNK):
-                codes = all_codes[np.frombuffer(edges[low:low + _CHUNK], dtype=NUMBER_DTYPE)]
+            for low in range(0, len(order), CHUNK):
+                codes = all_codes[np.frombuffer(edges[low:low + CHUNK], dtype=NUMBER_DTYPE)]
                 added = weights[codes]
                 reached += float(added.sum())
                 if reached >= bound:
@@ -807,6 +807,20 @@ class CostGraph:
             if data["kind"] is NodeKind.JOIN:
                 assert g.in_degree(n) == 2, n
 
+
+def take_in_chunks(values: np.ndarray, indices: np.ndarray, out: np.ndarray) -> None:
+    """out[i] = values[indices[i]], `CHUNK` indices at a time: numpy copies an index array of
+    32-bit numbers into 64-bit ones before it indexes, 8 bytes an index, and under glibc's
+    moving mmap threshold a freed temporary of tens of MB stays in the process's memory."""
+    import numpy as np
+
+    for low in range(0, len(indices), CHUNK):
+        np.take(values, indices[low:low + CHUNK], out=out[low:low + CHUNK])
+
+
+CHUNK = 2**18
+"""How many nodes or edges a pass over numpy arrays takes at a time (`take_in_chunks`,
+`CostGraph.weight_totals`): a few MB of temporaries."""
 
 def _int_array(values: np.ndarray) -> array[int]:
     """A numpy array of node or edge numbers (or counts of them) as a typed array of `NUMBER`s
@@ -935,9 +949,6 @@ def _longest_path(nodes, order: Sequence[int], start: Sequence[int], in_degree: 
         return int(result), end
     return (result if doubles or result else 0.0), end
 
-
-_CHUNK = 2**18
-"""How many edges `CostGraph.weight_totals` sums at a time."""
 
 _NARROW_CHECKED = 1024
 """How many nodes `_longest_path` visits in Python between two looks at how many wait."""

@@ -29,7 +29,14 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from enum import Enum
 
-from graphs.costgraph import NUMBER, CostGraph, EdgeKind, cyclic_gc_paused
+from graphs.costgraph import (
+    CHUNK,
+    NUMBER,
+    CostGraph,
+    EdgeKind,
+    cyclic_gc_paused,
+    take_in_chunks,
+)
 from profiler.syntax import World
 
 SpaceChanges = tuple[tuple[World, int], ...]
@@ -450,10 +457,12 @@ class _GraphIndex:
                     number_of_code[code] = number
             if len(self.space_changes) <= 256:  # a byte a node
                 self.node_space: Sequence[int] = bytearray(self.count)
-                np.take(number_of_code.astype(np.uint8), codes, out=np.frombuffer(
-                    self.node_space, dtype=np.uint8))  # type: ignore[arg-type]
+                take_in_chunks(number_of_code.astype(np.uint8), codes, np.frombuffer(
+                    self.node_space, dtype=np.uint8))  # type: ignore[call-overload]
             else:
-                self.node_space = array("I", number_of_code[codes].tobytes())
+                self.node_space = array("I", [0]) * self.count
+                take_in_chunks(number_of_code, codes,
+                               np.frombuffer(self.node_space, dtype=np.uint32))
             del codes
         self.source_of = graph.edge_source
         self.target = graph.edge_target
@@ -533,7 +542,11 @@ def _depth_first(index: _GraphIndex) -> tuple[array[int], array[int]]:
         raise ValueError(f"the cost graph has nodes its source does not reach: {unreached}")
     in_order = array(NUMBER, [0]) * len(numbers)
     with memoryview(in_order) as memory:
-        np.frombuffer(memory, dtype=NUMBER_DTYPE)[numbered] = np.arange(len(numbers))
+        placed = np.frombuffer(memory, dtype=NUMBER_DTYPE)
+        for low in range(0, len(numbers), CHUNK):  # a few MB of temporaries at a time
+            high = min(low + CHUNK, len(numbers))
+            placed[numbered[low:high]] = np.arange(low, high, dtype=NUMBER_DTYPE)
+        del placed
     del numbered
     return numbers, in_order
 
@@ -552,8 +565,8 @@ def _chain_followers(index: _GraphIndex) -> array[int]:
     del chained
     followers = array(NUMBER, [0]) * len(index.target)
     with memoryview(followers) as memory:
-        np.take(out_edge, np.frombuffer(index.target, dtype=NUMBER_DTYPE),
-                out=np.frombuffer(memory, dtype=NUMBER_DTYPE))
+        take_in_chunks(out_edge, np.frombuffer(index.target, dtype=NUMBER_DTYPE),
+                       np.frombuffer(memory, dtype=NUMBER_DTYPE))
     return followers
 
 

@@ -307,7 +307,7 @@ def test_weight_totals_are_the_sums_of_a_loop_over_the_edges(graph, keys):
     key_of = [None if code % (keys + 1) == keys else code % keys
               for code in range(len(graph.edge_weight.values))]
     totals = graph.weight_totals(key_of)
-    with patch("graphs.costgraph._CHUNK", 3):  # sums carried from chunk to chunk
+    with patch("graphs.costgraph.CHUNK", 3):  # sums carried from chunk to chunk
         assert graph.weight_totals(key_of) == totals
     loop: dict = {}
     for code, weight in zip(map(graph.edge_weight.codes.__getitem__, order), weights,
