@@ -503,10 +503,10 @@ def _depth_first(index: _GraphIndex) -> tuple[array[int], array[int]]:
 
     from graphs.costgraph import NUMBER_DTYPE
 
+    followers = _chain_followers(index)  # first: its temporaries go before the arrays come
     remaining = index.in_degree[:]
     numbers = array(NUMBER, [-1]) * len(index.target)
     order, start, targets = index.order, index.start, index.target
-    followers = _chain_followers(index)
     stack = index.out_edges(index.source)
     stack.reverse()
     count = 0
