@@ -682,6 +682,8 @@ class _Simulation:
         task_instants, task_edges, times = self.task_instants, self.task_edges, self.times
         steps, step_nodes, space_trace = self.steps, self.step_nodes, self.space_trace
         record, keep_steps = self.record, self.keep_steps
+        instant_appends = [tasks.append for tasks in task_instants]  # by processor
+        edge_appends = [tasks.append for tasks in task_edges]
         breadth_first = self.policy is Policy.BREADTH_FIRST
         heappush, heappop = heapq.heappush, heapq.heappop
         cpu = gpu = peak_cpu = peak_gpu = peak_total = traced_cpu = traced_gpu = 0
@@ -768,8 +770,8 @@ class _Simulation:
                 heappush(events, (time + weights[weight_codes[edge]], processor, edge))
                 busy += 1
                 if record:
-                    task_instants[processor].append(at)
-                    task_edges[processor].append(edge)
+                    instant_appends[processor](at)
+                    edge_appends[processor](edge)
             # Close the instant: sample space (eq. 9's max) and, if some node was reached,
             # record the step (eq. 3), with `busy` processors running a task.
             if cpu > peak_cpu:
