@@ -190,35 +190,39 @@ def analyse(evaluation: Evaluation, procs: int = 2, policy: Policy | str = Polic
             body: Expr | None = None, source: str = "", units: str = "abstract",
             profile_name: str = "",
             seconds_per_unit: dict[str, float | None] | None = None,
-            pictures: bool = True, graph_picture: bool = True) -> ProfileResult:
+            pictures: bool = True, graph_picture: bool = True,
+            timeline_picture: bool = True) -> ProfileResult:
     """Work, span, time(e, ⊴) and space(⊴) (eqs. 5, 8, 9) of an evaluation, and attribution.
 
-    With `pictures`, the result also carries the schedule's timeline and, with `graph_picture`
-    too (a timeline's plot needs none), a summary of the cost graph (both bounded in size), for
+    With `pictures`, the result also carries the schedule's timeline (unless not
+    `timeline_picture`: the DOT picture draws none) and a summary of the cost graph (unless not
+    `graph_picture`: a timeline's plot or trace needs none), both bounded in size, for
     `hetprof profile --format dot|trace|html`."""
     # Millions of small objects live through the analysis (see cyclic_gc_paused).
     with cyclic_gc_paused():
         graph = evaluation.graph
         # The schedule's steps and intervals are read by the timeline and by cost centres' times
         # only.
+        timeline_picture = pictures and timeline_picture
+        graph_picture = pictures and graph_picture
         result: ScheduleResult = schedule(graph, procs, policy,
-                                          record=pictures or graph.edge_centres.any(),
+                                          record=timeline_picture or graph.edge_centres.any(),
                                           keep_steps=False)
         work = graph.work()
         # The pictures' critical path needs each node's best in-edge: found in the same pass.
-        span = graph.longest_path(best_edges=pictures and graph_picture).length
+        span = graph.longest_path(best_edges=graph_picture).length
         ons = [_on_cost(record) for record in evaluation.ons]
         centres = _centres(evaluation, result)
         spans = _span_tree(evaluation, body, source) if body is not None else []
         regions = {r.label: r.ap for r in evaluation.regions.values()}
         timeline = cost_graph = None
-        if pictures:
-            def describe(span: Span) -> str:
-                return snippet(source, span, 32) if source else ""
+        def describe(span: Span) -> str:
+            return snippet(source, span, 32) if source else ""
 
+        if timeline_picture:
             timeline = build_timeline(graph, result, describe, units)
-            if graph_picture:
-                cost_graph = cost_picture(graph, describe)
+        if graph_picture:
+            cost_graph = cost_picture(graph, describe)
         return ProfileResult(
             file=file,
             params=dict(params or {}),
