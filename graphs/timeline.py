@@ -23,7 +23,7 @@ from collections.abc import Callable, Iterable, Iterator
 from typing import TYPE_CHECKING, Any
 
 from graphs.costgraph import CHUNK, NUMBER, NUMBER_DTYPE, CostGraph, DeviceBoxInfo, EdgeKind
-from graphs.schedule import ScheduleResult, Tasks
+from graphs.schedule import ScheduleResult, SpaceTrace, Tasks
 from profiler.syntax import Span
 
 if TYPE_CHECKING:  # numpy is imported where used (start-up time)
@@ -223,13 +223,25 @@ def space_samples(result: ScheduleResult, limit: int = MAX_SPACE_SAMPLES) -> lis
     if count <= limit:
         chosen = range(count)
     else:
+        import numpy as np
+
+        # Each entry's total space, windows of `size` entries as rows (the last padded below
+        # any total), and each row's first largest (as `max` finds it).
         size = math.ceil(count / limit)
-        chosen = []
-        for first in range(0, count, size):
-            window = range(first, min(first + size, count))
-            chosen.append(max(window, key=lambda i: sum(entry(i)[2:])))
-        if chosen[-1] != count - 1:
-            chosen.append(count - 1)
+        totals = np.full(-(-count // size) * size, np.iinfo(np.int64).min, dtype=np.int64)
+        totals[0] = 0
+        if isinstance(recorded, SpaceTrace):
+            totals[1:1 + len(recorded)] = (np.frombuffer(recorded.cpu, dtype=np.int64)
+                                           + np.frombuffer(recorded.gpu, dtype=np.int64))
+        else:
+            totals[1:1 + len(recorded)] = [entry[2] + entry[3] for entry in recorded]
+        if ends:
+            totals[count - 1] = end[2] + end[3]
+        peaks: list[int] = (np.argmax(totals.reshape(-1, size), axis=1)
+                            + np.arange(0, len(totals), size)).tolist()
+        if peaks[-1] != count - 1:
+            peaks.append(count - 1)
+        chosen = peaks
     return [list(entry(i)) for i in chosen]
 
 

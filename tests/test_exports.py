@@ -6,6 +6,7 @@ from __future__ import annotations
 import csv
 import io
 import json
+import math
 import re
 import shutil
 import subprocess
@@ -164,6 +165,22 @@ def test_timeline_is_bounded_and_keeps_the_peak(monkeypatch, limit):
     samples = space_samples(result, 50)
     assert len(samples) <= 51
     assert max(s[2] + s[3] for s in samples) == result.peak_space  # eq. 9, as the report says
+
+
+@pytest.mark.parametrize("limit", [2, 3, 7, 50])
+def test_space_samples_keep_each_windows_first_peak(limit):
+    """Past `limit` entries, each window of the space curve keeps its first entry of largest
+    total space (eq. 9's maxima), and the curve's end."""
+    source = (ROOT / "examples" / "dc_sum.lg").read_text()
+    result = schedule(run(source, {"n": 64}).graph, 2, "1df")
+    everything = space_samples(result, 10**9)
+    size = math.ceil(len(everything) / limit)
+    expected = [max(everything[first:first + size], key=lambda entry: entry[2] + entry[3])
+                for first in range(0, len(everything), size)]
+    if expected[-1] != everything[-1]:
+        expected.append(everything[-1])
+    assert len(everything) > limit
+    assert space_samples(result, limit) == expected
 
 
 def hetprof(*args: str) -> subprocess.CompletedProcess:
