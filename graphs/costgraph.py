@@ -234,12 +234,18 @@ class RecordField(Generic[T]):
         import numpy as np
 
         true = np.array([bool(value) for value in self.values], dtype=bool)
+        found: list[int] = []
         with memoryview(self.records.codes) as memory:
             codes = np.frombuffer(memory, dtype=f"u{memory.itemsize}")
             if indices is None:
-                return np.flatnonzero(true[codes]).tolist()
+                for low in range(0, len(codes), CHUNK):  # a few MB of temporaries at a time
+                    found += (np.flatnonzero(true[codes[low:low + CHUNK]]) + low).tolist()
+                return found
             chosen = np.frombuffer(indices, dtype=NUMBER_DTYPE)
-            return chosen[true[codes[chosen]]].tolist()
+            for low in range(0, len(chosen), CHUNK):
+                some = chosen[low:low + CHUNK]
+                found += some[true[codes[some]]].tolist()
+        return found
 
     def at(self, indices: Iterable[int]) -> Iterator[T]:
         """The values of the nodes or edges `indices`, in that order (in C)."""

@@ -443,9 +443,13 @@ class _GraphIndex:
         spaces = graph.node_space.values
         with memoryview(graph.node_space.codes) as memory:
             codes = np.frombuffer(memory, dtype=f"u{memory.itemsize}")
-            used, first_nodes = np.unique(codes, return_index=True)
+            first_node: dict[int, int] = {}  # by node record: the first node that has it
+            for low in range(0, len(codes), CHUNK):  # a few MB of temporaries at a time
+                used, firsts = np.unique(codes[low:low + CHUNK], return_index=True)
+                for code, first in zip(used.tolist(), firsts.tolist(), strict=True):
+                    first_node.setdefault(code, low + first)
             number_of_code = np.zeros(len(spaces), dtype=np.uint32)
-            for code in used[np.argsort(first_nodes)].tolist():
+            for code in sorted(first_node, key=first_node.__getitem__):
                 space = spaces[code]
                 if space:
                     number = number_of.get(space)

@@ -343,3 +343,21 @@ def test_a_shared_gpu_copy_merges_back_into_the_same_table():
     merged = merge(cpu, gpu, Span("t.lg", 1, 1, 1, 2))
     assert merged.region.values is cpu.values and merged.new_words == 1
     assert merged.region.ap == 3 and cpu.copy_to(World.GPU).values is not cpu.values
+
+
+@pytest.mark.parametrize("chunk", [3, 64, 2**18])
+def test_true_at_is_the_nodes_and_edges_whose_value_is_true_in_order(chunk, monkeypatch):
+    """`RecordField.true_at`, a chunk of nodes or edges at a time: those of a cost centre, of
+    the indices given in their order, or of all in order."""
+    monkeypatch.setattr("graphs.costgraph.CHUNK", chunk)
+    graph = CostGraph()
+    current = graph.node()
+    for i in range(300):
+        current = graph.step(current, 1, EdgeKind.OP, NodeKind.POINT,
+                             centres=("a",) if i % 7 == 0 else ())
+    graph.finish(current)
+    order = graph.adjacency().order
+    assert graph.edge_centres.true_at(order) == [e for e in order if graph.edge_centres[e]]
+    assert graph.node_centres.true_at() == [u for u in range(graph.number_of_nodes())
+                                            if graph.node_centres[u]]
+    assert len(graph.node_centres.true_at()) == 43
