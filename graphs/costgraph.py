@@ -726,7 +726,7 @@ class CostGraph:
         import numpy as np
 
         values = self.edge_weight.values
-        if not all(type(w) is float or type(w) is int for w in values):
+        if not all(type(w) is float or (type(w) is int and w < 2**52) for w in values):
             return None
         weights = np.array(values, dtype=np.float64)
         named = list(dict.fromkeys(key for key in keys if key is not None))

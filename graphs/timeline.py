@@ -188,12 +188,12 @@ def _in_doubles(tasks: Tasks) -> tuple[np.ndarray, np.ndarray] | None:
     import numpy as np
 
     weights = tasks.weights
-    if not all(type(w) is float or type(w) is int for w in weights):
+    if not all(type(w) is float or (type(w) is int and w < 2**52) for w in weights):
         return None
-    times = np.array(tasks.times, dtype=np.float64)
-    if any(type(w) is int for w in weights) and len(times) and times.max() >= 2.0**52:
+    # The clock only moves on: its last time is its largest.
+    if any(type(w) is int for w in weights) and tasks.times and tasks.times[-1] >= 2**52:
         return None
-    return times, np.array(weights, dtype=np.float64)
+    return np.array(tasks.times, dtype=np.float64), np.array(weights, dtype=np.float64)
 
 
 def _numbers(values: np.ndarray) -> array[int]:
