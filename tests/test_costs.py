@@ -361,3 +361,16 @@ def test_true_at_is_the_nodes_and_edges_whose_value_is_true_in_order(chunk, monk
     assert graph.node_centres.true_at() == [u for u in range(graph.number_of_nodes())
                                             if graph.node_centres[u]]
     assert len(graph.node_centres.true_at()) == 43
+
+
+def test_weights_past_a_doubles_range_are_summed_as_python_ints():
+    """An int weight too large for a double: numpy's sums leave it to the loops, which keep the
+    exact int (work, span), as `sum` would."""
+    graph = CostGraph()
+    current = graph.node()
+    for weight in (1, 10**400, 2):
+        current = graph.step(current, weight, EdgeKind.OP, NodeKind.POINT)
+    graph.finish(current)
+    assert graph.weight_totals([0] * len(graph.edge_weight.values)) is None
+    assert graph.work() == 10**400 + 3 and type(graph.work()) is int
+    assert graph.span() == 10**400 + 3

@@ -18,6 +18,7 @@ from conftest import ROOT, run
 
 from graphs import timeline as timeline_module
 from graphs.analysis import ProfileResult, analyse
+from graphs.costgraph import CostGraph, EdgeKind, NodeKind
 from graphs.render_csv import CsvRenderer, neutralised
 from graphs.render_dot import DotRenderer, picture_to_dot, quote
 from graphs.render_trace import TraceRenderer
@@ -181,6 +182,17 @@ def test_space_samples_keep_each_windows_first_peak(limit):
         expected.append(everything[-1])
     assert len(everything) > limit
     assert space_samples(result, limit) == expected
+
+
+def test_a_timeline_with_weights_past_a_doubles_range():
+    """Times too large for doubles: the timeline joins a processor's tasks in Python numbers."""
+    graph = CostGraph()
+    current = graph.node()
+    for weight in (1, 10**400, 2):
+        current = graph.step(current, weight, EdgeKind.OP, NodeKind.POINT)
+    graph.finish(current)
+    timeline = build_timeline(graph, schedule(graph, 2, "1df"))
+    assert timeline["processors"][0] == [[0, 10**400 + 3, "op", "op", "?", 3]]
 
 
 def hetprof(*args: str) -> subprocess.CompletedProcess:
