@@ -36,9 +36,9 @@ from profiler.checker import CheckedProgram, bind_parameters
 from profiler.errors import EvaluationError
 
 PICTURE_FORMATS = ("dot", "trace", "html")
-"""The formats that draw the schedule's timeline and the cost graph's summary; JSON carries them
-only with `--pictures` (what `--load` needs to draw them later), CSV and text never: a format
-computes only what it writes (issue 20)."""
+"""The formats that draw the schedule's timeline or the cost graph's summary (DOT the summary, a
+trace the timeline, HTML both); JSON carries both only with `--pictures` (what `--load` needs to
+draw them later), CSV and text never: a format computes only what it writes (issue 20)."""
 
 
 def run_program(args: argparse.Namespace, holder: SourceHolder,
@@ -173,6 +173,8 @@ def command_profile(args: argparse.Namespace, holder: SourceHolder) -> int:
         source=checked.program.source, units=profile.units, profile_name=profile.name,
         pictures=args.format in PICTURE_FORMATS
         or (args.format == "json" and getattr(args, "pictures", False)),
+        # A format computes only what it writes: DOT draws the cost graph, a trace the timeline.
+        graph_picture=args.format != "trace", timeline_picture=args.format != "dot",
         seconds_per_unit={"cpu": profile.cpu.seconds_per_unit,
                           "gpu": profile.gpu.seconds_per_unit},
     )

@@ -8,11 +8,17 @@ a profile can be saved and rendered again without re-running the program.
 from __future__ import annotations
 
 import json
+from collections.abc import Hashable
 from dataclasses import asdict, dataclass, field
-from itertools import compress, count
 from typing import Any
 
-from graphs.costgraph import EdgeKind, NodeKind, cyclic_gc_paused, longest_path_of_edges
+from graphs.costgraph import (
+    CostGraph,
+    EdgeKind,
+    NodeKind,
+    cyclic_gc_paused,
+    longest_path_of_edges,
+)
 from graphs.numbers import json_text
 from graphs.picture import cost_picture
 from graphs.schedule import Policy, ScheduleResult, schedule
@@ -184,35 +190,39 @@ def analyse(evaluation: Evaluation, procs: int = 2, policy: Policy | str = Polic
             body: Expr | None = None, source: str = "", units: str = "abstract",
             profile_name: str = "",
             seconds_per_unit: dict[str, float | None] | None = None,
-            pictures: bool = True, graph_picture: bool = True) -> ProfileResult:
+            pictures: bool = True, graph_picture: bool = True,
+            timeline_picture: bool = True) -> ProfileResult:
     """Work, span, time(e, ⊴) and space(⊴) (eqs. 5, 8, 9) of an evaluation, and attribution.
 
-    With `pictures`, the result also carries the schedule's timeline and, with `graph_picture`
-    too (a timeline's plot needs none), a summary of the cost graph (both bounded in size), for
+    With `pictures`, the result also carries the schedule's timeline (unless not
+    `timeline_picture`: the DOT picture draws none) and a summary of the cost graph (unless not
+    `graph_picture`: a timeline's plot or trace needs none), both bounded in size, for
     `hetprof profile --format dot|trace|html`."""
     # Millions of small objects live through the analysis (see cyclic_gc_paused).
     with cyclic_gc_paused():
         graph = evaluation.graph
         # The schedule's steps and intervals are read by the timeline and by cost centres' times
         # only.
+        timeline_picture = pictures and timeline_picture
+        graph_picture = pictures and graph_picture
         result: ScheduleResult = schedule(graph, procs, policy,
-                                          record=pictures or graph.edge_centres.any(),
+                                          record=timeline_picture or graph.edge_centres.any(),
                                           keep_steps=False)
         work = graph.work()
         # The pictures' critical path needs each node's best in-edge: found in the same pass.
-        span = graph.longest_path(best_edges=pictures and graph_picture).length
+        span = graph.longest_path(best_edges=graph_picture).length
         ons = [_on_cost(record) for record in evaluation.ons]
         centres = _centres(evaluation, result)
         spans = _span_tree(evaluation, body, source) if body is not None else []
         regions = {r.label: r.ap for r in evaluation.regions.values()}
         timeline = cost_graph = None
-        if pictures:
-            def describe(span: Span) -> str:
-                return snippet(source, span, 32) if source else ""
+        def describe(span: Span) -> str:
+            return snippet(source, span, 32) if source else ""
 
+        if timeline_picture:
             timeline = build_timeline(graph, result, describe, units)
-            if graph_picture:
-                cost_graph = cost_picture(graph, describe)
+        if graph_picture:
+            cost_graph = cost_picture(graph, describe)
         return ProfileResult(
             file=file,
             params=dict(params or {}),
@@ -302,7 +312,7 @@ def _centres(evaluation: Evaluation, result: ScheduleResult) -> list[CentreCost]
     edge_centres = graph.edge_centres
     # Edges in networkx's adjacency order, as the sums below ran before (floating point).
     order = graph.adjacency().order
-    marked = list(compress(order, edge_centres.at(order)))
+    marked = edge_centres.true_at(order)
     names: list[str] = []
     for centres in edge_centres.at(marked):
         for name in centres:
@@ -319,7 +329,7 @@ def _centres(evaluation: Evaluation, result: ScheduleResult) -> list[CentreCost]
                 if name not in record.centres:
                     device_only[name] = device_only.get(name, 0.0) + phase.time * scale
     times = centre_times(evaluation, result) if names else {}
-    marked_nodes = list(compress(count(), graph.node_centres))
+    marked_nodes = graph.node_centres.true_at()
     sources, targets = graph.edge_source, graph.edge_target
     marked_centres = list(edge_centres.at(marked))
     marked_weights = list(graph.edge_weight.at(marked))
@@ -374,19 +384,13 @@ def _span_tree(evaluation: Evaluation, body: Expr, source: str) -> list[SpanCost
     """Costs by source span: exclusive (edges made by that node's rule) and inclusive (its
     sub-expressions too), lexically, like a profiler's tree by line."""
     graph = evaluation.graph
-    order = graph.adjacency().order
-    totals: dict[tuple, list[float]] = {}  # by source position: [the sum of its edges' weights]
-    by_span: dict[int, list[float]] = {}  # by id(span): the evaluator shares one per expression
-    # In networkx's adjacency order, as the sums ran before (floating point).
-    for span, weight in zip(graph.edge_span.at(order), graph.edge_weight.at(order), strict=True):
-        if span is None:
-            continue
-        total = by_span.get(id(span))
-        if total is None:
-            key = (span.line, span.column, span.end_line, span.end_column)
-            total = by_span[id(span)] = totals.setdefault(key, [0.0])
-        total[0] += weight
-    exclusive = {key: total[0] for key, total in totals.items()}
+    # By source position: the sum of its edges' weights (in networkx's adjacency order, as the
+    # sums ran before: floating point).
+    exclusive = graph.weight_totals([
+        None if span is None else (span.line, span.column, span.end_line, span.end_column)
+        for span in graph.edge_span.values])
+    if exclusive is None:
+        exclusive = _span_totals(graph)
 
     def build(e: Expr) -> SpanCost | None:
         kids = [k for k in (build(c) for c in children(e)) if k is not None]
@@ -402,3 +406,20 @@ def _span_tree(evaluation: Evaluation, body: Expr, source: str) -> list[SpanCost
 
     root = build(body)
     return [root] if root else []
+
+
+def _span_totals(graph: CostGraph) -> dict[Hashable, float]:
+    """`CostGraph.weight_totals` by source position, one edge at a time, for weights it leaves
+    to its caller."""
+    order = graph.adjacency().order
+    totals: dict[tuple, list[float]] = {}  # by source position: [the sum of its edges' weights]
+    by_span: dict[int, list[float]] = {}  # by id(span): the evaluator shares one per expression
+    for span, weight in zip(graph.edge_span.at(order), graph.edge_weight.at(order), strict=True):
+        if span is None:
+            continue
+        total = by_span.get(id(span))
+        if total is None:
+            key = (span.line, span.column, span.end_line, span.end_column)
+            total = by_span[id(span)] = totals.setdefault(key, [0.0])
+        total[0] += weight
+    return {key: total[0] for key, total in totals.items()}

@@ -21,11 +21,12 @@ from __future__ import annotations
 import gc
 import math
 from array import array
-from collections.abc import Iterable, Iterator, MutableSequence, Sequence
+from collections.abc import Hashable, Iterable, Iterator, MutableSequence, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from enum import Enum
 from functools import partial
+from itertools import chain, islice
 from typing import TYPE_CHECKING, Any, Generic, NamedTuple, TypeVar
 
 from profiler.syntax import Span, World
@@ -227,6 +228,25 @@ class RecordField(Generic[T]):
         values, codes = self.values, self.records.codes
         return any(code in codes for code, value in enumerate(values) if value)
 
+    def true_at(self, indices: array[int] | None = None) -> list[int]:
+        """The nodes or edges whose value is true: of `indices` (a typed array of `NUMBER`s),
+        in their order, or of all, in order (with numpy: a pass that reads every node)."""
+        import numpy as np
+
+        true = np.array([bool(value) for value in self.values], dtype=bool)
+        found: list[int] = []
+        with memoryview(self.records.codes) as memory:
+            codes = np.frombuffer(memory, dtype=f"u{memory.itemsize}")
+            if indices is None:
+                for low in range(0, len(codes), CHUNK):  # a few MB of temporaries at a time
+                    found += (np.flatnonzero(true[codes[low:low + CHUNK]]) + low).tolist()
+                return found
+            chosen = np.frombuffer(indices, dtype=NUMBER_DTYPE)
+            for low in range(0, len(chosen), CHUNK):
+                some = chosen[low:low + CHUNK]
+                found += some[true[codes[some]]].tolist()
+        return found
+
     def at(self, indices: Iterable[int]) -> Iterator[T]:
         """The values of the nodes or edges `indices`, in that order (in C)."""
         return map(self.values.__getitem__, map(self.records.codes.__getitem__, indices))
@@ -262,6 +282,62 @@ def _fork_tree(branches: list[Sub], low: int, high: int, forks: Iterator[int], e
     ends.extend((fork, left.sink, fork, right.sink))
     starts.extend((left.source, fork + 1, right.source, fork + 1))
     return _new_sub((fork, fork + 1))
+
+
+WIDE_FORK_TREE = 64
+"""From how many branches `CostGraph.par_all` makes its fork tree with numpy (`_wide_fork_tree`):
+below it, numpy's calls cost more than the recursion (`_fork_tree`)."""
+
+
+def _wide_fork_tree(branches: list[Sub], first_fork: int) -> tuple[array[int], array[int], Sub]:
+    """`_fork_tree` over all of `branches` (forks numbered from `first_fork`), with numpy: the
+    same edges in the same order, made one level of the tree at a time rather than one fork at a
+    time. A fork's number follows from where its range of branches sits: before it come the
+    forks of every subtree left of that range and those of its own two subtrees (a subtree of k
+    branches has k - 1 forks), so the ⊗ over branches[low:high], with `before` forks left of
+    `low`, is the (before + high - low - 2)-th made."""
+    import numpy as np
+
+    ends_of = np.frombuffer(array(NUMBER, chain.from_iterable(branches)),
+                            dtype=NUMBER_DTYPE).reshape(-1, 2)
+    sources, sinks = ends_of[:, 0].astype(np.int64), ends_of[:, 1].astype(np.int64)
+    del ends_of
+    pairs = len(branches) - 1
+    ends_made = array(NUMBER, [0]) * (4 * pairs)  # fork, left sink, fork, right sink, ...
+    starts_made = array(NUMBER, [0]) * (4 * pairs)  # left source, join, right source, join, ...
+    with memoryview(ends_made) as ends_memory, memoryview(starts_made) as starts_memory:
+        _fill_fork_tree(np.frombuffer(ends_memory, dtype=NUMBER_DTYPE).reshape(pairs, 4),
+                        np.frombuffer(starts_memory, dtype=NUMBER_DTYPE).reshape(pairs, 4),
+                        sources, sinks, first_fork)
+    root = first_fork + 2 * (pairs - 1)
+    return ends_made, starts_made, _new_sub((root, root + 1))
+
+
+def _fill_fork_tree(ends: np.ndarray, starts: np.ndarray, sources: np.ndarray,
+                    sinks: np.ndarray, first_fork: int) -> None:
+    """`_wide_fork_tree`'s edges, written into `ends` and `starts` (a row per ⊗)."""
+    import numpy as np
+
+    low = np.zeros(1, dtype=np.int64)
+    high = np.full(1, len(sources), dtype=np.int64)
+    before = np.zeros(1, dtype=np.int64)
+    while low.size:  # the ⊗s of one level of the tree
+        made = before + (high - low) - 2
+        fork = first_fork + 2 * made
+        middle = (low + high) // 2
+        right_before = before + (middle - low) - 1
+        left_leaf, right_leaf = middle - low == 1, high - middle == 1
+        left_fork = first_fork + 2 * (before + (middle - low) - 2)
+        right_fork = first_fork + 2 * (right_before + (high - middle) - 2)
+        ends[made] = np.stack((fork, np.where(left_leaf, sinks[low], left_fork + 1), fork,
+                               np.where(right_leaf, sinks[middle], right_fork + 1)), axis=1)
+        starts[made] = np.stack((np.where(left_leaf, sources[low], left_fork), fork + 1,
+                                 np.where(right_leaf, sources[middle], right_fork), fork + 1),
+                                axis=1)
+        inner_left, inner_right = ~left_leaf, ~right_leaf
+        low, high, before = (np.concatenate((low[inner_left], middle[inner_right])),
+                             np.concatenate((middle[inner_left], high[inner_right])),
+                             np.concatenate((before[inner_left], right_before[inner_right])))
 
 
 @contextmanager
@@ -502,11 +578,15 @@ class CostGraph:
         if weight < 0:
             raise ValueError(f"negative edge weight {weight}")
         # Typed arrays, not lists: a parmap of a million elements makes four million of each.
-        ends = array(NUMBER)  # fork, left sink, fork, right sink, ... in the order `par` adds them
-        starts = array(NUMBER)  # left source, join, right source, join, ...
         first_fork = len(self.node_records.codes)
-        forks = iter(range(first_fork, first_fork + 2 * len(branches), 2))
-        whole = _fork_tree(branches, 0, len(branches), forks, ends, starts)  # type: ignore[arg-type]
+        if len(branches) >= WIDE_FORK_TREE:
+            ends, starts, whole = _wide_fork_tree(branches, first_fork)  # type: ignore[arg-type]
+        else:
+            ends = array(NUMBER)  # fork, left sink, fork, right sink, ... as `par` adds them
+            starts = array(NUMBER)  # left source, join, right source, join, ...
+            forks = iter(range(first_fork, first_fork + 2 * len(branches), 2))
+            whole = _fork_tree(branches, 0, len(branches), forks, ends,  # type: ignore[arg-type]
+                               starts)
         pairs = len(branches) - 1  # binary ⊗s
         self.node_records.append_pattern(pairs, (_FORK_NODE, span, centres, ()),
                                   (_JOIN_NODE, span, centres, ()))
@@ -621,8 +701,66 @@ class CostGraph:
         return [(source[e], target[e], self.edge_data(e)) for e in self.adjacency().order]
 
     def work(self) -> float:
-        """Σ of all edge weights: the time of the graph on one processor."""
-        return sum(self.edge_weight.at(self.adjacency().order))
+        """Σ of all edge weights: the time of the graph on one processor (in networkx's
+        adjacency order, as `sum` adds them: an int where every weight is one)."""
+        import numpy as np
+
+        values = self.edge_weight.values
+        totals = self.weight_totals([0] * len(values))
+        if totals is None:
+            return sum(self.edge_weight.at(self.adjacency().order))
+        with memoryview(self.edge_weight.codes) as memory:
+            used = np.bincount(np.frombuffer(memory, dtype=f"u{memory.itemsize}"),
+                               minlength=len(values))
+        if all(type(w) is int for w, edges in zip(values, used, strict=True) if edges):
+            return int(totals.get(0, 0))
+        return totals[0]
+
+    def weight_totals(self, keys: Sequence[Hashable | None]) -> dict[Hashable, float] | None:
+        """Σ of the edges' weights by a key of their records (`keys[code]` for the edges of
+        edge record `code`; None leaves them out): each sum a float from 0.0, the weights added
+        one at a time in networkx's adjacency order, as a loop over the edges adds them
+        (floating point), made with numpy: its cumulative sum adds in order, one addition at a
+        time (its `sum` adds in pairs), from the sum so far. None where a weight is neither a float nor an int, or
+        ints could sum past 2^52 (no longer exact in doubles): the caller's loop adds them."""
+        import numpy as np
+
+        values = self.edge_weight.values
+        if not all(type(w) is float or (type(w) is int and w < 2**52) for w in values):
+            return None
+        weights = np.array(values, dtype=np.float64)
+        named = list(dict.fromkeys(key for key in keys if key is not None))
+        number = {key: i for i, key in enumerate(named)}
+        group_of = np.array([-1 if key is None else number[key] for key in keys],
+                            dtype=np.int16 if len(named) < 2**15 else np.int32)
+        bound = 2.0**52 if any(type(w) is int for w in values) else math.inf
+        sums = [0.0] * len(named)  # each group's running sum, carried from chunk to chunk
+        present = [False] * len(named)  # whether the group has edges
+        reached = 0.0  # all the weights' sum so far, against `bound`
+        order = self.adjacency().order
+        # A chunk of edges at a time: a few MB of temporaries, where the whole graph's cost
+        # tens (dot at 10^5: 2.6 million edges).
+        with memoryview(self.edge_weight.codes) as memory, memoryview(order) as edges:
+            all_codes = np.frombuffer(memory, dtype=f"u{memory.itemsize}")
+            for low in range(0, len(order), CHUNK):
+                codes = all_codes[np.frombuffer(edges[low:low + CHUNK], dtype=NUMBER_DTYPE)]
+                added = weights[codes]
+                reached += float(added.sum())
+                if reached >= bound:
+                    return None
+                groups = group_of[codes]
+                by_group = np.argsort(groups, kind="stable")  # each group's edges stay in order
+                added, groups = added[by_group], groups[by_group]
+                bounds = np.searchsorted(groups, np.arange(-1, len(named) + 1))
+                for group, (first, last) in enumerate(zip(bounds[1:-1], bounds[2:],
+                                                          strict=True)):
+                    if last > first:  # from the sum so far: the first chunk's from 0.0
+                        sums[group] = float(np.cumsum(np.concatenate(
+                            ([sums[group]], added[first:last])))[-1])
+                        present[group] = True
+                del codes, added, groups, by_group
+        return {key: total for key, total, edges_in in zip(named, sums, present, strict=True)
+                if edges_in}
 
     def span(self) -> float:
         """The weight of the longest path from source to sink (the graph's depth)."""
@@ -640,7 +778,8 @@ class CostGraph:
             edges = array(NUMBER, [-1]) * size[0] if best_edges else None  # no boxed int
             length, end = _longest_path(range(size[0]), adjacency.order, adjacency.start,
                                         adjacency.in_degree[:], self.edge_target,
-                                        self.edge_weight.codes, self.edge_weight.values, edges)
+                                        self.edge_weight.codes, self.edge_weight.values, edges,
+                                        wide=WIDE_VISITS)
             self._longest, self._longest_size = LongestPath(length, end, edges), size
         assert self._longest is not None
         return self._longest
@@ -674,6 +813,20 @@ class CostGraph:
             if data["kind"] is NodeKind.JOIN:
                 assert g.in_degree(n) == 2, n
 
+
+def take_in_chunks(values: np.ndarray, indices: np.ndarray, out: np.ndarray) -> None:
+    """out[i] = values[indices[i]], `CHUNK` indices at a time: numpy copies an index array of
+    32-bit numbers into 64-bit ones before it indexes, 8 bytes an index, and under glibc's
+    moving mmap threshold a freed temporary of tens of MB stays in the process's memory."""
+    import numpy as np
+
+    for low in range(0, len(indices), CHUNK):
+        np.take(values, indices[low:low + CHUNK], out=out[low:low + CHUNK])
+
+
+CHUNK = 2**18
+"""How many nodes or edges a pass over numpy arrays takes at a time (`take_in_chunks`,
+`CostGraph.weight_totals`): a few MB of temporaries."""
 
 def _int_array(values: np.ndarray) -> array[int]:
     """A numpy array of node or edge numbers (or counts of them) as a typed array of `NUMBER`s
@@ -727,18 +880,23 @@ def longest_path_of_edges(edges: list[tuple[int, int, float]]) -> float:
 
 def _longest_path(nodes, order: Sequence[int], start: Sequence[int], in_degree: MutableSequence[int],
                   target: Sequence[int], weight_codes: Sequence[int], weights: Sequence[float],
-                  best_edge: array[int] | None = None) -> tuple[float, int]:
+                  best_edge: array[int] | None = None, wide: int | None = None) -> tuple[float, int]:
     """`longest_path_length` over the flat form: node u's out-edges are order[start[u]:start[u+1]]
-    and edge e weighs weights[weight_codes[e]] (`RecordField`) (`in_degree` is used up). Returns the length and the first node (in this order) that a
-    longest path reaches (-1 for an empty graph); fills `best_edge` where given (see
-    `LongestPath`).
+    and edge e weighs weights[weight_codes[e]] (`RecordField`) (`in_degree` is used up). Returns
+    the length and the first node (in this order) that a longest path reaches (-1 for an empty
+    graph); fills `best_edge` where given (see `LongestPath`).
 
     It visits nodes in exactly the order networkx's topological_sort does (Kahn's algorithm,
     first in first out, from the in-degree-0 nodes in node order), so that where paths of equal
     weight mix int and float weights the result is the same object type as before. A node's
     best edge is the first made among its equally long in-edges, as networkx's
     `dag_longest_path` takes the first of a node's predecessors, in the order their edges were
-    added; the lengths compared are equal numbers whichever of them is kept."""
+    added; the lengths compared are equal numbers whichever of them is kept.
+
+    With `wide` (typed arrays only: `CostGraph.longest_path`), whenever `wide` nodes or more
+    wait in the queue, they are visited at once with numpy (`_WideVisits`), in the same order
+    and with the same results; the nodes of a narrow stretch (a chain, the top of a fork tree)
+    are visited one by one in Python, which costs less than numpy's calls for a few nodes."""
     count = len(start) - 1
     # A typed array: a node's number is stored, not boxed (4 bytes a node, not 40); its iterator
     # reads on while it grows, as a list's does.
@@ -756,33 +914,168 @@ def _longest_path(nodes, order: Sequence[int], start: Sequence[int], in_degree: 
     whole = bytearray(count)  # 1 where the best length is an int
     result: float = zero
     result_whole = False
-    for node in queue:  # the queue grows while it is read
-        here = best[node]
-        if here < 0:
-            here, here_whole = zero, True
-        else:
-            here_whole = whole[node] == 1
-        if here > result:
-            result, result_whole = here, here_whole
-            end = node
-        for e in order[start[node]:start[node + 1]]:
-            child = target[e]
-            w = weights[weight_codes[e]]
-            candidate = here + w
-            known = best[child]
-            if candidate > known:
-                best[child] = candidate
-                whole[child] = here_whole and type(w) is int
-                if best_edge is not None:
+    visits = (_WideVisits(order, start, in_degree, target, weight_codes, weights, best, whole,
+                          best_edge)
+              if wide is not None and doubles and all(map(math.isfinite, weights)) else None)
+    visited = 0  # how many of `queue`'s nodes were visited
+    nodes_left = iter(queue)
+    while visited < len(queue):
+        if visits is not None and len(queue) - visited >= wide:  # type: ignore[operator]
+            queue, (result, result_whole, end) = visits.visit(
+                queue[visited:], (result, result_whole, end))
+            visited, nodes_left = 0, iter(queue)
+            continue
+        for node in islice(nodes_left, _NARROW_CHECKED):  # the queue grows while it is read
+            here = best[node]
+            if here < 0:
+                here, here_whole = zero, True
+            else:
+                here_whole = whole[node] == 1
+            if here > result:
+                result, result_whole = here, here_whole
+                end = node
+            for e in order[start[node]:start[node + 1]]:
+                child = target[e]
+                w = weights[weight_codes[e]]
+                candidate = here + w
+                known = best[child]
+                if candidate > known:
+                    best[child] = candidate
+                    whole[child] = here_whole and type(w) is int
+                    if best_edge is not None:
+                        best_edge[child] = e
+                elif best_edge is not None and candidate == known and e < best_edge[child]:
                     best_edge[child] = e
-            elif best_edge is not None and candidate == known and e < best_edge[child]:
-                best_edge[child] = e
-            in_degree[child] -= 1
-            if not in_degree[child]:
-                queue.append(child)
+                in_degree[child] -= 1
+                if not in_degree[child]:
+                    queue.append(child)
+        # The slice stops early only where it read the whole queue.
+        visited = min(visited + _NARROW_CHECKED, len(queue))
     if result_whole:
         return int(result), end
     return (result if doubles or result else 0.0), end
+
+
+_NARROW_CHECKED = 1024
+"""How many nodes `_longest_path` visits in Python between two looks at how many wait."""
+
+WIDE_VISITS = 512
+"""From how many waiting nodes `CostGraph.longest_path` visits them with numpy (`_WideVisits`):
+about where numpy's thirty-odd calls a visit cost less than Python's loop over their edges."""
+
+
+class _WideVisits:
+    """`_longest_path`'s visit of many queued nodes at once, with numpy, on the pass's own state
+    (its typed arrays, viewed in place): what the loop does for each node in queue order, done
+    for all of them. A node's length is the largest of its in-edges' candidates (one double
+    addition each, whatever the order), its best edge the first made among those that reach it;
+    what depends on the order is kept by the position of each edge in the queue's order of
+    visits: the int flag comes from the first edge to reach the largest length, a node joins
+    the queue where its last in-edge is visited, and the path's end is the first node to reach
+    the longest length."""
+
+    def __init__(self, order, start, in_degree, target, weight_codes, weights, best, whole,
+                 best_edge) -> None:
+        import numpy as np
+
+        def view(values, dtype=NUMBER_DTYPE):
+            return np.frombuffer(values, dtype=dtype)
+
+        self.order, self.start, self.target = view(order), view(start), view(target)
+        self.remaining = view(in_degree)
+        self.single = self.remaining == 1  # nodes of one in-edge: their first is their last
+        self.codes = view(weight_codes, f"u{weight_codes.itemsize}")
+        self.values = np.array(weights, dtype=np.float64)
+        self.ints = np.array([type(w) is int for w in weights], dtype=bool)
+        self.best = view(best, np.float64)
+        self.whole = view(whole, np.uint8)
+        self.best_edge = view(best_edge) if best_edge is not None else None
+
+    def visit(self, nodes: array[int], known: tuple[float, bool, int]) -> tuple[
+            array[int], tuple[float, bool, int]]:
+        """Visit `nodes` (in queue order), given the loop's (result, result_whole, end) before
+        them: the nodes their visits add to the queue, in order, and those three after them."""
+        import numpy as np
+
+        best, whole, remaining = self.best, self.whole, self.remaining
+        queued = np.frombuffer(nodes, dtype=NUMBER_DTYPE)
+        here = best[queued]
+        unreached = here < 0
+        here[unreached] = 0.0
+        here_whole = (whole[queued] == 1) | unreached
+        result, result_whole, end = known
+        first = int(np.argmax(here))  # the first of the longest, as the loop's `>` keeps it
+        if here[first] > result:
+            result, result_whole, end = float(here[first]), bool(here_whole[first]), int(
+                queued[first])
+        firsts = self.start[queued]
+        counts = self.start[queued + 1] - firsts
+        total = int(counts.sum())
+        if not total:
+            return array(NUMBER), (result, result_whole, end)
+        # Their out-edges, in the order the loop visits them.
+        edges = self.order[np.arange(total) + np.repeat(firsts - (np.cumsum(counts) - counts),
+                                                        counts)]
+        codes = self.codes[edges]
+        candidates = np.repeat(here, counts) + self.values[codes]
+        candidate_whole = np.repeat(here_whole, counts) & self.ints[codes]
+        del codes
+        children = self.target[edges]
+        one = self.single[children]
+        # A child of one in-edge: that edge gives its length and joins it to the queue.
+        alone = children[one]
+        best[alone] = candidates[one]
+        whole[alone] = candidate_whole[one]
+        if self.best_edge is not None:
+            self.best_edge[alone] = edges[one]
+        remaining[alone] = 0
+        positions = np.flatnonzero(one)
+        many = ~one
+        if many.any():
+            joined, joined_at = self._visit_joins(
+                children[many], candidates[many], candidate_whole[many], edges[many],
+                np.flatnonzero(many))
+            alone = np.concatenate((alone, joined))
+            positions = np.concatenate((positions, joined_at))
+            alone = alone[np.argsort(positions, kind="stable")]
+        queue = array(NUMBER, [0]) * len(alone)
+        view = np.frombuffer(queue, dtype=NUMBER_DTYPE)
+        view[:] = alone
+        del view
+        return queue, (result, result_whole, end)
+
+    def _visit_joins(self, children, candidates, candidate_whole, edges, positions):
+        """The visited edges into nodes of several in-edges (in visit order, `positions` in the
+        visit's edge order): each child's length, int flag and best edge updated as the loop
+        would, one after the other; the children whose last in-edge this was, and where."""
+        import numpy as np
+
+        best, whole, remaining = self.best, self.whole, self.remaining
+        by_child = np.argsort(children, kind="stable")  # each child's edges stay in visit order
+        children, candidates = children[by_child], candidates[by_child]
+        candidate_whole, edges = candidate_whole[by_child], edges[by_child]
+        positions = positions[by_child]
+        group_starts = np.flatnonzero(np.concatenate(([True], children[1:] != children[:-1])))
+        sizes = np.diff(np.append(group_starts, len(children)))
+        child = children[group_starts]
+        longest = np.maximum.reduceat(candidates, group_starts)
+        reaching = candidates == np.repeat(longest, sizes)
+        first_reaching = np.minimum.reduceat(np.where(reaching, np.arange(len(children)),
+                                                      len(children)), group_starts)
+        known = best[child]
+        better = longest > known
+        best[child[better]] = longest[better]
+        whole[child[better]] = candidate_whole[first_reaching][better]
+        if self.best_edge is not None:
+            reached_by = np.minimum.reduceat(
+                np.where(reaching, edges, np.iinfo(NUMBER_DTYPE).max), group_starts)
+            kept = self.best_edge[child]
+            self.best_edge[child] = np.where(better, reached_by, np.where(
+                longest == known, np.minimum(kept, reached_by), kept))
+        left = remaining[child] - sizes
+        remaining[child] = left
+        done = left == 0
+        return child[done], positions[group_starts + sizes - 1][done]
 
 
 EXACT_IN_DOUBLES = 2**53

@@ -29,7 +29,14 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from enum import Enum
 
-from graphs.costgraph import NUMBER, CostGraph, EdgeKind, cyclic_gc_paused
+from graphs.costgraph import (
+    CHUNK,
+    NUMBER,
+    CostGraph,
+    EdgeKind,
+    cyclic_gc_paused,
+    take_in_chunks,
+)
 from profiler.syntax import World
 
 SpaceChanges = tuple[tuple[World, int], ...]
@@ -417,6 +424,8 @@ class _GraphIndex:
     adjacency lists them, are order[start[u]:start[u + 1]]."""
 
     def __init__(self, graph: CostGraph) -> None:
+        import numpy as np
+
         if graph.source is None:
             raise ValueError("the cost graph has no source; call CostGraph.finish first")
         adjacency = graph.adjacency()
@@ -428,21 +437,37 @@ class _GraphIndex:
         # Each node's space change as a number into `space_changes` ((CPU words, GPU words);
         # 0 for none): a byte a node while there are fewer than 256 different changes (a few
         # kinds of allocation make them all), else 4 bytes; a list would cost 8 bytes a node.
+        # Numbered in the order the nodes first have them, read by node record (numpy).
         self.space_changes: list[tuple[int, int]] = [(0, 0)]
         number_of: dict[SpaceChanges, int] = {}
-        numbers: bytearray | array[int] = bytearray(self.count)
-        for node, space in enumerate(graph.node_space):
-            if space:
-                number = number_of.get(space)
-                if number is None:
-                    change = _by_world(space)
-                    number = number_of[space] = len(self.space_changes) if change else 0
-                    if change:
-                        self.space_changes.append(change)
-                    if number > 255 and isinstance(numbers, bytearray):
-                        numbers = array("I", iter(numbers))  # the bytes' values, not their bytes
-                numbers[node] = number
-        self.node_space: Sequence[int] = numbers
+        spaces = graph.node_space.values
+        with memoryview(graph.node_space.codes) as memory:
+            codes = np.frombuffer(memory, dtype=f"u{memory.itemsize}")
+            first_node: dict[int, int] = {}  # by node record: the first node that has it
+            for low in range(0, len(codes), CHUNK):  # a few MB of temporaries at a time
+                used, firsts = np.unique(codes[low:low + CHUNK], return_index=True)
+                for code, first in zip(used.tolist(), firsts.tolist(), strict=True):
+                    first_node.setdefault(code, low + first)
+            number_of_code = np.zeros(len(spaces), dtype=np.uint32)
+            for code in sorted(first_node, key=first_node.__getitem__):
+                space = spaces[code]
+                if space:
+                    number = number_of.get(space)
+                    if number is None:
+                        change = _by_world(space)
+                        number = number_of[space] = len(self.space_changes) if change else 0
+                        if change:
+                            self.space_changes.append(change)
+                    number_of_code[code] = number
+            if len(self.space_changes) <= 256:  # a byte a node
+                self.node_space: Sequence[int] = bytearray(self.count)
+                take_in_chunks(number_of_code.astype(np.uint8), codes, np.frombuffer(
+                    self.node_space, dtype=np.uint8))  # type: ignore[call-overload]
+            else:
+                self.node_space = array("I", [0]) * self.count
+                take_in_chunks(number_of_code, codes,
+                               np.frombuffer(self.node_space, dtype=np.uint32))
+            del codes
         self.source_of = graph.edge_source
         self.target = graph.edge_target
         # Edge e weighs weights[weight_codes[e]] (the cost graph's `RecordField`).
@@ -475,10 +500,16 @@ def _by_world(changes: SpaceChanges) -> tuple[int, int] | None:
 def _depth_first(index: _GraphIndex) -> tuple[array[int], array[int]]:
     """Each edge's position in the sequential depth-first order (the 1DF priority, §6.3), and the
     edges in that order: typed arrays (4 bytes an edge, where a list of fresh ints costs 40,
-    about 100 MB at a million edges)."""
+    about 100 MB at a million edges). An edge into a node of one in-edge and one out-edge goes
+    on to that out-edge at once (`_chain_followers`: most edges of a cost graph are steps of a
+    chain), without counting the node's in-edges down."""
+    import numpy as np
+
+    from graphs.costgraph import NUMBER_DTYPE
+
+    followers = _chain_followers(index)  # first: its temporaries go before the arrays come
     remaining = index.in_degree[:]
     numbers = array(NUMBER, [-1]) * len(index.target)
-    in_order = array(NUMBER)
     order, start, targets = index.order, index.start, index.target
     stack = index.out_edges(index.source)
     stack.reverse()
@@ -487,8 +518,11 @@ def _depth_first(index: _GraphIndex) -> tuple[array[int], array[int]]:
         edge = stack.pop()
         while True:
             numbers[edge] = count
-            in_order.append(edge)
             count += 1
+            follower = followers[edge]
+            if follower >= 0:
+                edge = follower
+                continue
             target = targets[edge]
             remaining[target] -= 1
             if remaining[target]:
@@ -499,17 +533,45 @@ def _depth_first(index: _GraphIndex) -> tuple[array[int], array[int]]:
                 break
             # A node of one out-edge (most are) goes on to it at once, as the stack would.
             edge = order[first]
-    # Every node was reached if none still waits for an edge and only the source has none; the
-    # nodes that fail this are listed only for the message.
+    del followers
+    # Every node was reached if every edge was (each is numbered once, when its source is) and
+    # only the source has no in-edge; the nodes that fail this are listed only for the message.
     sources = 1 if index.in_degree[index.source] == 0 else 0
-    if count != len(numbers) or any(remaining) or index.in_degree.count(0) != sources:
-        unreached = [
-            n
-            for n in range(index.count)
-            if remaining[n] or (index.in_degree[n] == 0 and n != index.source)
-        ]
-        raise ValueError(f"the cost graph has nodes its source does not reach: {unreached[:5]}")
+    numbered = np.frombuffer(numbers, dtype=NUMBER_DTYPE)
+    if count != len(numbers) or index.in_degree.count(0) != sources:
+        waiting = np.frombuffer(index.in_degree, dtype=NUMBER_DTYPE) == 0
+        waiting[index.source] = False
+        waiting[np.frombuffer(targets, dtype=NUMBER_DTYPE)[numbered < 0]] = True
+        unreached = np.flatnonzero(waiting)[:5].tolist()
+        raise ValueError(f"the cost graph has nodes its source does not reach: {unreached}")
+    in_order = array(NUMBER, [0]) * len(numbers)
+    with memoryview(in_order) as memory:
+        placed = np.frombuffer(memory, dtype=NUMBER_DTYPE)
+        for low in range(0, len(numbers), CHUNK):  # a few MB of temporaries at a time
+            high = min(low + CHUNK, len(numbers))
+            placed[numbered[low:high]] = np.arange(low, high, dtype=NUMBER_DTYPE)
+        del placed
+    del numbered
     return numbers, in_order
+
+
+def _chain_followers(index: _GraphIndex) -> array[int]:
+    """For each edge, the only out-edge of its target where the target has one in-edge and one
+    out-edge (a step of a chain), else -1: made with numpy, 4 bytes an edge."""
+    import numpy as np
+
+    from graphs.costgraph import NUMBER_DTYPE
+
+    start = np.frombuffer(index.start, dtype=NUMBER_DTYPE)
+    chained = (np.diff(start) == 1) & (np.frombuffer(index.in_degree, dtype=NUMBER_DTYPE) == 1)
+    out_edge = np.full(index.count, -1, dtype=NUMBER_DTYPE)
+    out_edge[chained] = np.frombuffer(index.order, dtype=NUMBER_DTYPE)[start[:-1][chained]]
+    del chained
+    followers = array(NUMBER, [0]) * len(index.target)
+    with memoryview(followers) as memory:
+        take_in_chunks(out_edge, np.frombuffer(index.target, dtype=NUMBER_DTYPE),
+                       np.frombuffer(memory, dtype=NUMBER_DTYPE))
+    return followers
 
 
 class _Simulation:
@@ -533,7 +595,6 @@ class _Simulation:
         self.deques: list[deque[int]] = [deque() for _ in range(procs)]
         self.queued = 0  # tasks waiting in all the deques (ws)
         self.idle = set(range(procs))  # ws
-        self.instant = 0  # how many distinct event times have passed (bf's FIFO clock)
         self.events: list[tuple[float, int, int]] = []  # (end, processor, edge)
         self.space_cpu = 0
         self.space_gpu = 0
@@ -550,89 +611,40 @@ class _Simulation:
         self.now: float = 0  # the instant being simulated
 
     def run(self) -> ScheduleResult:
-        # The loop runs once per edge of a graph of up to millions of edges, so the per-edge work
-        # (completing an edge, making its target's edges ready, starting the next ones: what
-        # `reach`, `make_ready`, `dispatch` and `close_instant` do) is written out here with local
-        # names.
+        """The schedule: `_run_by_priority` under 1df and bf; under work stealing, this loop."""
+        if self.policy is not Policy.WORK_STEALING:
+            return self._run_by_priority()
         index = self.index
-        weight_codes, weights = index.weight_codes, index.weights
-        sources, target = index.source_of, index.target
-        order, start, node_space, edge_space = (index.order, index.start, index.node_space,
-                                                index.edge_space)
-        remaining, events, free, ready = self.remaining, self.events, self.free, self.ready
-        numbers, by_number, count = self.numbers, self.by_number, len(self.numbers)
-        task_instants, task_edges, times = self.task_instants, self.task_edges, self.times
-        steps, step_nodes = self.steps, self.step_nodes
-        record, keep_steps = self.record, self.keep_steps
-        stealing = self.policy is Policy.WORK_STEALING
-        breadth_first = self.policy is Policy.BREADTH_FIRST
-        heappush, heappop = heapq.heappush, heapq.heappop
+        target, edge_space, remaining, events = (index.target, index.edge_space, self.remaining,
+                                                 self.events)
+        steps, step_nodes, record, keep_steps = (self.steps, self.step_nodes, self.record,
+                                                 self.keep_steps)
+        times = self.times
         time: float = 0
-        at = 0  # the instant's index in `times`
         if record:
             times.append(time)
         self.make_ready(self.reach(index.source), 0)
-        busy = self.dispatch(time)
+        busy = self.dispatch_work_stealing(time)
         self.close_instant(time, busy)
         while events:
             time = self.now = events[0][0]
             if record:
-                at = len(times)
                 times.append(time)
-            self.instant += 1
-            # A ready task's key: its 1DF number, after the instant it became ready under bf.
-            base = self.instant * count if breadth_first else 0
             # The heap breaks ties by processor, so completions are handled in processor order.
             # Handling one only starts tasks once all are handled, so each is handled as popped.
             while events and events[0][0] == time:
-                _, processor, edge = heappop(events)
+                _, processor, edge = heapq.heappop(events)
                 busy -= 1
-                if stealing:
-                    self.idle.add(processor)
-                else:
-                    heappush(free, processor)
+                self.idle.add(processor)
                 if edge in edge_space:
                     self.change_space(edge, 1)
                 node = target[edge]
                 remaining[node] -= 1
-                if remaining[node]:
-                    continue
-                first = start[node]
-                if (start[node + 1] - first == 1 and not stealing
-                        and weights[weight_codes[order[first]]] > 0
-                        and not node_space[node]):
-                    # What `reach` and `make_ready` do for most nodes: one out-edge, of positive
-                    # weight, and no space change.
-                    step_nodes.append(node)
-                    heappush(ready, base + numbers[order[first]])
-                    continue
-                enabled = self.reach(node)
-                if stealing:
-                    self.make_ready(enabled, processor)
-                else:
-                    for edge in enabled:
-                        heappush(ready, base + numbers[edge])
-            if stealing:
-                busy += self.dispatch_work_stealing(time)
-            else:
-                while ready and free:
-                    processor = heappop(free)
-                    edge = by_number[heappop(ready) % count]
-                    end = time + weights[weight_codes[edge]]
-                    if edge in edge_space:
-                        self.change_space(edge, 0)
-                    heappush(events, (end, processor, edge))
-                    busy += 1
-                    if record:
-                        task_instants[processor].append(at)
-                        task_edges[processor].append(edge)
+                if not remaining[node]:
+                    self.make_ready(self.reach(node), processor)
+            busy += self.dispatch_work_stealing(time)
             cpu, gpu = self.space_cpu, self.space_gpu
-            if cpu > self.peak_cpu:
-                self.peak_cpu = cpu
-            if gpu > self.peak_gpu:
-                self.peak_gpu = gpu
-            if cpu + gpu > self.peak_total:
-                self.peak_total = cpu + gpu
+            self.sample_peak()
             if step_nodes:
                 self.step_count += 1
                 if keep_steps:
@@ -650,12 +662,173 @@ class _Simulation:
             peak_space_cpu=self.peak_cpu,
             peak_space_gpu=self.peak_gpu,
             peak_space=self.peak_total,
-            tasks=Tasks(self.task_instants, self.task_edges, times, weight_codes, weights,
-                        sources, target)
+            tasks=Tasks(self.task_instants, self.task_edges, times, index.weight_codes,
+                        index.weights, index.source_of, target)
             if record else None,
             space_trace=self.space_trace if record else (),
             step_count=self.step_count,
         )
+
+    def _run_by_priority(self) -> ScheduleResult:
+        """`run` under 1df and bf: one ready heap of keys, free processors taken lowest first.
+        Everything a task or an instant touches is a local name (the space, its peaks, the
+        step count, the clock), and `reach` is written out: at a million tasks in 700 000
+        instants, attribute and method look-ups cost a third of the loop's time. Device boxes,
+        whose edges change space when they start and end (`change_space`), are rare: their
+        state goes through `_box_space`."""
+        index = self.index
+        weight_codes, weights = index.weight_codes, index.weights
+        target, order, start = index.target, index.order, index.start
+        node_space, space_changes, edge_space = (index.node_space, index.space_changes,
+                                                 index.edge_space)
+        remaining, events, free, ready = self.remaining, self.events, self.free, self.ready
+        numbers, by_number, count = self.numbers, self.by_number, len(self.numbers)
+        task_instants, task_edges, times = self.task_instants, self.task_edges, self.times
+        steps, step_nodes, space_trace = self.steps, self.step_nodes, self.space_trace
+        record, keep_steps = self.record, self.keep_steps
+        instant_appends = [tasks.append for tasks in task_instants]  # by processor
+        edge_appends = [tasks.append for tasks in task_edges]
+        breadth_first = self.policy is Policy.BREADTH_FIRST
+        heappush, heappop = heapq.heappush, heapq.heappop
+        cpu = gpu = peak_cpu = peak_gpu = peak_total = traced_cpu = traced_gpu = 0
+        step_count = 0
+        stepped_at: float = 0  # the time of the latest step
+        time: float = 0
+        at = 0  # the instant's index in `times`
+        if record:
+            times.append(time)
+        instant = 0
+        base = 0  # a ready task's key: its 1DF number, after the instant it became ready (bf)
+        busy = 0
+        first_node = index.source  # the node the first instant reaches (-1 once reached)
+        while True:
+            # The heap breaks ties by processor, so completions are handled in processor order,
+            # each before the next is popped (a device box's end samples the space then).
+            while True:
+                if first_node >= 0:
+                    node, first_node = first_node, -1
+                else:
+                    if not events or events[0][0] != time:
+                        break
+                    _, processor, edge = heappop(events)
+                    busy -= 1
+                    heappush(free, processor)
+                    if edge in edge_space:
+                        state = [cpu, gpu, peak_cpu, peak_gpu, peak_total, traced_cpu, traced_gpu]
+                        self._box_space(edge, 1, state, step_count, time)
+                        cpu, gpu, peak_cpu, peak_gpu, peak_total, traced_cpu, traced_gpu = state
+                    node = target[edge]
+                    remaining[node] -= 1
+                    if remaining[node]:
+                        continue
+                    first = start[node]
+                    if (start[node + 1] - first == 1 and weights[weight_codes[order[first]]] > 0
+                            and not node_space[node]):
+                        # Most nodes: one out-edge, of positive weight, and no space change.
+                        step_nodes.append(node)
+                        heappush(ready, base + numbers[order[first]])
+                        continue
+                # `reach`, written out: the node and what its weight-0 edges reach at once.
+                step_nodes.append(node)
+                change = node_space[node]
+                if change:
+                    cpu += space_changes[change][0]
+                    gpu += space_changes[change][1]
+                first, last = start[node], start[node + 1]
+                if last - first == 1:  # most nodes have one out-edge: no stack needed for them
+                    edge = order[first]
+                    if weights[weight_codes[edge]] > 0:
+                        heappush(ready, base + numbers[edge])
+                        continue
+                    stack = [edge]
+                else:
+                    stack = list(order[first:last])
+                    stack.reverse()
+                while stack:
+                    edge = stack.pop()
+                    if weights[weight_codes[edge]] > 0:
+                        heappush(ready, base + numbers[edge])
+                        continue
+                    if edge in edge_space:
+                        state = [cpu, gpu, peak_cpu, peak_gpu, peak_total, traced_cpu, traced_gpu]
+                        self._box_space(edge, 0, state, step_count, time)
+                        self._box_space(edge, 1, state, step_count, time)
+                        cpu, gpu, peak_cpu, peak_gpu, peak_total, traced_cpu, traced_gpu = state
+                    node = target[edge]
+                    remaining[node] -= 1
+                    if remaining[node] == 0:
+                        step_nodes.append(node)
+                        change = node_space[node]
+                        if change:
+                            cpu += space_changes[change][0]
+                            gpu += space_changes[change][1]
+                        stack.extend(reversed(order[start[node]:start[node + 1]]))
+            # Give every free processor a ready task, while there are any (greedy).
+            while ready and free:
+                processor = heappop(free)
+                edge = by_number[heappop(ready) % count]
+                if edge in edge_space:
+                    state = [cpu, gpu, peak_cpu, peak_gpu, peak_total, traced_cpu, traced_gpu]
+                    self._box_space(edge, 0, state, step_count, time)
+                    cpu, gpu, peak_cpu, peak_gpu, peak_total, traced_cpu, traced_gpu = state
+                heappush(events, (time + weights[weight_codes[edge]], processor, edge))
+                busy += 1
+                if record:
+                    instant_appends[processor](at)
+                    edge_appends[processor](edge)
+            # Close the instant: sample space (eq. 9's max) and, if some node was reached,
+            # record the step (eq. 3), with `busy` processors running a task.
+            if cpu > peak_cpu:
+                peak_cpu = cpu
+            if gpu > peak_gpu:
+                peak_gpu = gpu
+            if cpu + gpu > peak_total:
+                peak_total = cpu + gpu
+            if step_nodes:
+                step_count += 1
+                if keep_steps:
+                    steps.append(_new_step(time, time - stepped_at, tuple(step_nodes), cpu, gpu,
+                                           busy))
+                stepped_at = time
+                step_nodes.clear()
+            if record and (cpu != traced_cpu or gpu != traced_gpu):
+                traced_cpu, traced_gpu = cpu, gpu
+                space_trace.append(max(0, step_count - 1), at, cpu, gpu)
+            if not events:
+                break
+            time = events[0][0]
+            if record:
+                at = len(times)
+                times.append(time)
+            instant += 1
+            if breadth_first:
+                base = instant * count
+        self.step_count = step_count
+        return ScheduleResult(
+            policy=self.policy,
+            procs=self.procs,
+            time=stepped_at,
+            steps=tuple(steps),
+            peak_space_cpu=peak_cpu,
+            peak_space_gpu=peak_gpu,
+            peak_space=peak_total,
+            tasks=Tasks(task_instants, task_edges, times, weight_codes, weights,
+                        index.source_of, target)
+            if record else None,
+            space_trace=space_trace if record else (),
+            step_count=step_count,
+        )
+
+    def _box_space(self, edge: int, end: int, state: list[int], step_count: int,
+                   time: float) -> None:
+        """`change_space` for `_run_by_priority`, on its state: [CPU words, GPU words, the
+        three peaks, the CPU and GPU words of the last space_trace entry], changed in place."""
+        self.space_cpu, self.space_gpu, self.peak_cpu, self.peak_gpu, self.peak_total = state[:5]
+        self.traced = (state[5], state[6])
+        self.step_count, self.now = step_count, time
+        self.change_space(edge, end)
+        state[:] = [self.space_cpu, self.space_gpu, self.peak_cpu, self.peak_gpu,
+                    self.peak_total, *self.traced]
 
     # -- the graph ----------------------------------------------------------------------------------
     def reach(self, node: int) -> list[int]:
@@ -700,15 +873,6 @@ class _Simulation:
                 stack.extend(reversed(order[start[node]:start[node + 1]]))
         return enabled
 
-    def enter(self, node: int) -> None:
-        """Mark `node` reached now, applying its space changes (eq. 8)."""
-        self.step_nodes.append(node)
-        number = self.index.node_space[node]
-        if number:
-            change = self.index.space_changes[number]
-            self.space_cpu += change[0]
-            self.space_gpu += change[1]
-
     def sample_peak(self) -> None:
         cpu, gpu = self.space_cpu, self.space_gpu
         if cpu > self.peak_cpu:
@@ -735,33 +899,11 @@ class _Simulation:
 
     # -- the processors -----------------------------------------------------------------------------
     def make_ready(self, enabled: list[int], processor: int) -> None:
-        if not enabled:
-            return
-        if self.policy is Policy.DEPTH_FIRST:
-            for edge in enabled:
-                heapq.heappush(self.ready, self.numbers[edge])
-        elif self.policy is Policy.BREADTH_FIRST:
-            base = self.instant * len(self.numbers)
-            for edge in enabled:
-                heapq.heappush(self.ready, base + self.numbers[edge])
-        else:
-            # Work first: the enabling processor runs the first child next and thieves take
-            # the others from the far (oldest) end.
+        """Work first (ws): the enabling processor runs the first child next and thieves take
+        the others from the far (oldest) end."""
+        if enabled:
             self.deques[processor].extend(reversed(enabled))
             self.queued += len(enabled)
-
-    def dispatch(self, time: float) -> int:
-        """Give every free processor a ready task, while there are any (greedy); how many
-        started."""
-        if self.policy is Policy.WORK_STEALING:
-            return self.dispatch_work_stealing(time)
-        started = 0
-        while self.ready and self.free:
-            processor = heapq.heappop(self.free)
-            self.start(processor, self.by_number[heapq.heappop(self.ready) % len(self.numbers)],
-                       time)
-            started += 1
-        return started
 
     def dispatch_work_stealing(self, time: float) -> int:
         """`dispatch` under work stealing."""

@@ -20,11 +20,14 @@ from __future__ import annotations
 import math
 from array import array
 from collections.abc import Callable, Iterable, Iterator
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from graphs.costgraph import NUMBER, CostGraph, DeviceBoxInfo, EdgeKind
-from graphs.schedule import ScheduleResult
+from graphs.costgraph import CHUNK, NUMBER, NUMBER_DTYPE, CostGraph, DeviceBoxInfo, EdgeKind
+from graphs.schedule import ScheduleResult, SpaceTrace, Tasks
 from profiler.syntax import Span
+
+if TYPE_CHECKING:  # numpy is imported where used (start-up time)
+    import numpy as np
 
 MAX_INTERVALS = 1500  # CPU intervals kept in all (device boxes always kept)
 MAX_SPACE_SAMPLES = 600
@@ -45,63 +48,88 @@ def build_timeline(graph: CostGraph, result: ScheduleResult,
     phases' work groups; `space`: [step, time, cpu words, gpu words] samples (eq. 8);
     `coarsened`: whether processor intervals were gathered into windows.
     """
-    # The columns' codes and values (`RecordField`): edge e's kind is kinds[kind_codes[e]].
-    kind_codes, kinds = graph.edge_kind.codes, graph.edge_kind.values
-    span_codes, spans = graph.edge_span.codes, graph.edge_span.values
     # Each processor's runs of tasks that follow each other without idle time under one name,
     # kept as the numbers of their first and last task and their label, in typed arrays (12
     # bytes a run: a million-task schedule's runs as lists cost about 170 MB), and made into
     # [start, end, name, kind, location, tasks] lists only as they are written or coarsened.
-    # Labels are found by the ids of span and kind: enums hash slowly, and the evaluator shares
-    # one span object per expression.
-    labels: dict[tuple[int, int], int] = {}
+    # They are found with numpy, a processor at a time, from each task's edge record: its label
+    # (labels are known by the ids of span and kind: the evaluator shares one span object per
+    # expression), its name and its weight.
+    import numpy as np
+
+    kinds, spans = graph.edge_kind.values, graph.edge_span.values
+    boxes = np.array([kind is _DEVICE_BOX for kind in kinds], dtype=bool)
+    label_keys: dict[tuple[int, int], int] = {}  # (id(span), id(kind)) -> its number
+    key_of_record = np.array([label_keys.setdefault((id(span), id(kind)), len(label_keys))
+                              for span, kind in zip(spans, kinds, strict=True)], dtype=np.int32)
+    label_of_key = np.full(len(label_keys), -1, dtype=np.int32)  # its label, once made
     rows: list[tuple[str, str, str, int]] = []  # by label: name, kind, location, the name's id
     name_ids: dict[str, int] = {}
     runs: list[tuple[array[int], array[int], array[int]]] = []  # firsts, lasts, labels
     device: list[dict[str, Any]] = []
     box_numbers = {id(box): i + 1 for i, box in enumerate(graph.device_boxes())}
     tasks = result.tasks
+    in_doubles = _in_doubles(tasks) if tasks is not None else None
     for processor in range(len(tasks.edges) if tasks is not None else 0):
         assert tasks is not None
-        firsts, lasts, which = array(NUMBER), array(NUMBER), array(NUMBER)
-        runs.append((firsts, lasts, which))
-        last_name = -1  # the name id of the last run; -1 after a device box (never joined)
-        last_end: float = 0
-        times, weight_codes, weights = tasks.times, tasks.weight_codes, tasks.weights
-        # `Tasks.run` written out: a start and an end per task, as the simulation added them.
-        for task, (instant, e) in enumerate(zip(tasks.instants[processor],
-                                                tasks.edges[processor], strict=True)):
-            start = times[instant]
-            kind: EdgeKind = kinds[kind_codes[e]]
-            span = spans[span_codes[e]]
-            if kind is _DEVICE_BOX:
-                location = _location(span)
-                info: DeviceBoxInfo = graph.edge_extra[e]["box"]
-                number = box_numbers[id(info)]
-                firsts.append(task)
-                lasts.append(task)
-                which.append(len(rows))
-                rows.append((f"on #{number} (device box)", kind.value, location, -1))
-                device.append(_device_run(info, number, start, location))
-                last_name = -1
-                continue
-            end = start + weights[weight_codes[e]]
-            label = labels.get((id(span), id(kind)))
-            if label is None:
+        firsts: list[np.ndarray] = []  # the tasks that start a run, and their labels
+        labels: list[np.ndarray] = []
+        last_name = -1  # the name of the task before the chunk (-1: none, or a device box)
+        count = len(tasks.edges[processor])
+        # A chunk of tasks at a time, with the task before it: a few MB of temporaries.
+        for low in range(0, count, CHUNK):
+            high = min(low + CHUNK, count)
+            before = max(low - 1, 0)
+            edges = np.frombuffer(tasks.edges[processor], dtype=NUMBER_DTYPE)[before:high]
+            with memoryview(graph.edge_records.codes) as memory:
+                codes = np.frombuffer(memory, dtype=f"u{memory.itemsize}")[edges]
+            del edges
+            chunk = codes[low - before:]
+            box = boxes[chunk]
+            keys = key_of_record[chunk]
+            # The labels that the chunk makes first, and its device boxes' rows, in task order.
+            made, first_tasks = np.unique(keys[~box], return_index=True)
+            first_tasks = np.flatnonzero(~box)[first_tasks][label_of_key[made] < 0]
+            task_rows = np.full(len(chunk), -1, dtype=np.int32)  # a device box's own row
+            for task in np.sort(np.concatenate((first_tasks, np.flatnonzero(box)))).tolist():
+                kind, span = kinds[chunk[task]], spans[chunk[task]]
+                if box[task]:
+                    location = _location(span)
+                    info: DeviceBoxInfo = graph.edge_extra[tasks.edges[processor][low + task]][
+                        "box"]
+                    number = box_numbers[id(info)]
+                    task_rows[task] = len(rows)
+                    rows.append((f"on #{number} (device box)", kind.value, location, -1))
+                    device.append(_device_run(
+                        info, number, tasks.times[tasks.instants[processor][low + task]],
+                        location))
+                    continue
                 text = describe(span) if describe is not None and span is not None else ""
                 name = f"{kind.value}: {text}" if text else kind.value
-                label = labels[(id(span), id(kind))] = len(rows)
+                label_of_key[keys[task]] = len(rows)
                 rows.append((name, kind.value, _location(span),
                              name_ids.setdefault(name, len(name_ids))))
-            name_id = rows[label][3]
-            if name_id == last_name and last_end == start:
-                lasts[-1] = task
+            chunk_labels = np.where(box, task_rows, label_of_key[keys])
+            del keys, task_rows, box, chunk
+            names = np.array([row[3] for row in rows], dtype=np.int32)[chunk_labels]
+            # A task goes on the run before it where it has that run's name and starts as the
+            # task before it ends (a device box, name -1, is a run of its own).
+            goes_on = names >= 0
+            goes_on[0] &= names[0] == last_name
+            goes_on[1:] &= names[1:] == names[:-1]
+            if low:
+                goes_on &= _follows_at_once(tasks, processor, before, high, codes, in_doubles)
             else:
-                firsts.append(task)
-                lasts.append(task)
-                which.append(label)
-                last_name = name_id
-            last_end = end
+                goes_on[1:] &= _follows_at_once(tasks, processor, 0, high, codes, in_doubles)
+            last_name = int(names[-1])
+            starting = np.flatnonzero(~goes_on)
+            firsts.append(starting + low)
+            labels.append(chunk_labels[starting])
+            del names, goes_on, codes, chunk_labels, starting
+        started = np.concatenate(firsts) if firsts else np.zeros(0, dtype=np.int64)
+        runs.append((_numbers(started), _numbers(np.append(started[1:] - 1, count - 1)
+                                                 if count else started),
+                     _numbers(np.concatenate(labels) if labels else started)))
     processors: list[list[list[Any]]] = [[] for _ in range(result.procs)]
 
     def track(processor: int) -> Iterator[list[Any]]:
@@ -137,6 +165,42 @@ def build_timeline(graph: CostGraph, result: ScheduleResult,
     }
 
 
+def _follows_at_once(tasks: Tasks, processor: int, low: int, high: int, codes: np.ndarray,
+                     in_doubles: tuple[np.ndarray, np.ndarray] | None) -> np.ndarray:
+    """Whether each of the processor's tasks low + 1 .. high - 1 starts when the one before it
+    ends (its start, as the simulation added it, equals the other's start plus its weight;
+    `codes` holds tasks low .. high - 1's edge records): with numpy where `in_doubles` gives
+    the times and weights as doubles (`_in_doubles`), else in Python."""
+    import numpy as np
+
+    times, weights, instants = tasks.times, tasks.weights, tasks.instants[processor]
+    if in_doubles is not None:
+        all_times, all_weights = in_doubles
+        starts = all_times[np.frombuffer(instants, dtype=NUMBER_DTYPE)[low:high]]
+        return starts[1:] == starts[:-1] + all_weights[codes[:-1]]
+    return np.array([times[instants[i - 1]] + weights[codes[i - 1 - low]] == times[instants[i]]
+                     for i in range(low + 1, high)], dtype=bool)
+
+
+def _in_doubles(tasks: Tasks) -> tuple[np.ndarray, np.ndarray] | None:
+    """The schedule's times and the weights as doubles, where doubles add them as Python does
+    (floats, and ints below 2^52); None elsewhere."""
+    import numpy as np
+
+    weights = tasks.weights
+    if not all(type(w) is float or (type(w) is int and w < 2**52) for w in weights):
+        return None
+    # The clock only moves on: its last time is its largest.
+    if any(type(w) is int for w in weights) and tasks.times and tasks.times[-1] >= 2**52:
+        return None
+    return np.array(tasks.times, dtype=np.float64), np.array(weights, dtype=np.float64)
+
+
+def _numbers(values: np.ndarray) -> array[int]:
+    """A numpy array of task or label numbers as a typed array of `NUMBER`s."""
+    return array(NUMBER, values.astype(NUMBER_DTYPE).tobytes())
+
+
 def space_samples(result: ScheduleResult, limit: int = MAX_SPACE_SAMPLES) -> list[list[float]]:
     """[step index, time, CPU words, GPU words] at every instant where the schedule's space
     changes (eq. 8; `ScheduleResult.space_trace`), from 0 words at time 0 to the end: at most
@@ -159,13 +223,25 @@ def space_samples(result: ScheduleResult, limit: int = MAX_SPACE_SAMPLES) -> lis
     if count <= limit:
         chosen = range(count)
     else:
+        import numpy as np
+
+        # Each entry's total space, windows of `size` entries as rows (the last padded below
+        # any total), and each row's first largest (as `max` finds it).
         size = math.ceil(count / limit)
-        chosen = []
-        for first in range(0, count, size):
-            window = range(first, min(first + size, count))
-            chosen.append(max(window, key=lambda i: sum(entry(i)[2:])))
-        if chosen[-1] != count - 1:
-            chosen.append(count - 1)
+        totals = np.full(-(-count // size) * size, np.iinfo(np.int64).min, dtype=np.int64)
+        totals[0] = 0
+        if isinstance(recorded, SpaceTrace):
+            totals[1:1 + len(recorded)] = (np.frombuffer(recorded.cpu, dtype=np.int64)
+                                           + np.frombuffer(recorded.gpu, dtype=np.int64))
+        else:
+            totals[1:1 + len(recorded)] = [entry[2] + entry[3] for entry in recorded]
+        if ends:
+            totals[count - 1] = end[2] + end[3]
+        peaks: list[int] = (np.argmax(totals.reshape(-1, size), axis=1)
+                            + np.arange(0, len(totals), size)).tolist()
+        if peaks[-1] != count - 1:
+            peaks.append(count - 1)
+        chosen = peaks
     return [list(entry(i)) for i in chosen]
 
 

@@ -276,8 +276,12 @@ def graph_lists(graph: CostGraph) -> tuple:
             list(graph.edge_target), list(graph.edge_weight), list(graph.edge_kind))
 
 
-@pytest.mark.parametrize("count, empty", [(2, ()), (7, ()), (64, ()), (5, (0, 3)), (3, (2,))])
+@pytest.mark.parametrize("count, empty", [(2, ()), (7, ()), (63, ()), (64, ()), (65, ()), (100, ()),
+                                          (1000, ()), (4097, ()), (5, (0, 3)), (3, (2,)),
+                                          (300, (0, 150, 299))])
 def test_a_tree_of_forks_in_bulk_is_the_tree_of_binary_forks(count, empty):
+    """par_all's tree, made by recursion below `WIDE_FORK_TREE` branches and with numpy from it,
+    is the tree of binary ⊗s: the same nodes and edges, numbered alike."""
     made = []
     for bulk in (True, False):
         graph = CostGraph()
@@ -339,3 +343,34 @@ def test_a_shared_gpu_copy_merges_back_into_the_same_table():
     merged = merge(cpu, gpu, Span("t.lg", 1, 1, 1, 2))
     assert merged.region.values is cpu.values and merged.new_words == 1
     assert merged.region.ap == 3 and cpu.copy_to(World.GPU).values is not cpu.values
+
+
+@pytest.mark.parametrize("chunk", [3, 64, 2**18])
+def test_true_at_is_the_nodes_and_edges_whose_value_is_true_in_order(chunk, monkeypatch):
+    """`RecordField.true_at`, a chunk of nodes or edges at a time: those of a cost centre, of
+    the indices given in their order, or of all in order."""
+    monkeypatch.setattr("graphs.costgraph.CHUNK", chunk)
+    graph = CostGraph()
+    current = graph.node()
+    for i in range(300):
+        current = graph.step(current, 1, EdgeKind.OP, NodeKind.POINT,
+                             centres=("a",) if i % 7 == 0 else ())
+    graph.finish(current)
+    order = graph.adjacency().order
+    assert graph.edge_centres.true_at(order) == [e for e in order if graph.edge_centres[e]]
+    assert graph.node_centres.true_at() == [u for u in range(graph.number_of_nodes())
+                                            if graph.node_centres[u]]
+    assert len(graph.node_centres.true_at()) == 43
+
+
+def test_weights_past_a_doubles_range_are_summed_as_python_ints():
+    """An int weight too large for a double: numpy's sums leave it to the loops, which keep the
+    exact int (work, span), as `sum` would."""
+    graph = CostGraph()
+    current = graph.node()
+    for weight in (1, 10**400, 2):
+        current = graph.step(current, weight, EdgeKind.OP, NodeKind.POINT)
+    graph.finish(current)
+    assert graph.weight_totals([0] * len(graph.edge_weight.values)) is None
+    assert graph.work() == 10**400 + 3 and type(graph.work()) is int
+    assert graph.span() == 10**400 + 3

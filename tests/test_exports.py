@@ -6,6 +6,7 @@ from __future__ import annotations
 import csv
 import io
 import json
+import math
 import re
 import shutil
 import subprocess
@@ -17,6 +18,7 @@ from conftest import ROOT, run
 
 from graphs import timeline as timeline_module
 from graphs.analysis import ProfileResult, analyse
+from graphs.costgraph import CostGraph, EdgeKind, NodeKind
 from graphs.render_csv import CsvRenderer, neutralised
 from graphs.render_dot import DotRenderer, picture_to_dot, quote
 from graphs.render_trace import TraceRenderer
@@ -164,6 +166,33 @@ def test_timeline_is_bounded_and_keeps_the_peak(monkeypatch, limit):
     samples = space_samples(result, 50)
     assert len(samples) <= 51
     assert max(s[2] + s[3] for s in samples) == result.peak_space  # eq. 9, as the report says
+
+
+@pytest.mark.parametrize("limit", [2, 3, 7, 50])
+def test_space_samples_keep_each_windows_first_peak(limit):
+    """Past `limit` entries, each window of the space curve keeps its first entry of largest
+    total space (eq. 9's maxima), and the curve's end."""
+    source = (ROOT / "examples" / "dc_sum.lg").read_text()
+    result = schedule(run(source, {"n": 64}).graph, 2, "1df")
+    everything = space_samples(result, 10**9)
+    size = math.ceil(len(everything) / limit)
+    expected = [max(everything[first:first + size], key=lambda entry: entry[2] + entry[3])
+                for first in range(0, len(everything), size)]
+    if expected[-1] != everything[-1]:
+        expected.append(everything[-1])
+    assert len(everything) > limit
+    assert space_samples(result, limit) == expected
+
+
+def test_a_timeline_with_weights_past_a_doubles_range():
+    """Times too large for doubles: the timeline joins a processor's tasks in Python numbers."""
+    graph = CostGraph()
+    current = graph.node()
+    for weight in (1, 10**400, 2):
+        current = graph.step(current, weight, EdgeKind.OP, NodeKind.POINT)
+    graph.finish(current)
+    timeline = build_timeline(graph, schedule(graph, 2, "1df"))
+    assert timeline["processors"][0] == [[0, 10**400 + 3, "op", "op", "?", 3]]
 
 
 def hetprof(*args: str) -> subprocess.CompletedProcess:

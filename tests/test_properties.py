@@ -9,6 +9,7 @@
   calibrated rules and the paper's, with the conditions under which it holds.
 """
 
+import math
 from unittest.mock import patch
 
 from hypothesis import HealthCheck, event, given, note, settings
@@ -240,3 +241,83 @@ def test_the_longest_path_in_doubles_is_the_one_in_python_numbers(dag):
     event("total weight past 2^53" if sum(weights) >= 2**53 else "doubles")
     assert fast == slow and type(fast[0]) is type(slow[0])
     assert fast_best == slow_best
+
+
+SMALL_WEIGHTS = st.one_of(st.integers(0, 3), st.sampled_from([0.0, 0.5, 1.0, 2.0, 1e-9]))
+
+
+@st.composite
+def series_parallel_graphs(draw, weight=SMALL_WEIGHTS):
+    """A cost graph of random ⊕ and ⊗ (binary and n-ary, as parmap makes them) over steps whose
+    weights are ints and floats with ties likely: wide levels of joins, as the evaluator builds."""
+    from graphs.costgraph import CostGraph, EdgeKind, NodeKind
+
+    graph = CostGraph()
+
+    def build(depth):
+        shape = draw(st.sampled_from(["step", "seq", "par", "par_all"] if depth < 4 else ["step"]))
+        if shape == "step":
+            return graph.step(None, draw(weight), EdgeKind.OP, NodeKind.POINT)
+        if shape == "seq":
+            return graph.seq(build(depth + 1), build(depth + 1), draw(weight))
+        if shape == "par":
+            return graph.par(build(depth + 1), build(depth + 1), draw(weight))
+        return graph.par_all([build(depth + 1) for _ in range(draw(st.integers(2, 9)))],
+                             draw(weight))
+
+    graph.finish(build(0))
+    return graph
+
+
+@PROPERTY_SETTINGS
+@given(series_parallel_graphs(), st.sampled_from([1, 2, 5]))
+def test_the_longest_path_visited_wide_with_numpy_is_the_one_visited_node_by_node(graph, wide):
+    """`_longest_path`'s numpy visits of many queued nodes (`wide`) give the length, its type,
+    the path's end and every node's best edge of the loop that visits one node at a time."""
+    from array import array
+
+    from graphs.costgraph import NUMBER, _longest_path
+
+    adjacency = graph.adjacency()
+    found = []
+    for visits in (None, wide):
+        best_edge = array(NUMBER, [-1]) * graph.number_of_nodes()
+        length, end = _longest_path(range(graph.number_of_nodes()), adjacency.order,
+                                    adjacency.start, adjacency.in_degree[:], graph.edge_target,
+                                    graph.edge_weight.codes, graph.edge_weight.values,
+                                    best_edge, wide=visits)
+        found.append((length, type(length), end, best_edge))
+    assert found[0] == found[1]
+
+
+@PROPERTY_SETTINGS
+@given(st.one_of(
+    series_parallel_graphs(st.one_of(SMALL_WEIGHTS, st.sampled_from([-0.0, 0.1, 1 / 3, 2.0**60]))),
+    series_parallel_graphs(st.one_of(SMALL_WEIGHTS, st.sampled_from([2**51, 2**60 + 1])))),
+    st.integers(1, 4))
+def test_weight_totals_are_the_sums_of_a_loop_over_the_edges(graph, keys):
+    """`CostGraph.work` is `sum` over the edges in adjacency order (its value and its type), and
+    `weight_totals` by any key of the records is a loop's sums from 0.0 in that order (in
+    chunks of any size), or None where numpy's doubles could not give them exactly; `true_at` is the edges whose value is
+    true, in the order asked for (or in order)."""
+    order = graph.adjacency().order
+    weights = list(graph.edge_weight.at(order))
+    work = graph.work()
+    assert work == sum(weights) and type(work) is type(sum(weights))
+    key_of = [None if code % (keys + 1) == keys else code % keys
+              for code in range(len(graph.edge_weight.values))]
+    totals = graph.weight_totals(key_of)
+    with patch("graphs.costgraph.CHUNK", 3):  # sums carried from chunk to chunk
+        assert graph.weight_totals(key_of) == totals
+    loop: dict = {}
+    for code, weight in zip(map(graph.edge_weight.codes.__getitem__, order), weights,
+                            strict=True):
+        if key_of[code] is not None:
+            loop[key_of[code]] = loop.get(key_of[code], 0.0) + weight
+    event("numpy" if totals is not None else "left to the caller")
+    if totals is not None:
+        assert totals == loop
+        assert [math.copysign(1, t) for t in totals.values()] == [
+            math.copysign(1, loop[key]) for key in totals]
+    assert graph.edge_weight.true_at(order) == [e for e in order if graph.edge_weight[e]]
+    assert graph.edge_weight.true_at() == [e for e in range(len(weights)) if graph.edge_weight[e]]
