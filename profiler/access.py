@@ -74,7 +74,7 @@ class Pattern(Enum):
     """How consecutive executions of an indexing site on one core move through the vector."""
 
     REREAD = "re-read"
-    WALK = "walk"  # by `SlotAccess.stride` words an iteration (`SlotAccess.kind` names it)
+    WALK = "walk"  # by `SlotAccess.stride` words an iteration
     RANDOM = "random"
     UNKNOWN = "unknown"
 
@@ -97,19 +97,6 @@ class SlotAccess:
         stride = self.stride.xreplace(named)
         lengths = {s: LINE_WORDS for s in stride.free_symbols if isinstance(s, sp.Dummy)}
         return stride.xreplace(lengths) if lengths else stride
-
-    def kind(self, sizes: Mapping[str, int]) -> str:
-        """The pattern in words at the given sizes: "re-read", "sequential" (by fewer words than a
-        line), "strided" (a line or more), "strided, shared with the loop around", "random" or
-        "unknown"."""
-        if self.pattern is not Pattern.WALK:
-            return self.pattern.value
-        stride = int(self.at(sizes))
-        if stride == 0:
-            return Pattern.REREAD.value
-        if stride < LINE_WORDS:
-            return "sequential"
-        return "strided, shared with the loop around" if self.shared else "strided"
 
 
 class _Opaque(Enum):

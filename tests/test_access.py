@@ -80,15 +80,3 @@ def test_a_shadowed_size_parameter_is_the_inner_value():
     # `n` rebound to a loop's index: v[i * n] is then v[i * i], not affine
     assert patterns("parmap (lambda n: int r [r]. v[n * n]) (iota 4)") == [
         SlotAccess(Pattern.RANDOM)]
-
-
-@pytest.mark.parametrize("access, n, kind", [
-    (walk(1), 4, "sequential"),
-    (walk(N + 1), 4, "sequential"),  # a diagonal of a 4 x 4 matrix: 5 words
-    (walk(N + 1), 64, "strided"),
-    (walk(N, shared=True), 64, "strided, shared with the loop around"),
-    (walk(N - 4), 4, "re-read"),
-    (SlotAccess(Pattern.RANDOM), 4, "random"),
-])
-def test_a_walk_is_named_at_the_sizes_it_runs_at(access, n, kind):
-    assert access.kind({"n": n}) == kind
