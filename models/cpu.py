@@ -127,23 +127,17 @@ class CalibratedCpu(CpuModel):
         return p.read_s
 
     def _walk(self, stride: sp.Expr, shared: bool) -> Any:
-        """A walk's slot read at `stride` words an iteration: a number where the stride is one,
-        else the same rule as a sympy expression in the size parameters."""
+        """A walk's slot read at `stride` words an iteration: one rule, a float where the stride
+        is a number, else a sympy expression in the size parameters (the symbolic evaluator's)."""
         p = self.parameters
         line = LINE_WORDS
         shared_line = (p.read_stride_s + (line - 1) * p.read_cached_s) / line
-        if stride.is_number:
-            words = min(int(stride), line)
-            if words == 0:
-                return p.read_cached_s
-            if words == line and shared:
-                return shared_line
-            return p.read_s + (p.read_stride_s - p.read_s) * (words - 1) / (line - 1)
         walking = (sp.Float(p.read_s) + sp.Float(p.read_stride_s - p.read_s)
                    * (sp.Min(stride, line) - 1) / (line - 1))
-        return sp.Piecewise((sp.Float(p.read_cached_s), sp.Eq(stride, 0)),
-                            *([(sp.Float(shared_line), sp.Ge(stride, line))] if shared else []),
-                            (walking, True))
+        price = sp.Piecewise((sp.Float(p.read_cached_s), sp.Eq(stride, 0)),
+                             *([(sp.Float(shared_line), sp.Ge(stride, line))] if shared else []),
+                             (walking, True))
+        return float(price) if stride.is_number else price
 
     def serial_scale(self) -> float:
         """`serial_step_s` over what the classes price its step at (2 reads, a step, an
