@@ -12,13 +12,15 @@
 # rest. REWRITES (environment): the programs whose rewrites are validated (default: those of
 # jacobi1d, gesummv and atax that are among PROGRAM). TOGETHER (environment): programs whose sizes run in one process (default: the cheap
 # CPU-winning ones). REWRITE_PROFILE (environment): the profile the rewrites are predicted with (default:
-# PROFILE). Sizes: benchmarks/suite/sizes.json ({"program": [n, ...]}) if it exists, else validate's.
+# PROFILE). REPEATS (environment): runs of each measured part, whose median is kept (default:
+# --quick's 3). Sizes: benchmarks/suite/sizes.json ({"program": [n, ...]}) if it exists, else validate's.
 set -u
 . benchmarks/gpu_setup.sh || exit 1
 profile_arg=${1:--}
 budget=${2:-540}
 shift $(( $# < 2 ? $# : 2 ))
 R=/tmp/results; rm -rf "$R"; mkdir -p "$R/report"
+repeats=(${REPEATS:+--repeats "$REPEATS"})
 save() { tar -C /tmp -cf "$OUT/results.tar" results; }
 report() {
   timeout 60 python3 benchmarks/suite_report.py --driver "$driver" --out-dir "$R/report" \
@@ -71,7 +73,7 @@ for name in "${programs[@]}"; do
   if [ -n "$sizes" ] && [[ "$TOGETHER" == *" $name "* ]]; then
     t=$(limit 240)
     if [ "$t" -lt 10 ]; then echo "$name: out of time" >> "$R/failures.txt"; continue; fi
-    timeout "$t" python3 -m cli validate "${common[@]}" --quick --parts programs --sizes "$sizes" \
+    timeout "$t" python3 -m cli validate "${common[@]}" --quick "${repeats[@]}" --parts programs --sizes "$sizes" \
       "benchmarks/suite/$name.lg" -o "$R/val_${name}_all.json" 2> "$R/val_${name}_all.log" \
       || echo "$name (all sizes): exit $?" >> "$R/failures.txt"
     save; report; continue
@@ -79,7 +81,7 @@ for name in "${programs[@]}"; do
   for n in ${sizes//,/ }; do
     t=$(limit 75)
     if [ "$t" -lt 10 ]; then echo "$name n=$n: out of time" >> "$R/failures.txt"; continue; fi
-    timeout "$t" python3 -m cli validate "${common[@]}" --quick --parts programs --sizes "$n" \
+    timeout "$t" python3 -m cli validate "${common[@]}" --quick "${repeats[@]}" --parts programs --sizes "$n" \
       "benchmarks/suite/$name.lg" -o "$R/val_${name}_$n.json" 2> "$R/val_${name}_$n.log" \
       || echo "$name n=$n: exit $?" >> "$R/failures.txt"
     save
@@ -92,7 +94,7 @@ for name in ${REWRITES-jacobi1d gesummv atax}; do
   t=$(limit 120)
   if [ "$t" -lt 20 ]; then echo "rewrites $name: out of time" >> "$R/failures.txt"; continue; fi
   size=$(sizes_of "$name"); size=${size%%,*}
-  timeout "$t" python3 -m cli validate-rewrites --device nvidia --cpu-device pocl \
+  timeout "$t" python3 -m cli validate-rewrites --device nvidia --cpu-device pocl "${repeats[@]}" \
     --device-profile "${REWRITE_PROFILE:-$profile}" --format json ${size:+--sizes "$size"} \
     -o "$R/rw_$name.json" "benchmarks/suite/$name.lg" 2> "$R/rw_$name.log" \
     || echo "rewrites $name: exit $?" >> "$R/failures.txt"

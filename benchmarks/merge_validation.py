@@ -26,6 +26,12 @@ def merge(paths: list[str]) -> dict:
         for mode, cases in report.get("compare_cases", {}).items():
             compared.setdefault(mode, []).extend(cases)
     merged["compare_cases"] = compared
+    # runs of each measured part (`--repeats`): one number where every report agrees, else none
+    # (the older reports do not say)
+    repeats = {r.get("repeats") for r in reports}
+    merged.pop("repeats", None)
+    if len(repeats) == 1 and None not in repeats:
+        merged["repeats"] = repeats.pop()
     return summarise(merged)
 
 

@@ -198,7 +198,9 @@ def render_markdown(report: dict) -> str:
         + (" (the default)" if mode == DEFAULT_MODE else "") + f". Profile: {report['profile']}. CPU "
         f"part measured on {report['cpu_device']}"
         + (f"; the CPU priced {report['cpu_model']}" if "cpu_model" in report else "")
-        + ". Calibration saw microbenchmarks only: no parameter is fitted to the suite.",
+        + ". Calibration saw microbenchmarks only: no parameter is fitted to the suite."
+        + (f" Each measured time is the median of {report['repeats']} runs."
+           if "repeats" in report else ""),
         "",
         report.get("cpu_measured", CPU_MEASURED),
         "",

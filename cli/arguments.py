@@ -211,6 +211,8 @@ def _opencl_commands(commands: Any) -> None:
     validate.add_argument("--sizes", help="comma-separated sizes n (default: 2^10 ... 2^24 "
                           "where memory allows; --quick: a few small ones)")
     validate.add_argument("--quick", action="store_true", help="small sizes, few repeats")
+    validate.add_argument("--repeats", type=count_argument, metavar="N",
+                          help="how many times each measured part runs; the median is kept (default 7, --quick 3)")
     validate.add_argument("--gpu-mode", choices=GPU_MODES,
                           help="GPU memory model (default: the profile's)")
     validate.add_argument("--compare-profile", action="append", metavar="FILE.json",
@@ -246,6 +248,8 @@ def _opencl_commands(commands: Any) -> None:
     rewrites.add_argument("--rewrite", action="append", metavar="NAME@LINE:COL",
                           help="validate only this rewrite (repeatable; instead of --rules)")
     rewrites.add_argument("--quick", action="store_true", help="small sizes, few repeats")
+    rewrites.add_argument("--repeats", type=count_argument, metavar="N",
+                          help="how many times each measured part runs; the median is kept (default 7, --quick 3)")
     rewrites.add_argument("--gpu-mode", choices=GPU_MODES,
                           help="GPU memory model (default: the profile's)")
     rewrites.add_argument("--format", choices=("json", "markdown"), default="markdown")

@@ -84,7 +84,8 @@ def command_validate(args: argparse.Namespace, holder: SourceHolder) -> int:
             progress.update(task, completed=done, description=f"validating: {label}")
 
         report_data = validate.validate(session, cpu_session, profile, args.programs or None, sizes,
-                               quick=args.quick, gpu_mode=args.gpu_mode, holder=holder,
+                               quick=args.quick, repeats=args.repeats, gpu_mode=args.gpu_mode,
+                               holder=holder,
                                progress=report, compare=compare,
                                parts=tuple(p.strip() for p in args.parts.split(",")),
                                inputs=args.inputs,
@@ -115,7 +116,8 @@ def command_validate_rewrites(args: argparse.Namespace, holder: SourceHolder) ->
             progress.update(task, completed=done, description=f"validating rewrites: {label}")
 
         report_data = validate_rewrites.validate_rewrites(session, cpu_session, profile, args.programs or None,
-                                        rules, sizes, quick=args.quick, gpu_mode=args.gpu_mode,
+                                        rules, sizes, quick=args.quick, repeats=args.repeats,
+                                        gpu_mode=args.gpu_mode,
                                         keys=args.rewrite, holder=holder, progress=report)
     if args.format == "json":
         write_output(json_text(report_data) + "\n", args.output)

@@ -286,6 +286,7 @@ def test_quick_calibration_and_validation_on_pocl(pocl, tmp_path):
     assert load_profile(tmp_path / "pocl.json") == profile
     report = validate(pocl, pocl, profile, [str(ROOT / "examples" / "map_map.lg")], [64],
                       quick=True, parts=("programs",))
+    assert report["repeats"] == 3  # --quick's, where no --repeats is given
     for key in ("device", "date", "gpu_mode", "cases", "kernel_median_abs_pct_error",
                 "kernel_p90_abs_pct_error", "transfer_mean_abs_pct_error",
                 "bank_conflict_max_abs_pct_error", "placement_accuracy"):

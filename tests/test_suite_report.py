@@ -28,7 +28,7 @@ def validation(program, cases, measured_cheaper):
             "gpu_mode": "dmm", "profile": "test", "sizes": [64], "cases": cases,
             "placements": [{"program": program, "n": 64, "predicted": "gpu",
                             "measured": measured_cheaper}],
-            "skipped": [], "compare_cases": {}}
+            "skipped": [], "compare_cases": {}, "repeats": 9}
 
 
 def rewrite(measured_speedup, right, error):
@@ -91,6 +91,27 @@ def test_markdown_and_picture(written):
         "100.0% |" in text
     assert "| hetprof beats the paper's Fig. 9 model | 50% of 2 kernel cases |" in text
     assert written.with_suffix(".png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    assert "Each measured time is the median of 9 runs." in text
+
+
+def test_runs_per_measurement_said_only_where_the_reports_agree(tmp_path):
+    """merge keeps `repeats` (validate's --repeats) where every report has the same, and drops it
+    where they differ or one does not say (reports from before the option)."""
+    from benchmarks.merge_validation import merge
+
+    def written_with(name, repeats):
+        data = validation(name, [kernel(name, 1.1, 1.0, 0.5, 2.0)], "gpu")
+        if repeats is None:
+            del data["repeats"]
+        else:
+            data["repeats"] = repeats
+        path = tmp_path / f"{name}.json"
+        path.write_text(json.dumps(data))
+        return str(path)
+
+    assert merge([written_with("a", 9), written_with("b", 9)])["repeats"] == 9
+    assert "repeats" not in merge([written_with("a", 9), written_with("b", 3)])
+    assert "repeats" not in merge([written_with("a", 9), written_with("b", None)])
 
 
 def test_a_report_seen_from_a_compared_mode():

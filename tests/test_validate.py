@@ -33,6 +33,7 @@ from models.opencl.validate import (
     _variants,
     explicit_predictions,
     predicted_transfers,
+    render_markdown,
     validate,
 )
 from profiler.checker import bind_parameters, check_program
@@ -94,11 +95,20 @@ def test_the_cli_takes_inputs_and_reports_them(tmp_path):
     done = subprocess.run(
         [sys.executable, "-m", "cli", "validate", ATAX, "--device", "pocl", "--cpu-device", "pocl",
          "--device-profile", str(tmp_path / "profile.json"), "--sizes", "64", "--parts",
-         "programs", "--inputs", "auto", "--format", "json", "-o", str(tmp_path / "r.json")],
+         "programs", "--inputs", "auto", "--repeats", "2", "--format", "json",
+         "-o", str(tmp_path / "r.json")],
         cwd=ROOT, capture_output=True, text=True, timeout=600)
     assert done.returncode == 0, done.stderr
     report = json.loads((tmp_path / "r.json").read_text())
     assert [(i["program"], i["inputs"]) for i in report["inputs"]] == [("atax", "fast")]
+    assert report["repeats"] == 2  # not validate's default of 7
+    assert "the median of 2 runs" in render_markdown(report)
+    refused = subprocess.run(
+        [sys.executable, "-m", "cli", "validate", ATAX, "--device", "pocl",
+         "--device-profile", str(tmp_path / "profile.json"), "--repeats", "0"],
+        cwd=ROOT, capture_output=True, text=True, timeout=600)
+    assert refused.returncode == 2 and "--repeats" in refused.stderr
+    assert "must be at least 1" in refused.stderr and "Traceback" not in refused.stderr
 
 
 def test_the_cpu_floor_counts_the_same_edges_symbolically_and_explicitly():

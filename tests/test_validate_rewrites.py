@@ -263,6 +263,11 @@ def test_cli_json_and_markdown(tmp_path):
     assert done.returncode == 0, done.stderr
     data = json.loads(out.read_text())
     assert [(c["rewrite"], c["n"]) for c in data["cases"]] == [("vertical-fusion@9:4", 16)]
+    assert data["repeats"] == 3  # --quick's
+    again = subprocess.run([sys.executable, *common, "--repeats", "2", "--format", "json",
+                            "-o", str(out)], cwd=ROOT, capture_output=True, text=True)
+    assert again.returncode == 0, again.stderr
+    assert json.loads(out.read_text())["repeats"] == 2
     assert {"device", "date", "cases", "direction_accuracy",
             "speedup_median_abs_pct_error"} <= set(data)
     shown = subprocess.run([sys.executable, *common], cwd=ROOT, capture_output=True, text=True)

@@ -149,8 +149,15 @@ this: a rewrite measured to change nothing has no direction to get right."""
 INPUTS = ("auto", "interpreter", "fast")
 
 
+def repeats_for(quick: bool) -> int:
+    """How many times a measured part runs where the user does not say (`--repeats`): 7, or 3
+    with `--quick`. Its median is kept."""
+    return 3 if quick else 7
+
+
 def validate(session, cpu_session, profile: DeviceProfile, programs: list[str] | None,
-             sizes: list[int] | None, quick: bool = False, gpu_mode: str | None = None,
+             sizes: list[int] | None, quick: bool = False, repeats: int | None = None,
+             gpu_mode: str | None = None,
              holder=None, progress: Callable[[str, float], None] | None = None,
              compare: Sequence[DeviceProfile] = (), parts: tuple[str, ...] = PARTS,
              inputs: str = "auto", predictions: str = "auto") -> dict:
@@ -177,7 +184,7 @@ def validate(session, cpu_session, profile: DeviceProfile, programs: list[str] |
     profile = profile.with_gpu(mode=mode)
     baselines = {m: next((p for p in compare if p.gpu.mode == m), profile.with_gpu(mode=m))
                  for m in GPU_MODES if m != mode}
-    repeats = 3 if quick else 7
+    repeats = repeats or repeats_for(quick)
     paths = [Path(p) for p in programs] if programs else sorted(EXAMPLES.glob("*.lg"))
     if "programs" not in parts:
         paths = []
@@ -311,7 +318,8 @@ def validate(session, cpu_session, profile: DeviceProfile, programs: list[str] |
     if "conflicts" in parts:
         cases += _bank_conflicts(session, profile, mode, quick, repeats)
     cases = [c for c in cases if c.measured_s > 0]  # nothing moved: nothing to compare
-    report = _report(session, cpu_session, profile, mode, cases, placements, skipped, sizes)
+    report = _report(session, cpu_session, profile, mode, cases, placements, skipped, sizes,
+                     repeats)
     report["inputs"] = input_paths
     report["compare_cases"] = {mode_: [_case_json(c) for c in other]
                                for mode_, other in compared.items()}
@@ -686,7 +694,8 @@ def rewrite_figures(cases: list[dict]) -> dict:
     }
 
 
-def _report(session, cpu_session, profile, mode, cases, placements, skipped, sizes) -> dict:
+def _report(session, cpu_session, profile, mode, cases, placements, skipped, sizes,
+            repeats: int) -> dict:
     """The report's facts; `summarise` adds the figures computed from them."""
     return {
         "device": session.info.describe(),
@@ -701,6 +710,7 @@ def _report(session, cpu_session, profile, mode, cases, placements, skipped, siz
         "gpu_mode": mode,
         "profile": profile.name,
         "sizes": sizes,
+        "repeats": repeats,
         "cases": [_case_json(c) for c in cases],
         "placements": placements,
         "skipped": skipped,
@@ -715,7 +725,9 @@ def render_markdown(report: dict) -> str:
         f"Date: {report['date']}. GPU memory model: `{report['gpu_mode']}`. Profile: "
         f"{report['profile']}. CPU placement measured on {report['cpu_device']}"
         + (f" ({report['cpu_processors']} compute units)" if "cpu_processors" in report else "")
-        + (f"; the CPU priced {report['cpu_model']}" if "cpu_model" in report else "") + ".",
+        + (f"; the CPU priced {report['cpu_model']}" if "cpu_model" in report else "") + "."
+        + (f" Each measured time is the median of {report['repeats']} runs."
+           if "repeats" in report else ""),
         "",
         report.get("cpu_measured", CPU_MEASURED),
         "",

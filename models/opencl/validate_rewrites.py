@@ -57,6 +57,7 @@ from models.opencl.validate import (
     CpuOnUnits,
     explicit_cpu_part,
     predicted_transfers,
+    repeats_for,
     rewrite_figures,
     size_params,
 )
@@ -262,6 +263,7 @@ def rewrites_of(checked: CheckedProgram, profile: DeviceProfile, rules: Iterable
 def validate_rewrites(session, cpu_session, profile: DeviceProfile,
                       programs: list[str] | None = None, rules: Iterable[str] = RULES,
                       sizes: list[int] | None = None, quick: bool = False,
+                      repeats: int | None = None,
                       gpu_mode: str | None = None, keys: list[str] | None = None, holder=None,
                       progress: Callable[[str, float], None] | None = None) -> dict:
     """Run every case (program × offered rewrite of `rules`, or the rewrites named in `keys`,
@@ -269,7 +271,7 @@ def validate_rewrites(session, cpu_session, profile: DeviceProfile,
     `speedup_median_abs_pct_error`, ...). `programs` are paths (default: PROGRAMS among the
     examples). A case the devices cannot run is recorded in `skipped` with the reason."""
     profile = profile.with_gpu(mode=gpu_mode or profile.gpu.mode)
-    repeats = 3 if quick else 7
+    repeats = repeats or repeats_for(quick)
     sizes = sizes or (QUICK_SIZES if quick else SIZES)
     paths = [Path(p) for p in programs] if programs else [EXAMPLES / f"{name}.lg"
                                                           for name in PROGRAMS]
