@@ -72,15 +72,16 @@ import itertools
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
-from typing import Any
-
-import sympy as sp
+from typing import TYPE_CHECKING, Any
 
 from models.base import CpuModel, log2_interpolate
 from models.device_profile import CpuParameters, DeviceProfile
 from models.pram import Pram
 from profiler.access import LINE_WORDS, Pattern, SlotAccess, slot_accesses
 from profiler.syntax import Program, Span
+
+if TYPE_CHECKING:  # imported where a walk is priced: an explicit profile never needs sympy
+    import sympy as sp
 
 FORK_EDGES = 4
 """Edges of one binary ⊗ (graphs.costgraph.CostGraph.par): a ⊗ of n threads has n - 1 of them."""
@@ -129,6 +130,8 @@ class CalibratedCpu(CpuModel):
     def _walk(self, stride: sp.Expr, shared: bool) -> Any:
         """A walk's slot read at `stride` words an iteration: one rule, a float where the stride
         is a number, else a sympy expression in the size parameters (the symbolic evaluator's)."""
+        import sympy as sp
+
         p = self.parameters
         line = LINE_WORDS
         shared_line = (p.read_stride_s + (line - 1) * p.read_cached_s) / line

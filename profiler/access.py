@@ -40,9 +40,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 from enum import Enum
-from typing import Any, TypeAlias
-
-import sympy as sp
+from typing import TYPE_CHECKING, Any, TypeAlias
 
 from profiler.syntax import (
     App,
@@ -65,6 +63,9 @@ from profiler.syntax import (
     children,
 )
 
+if TYPE_CHECKING:  # sympy is imported where an analysis runs: an explicit profile never needs it
+    import sympy as sp
+
 LINE_WORDS = 8
 """Words of a 64-byte cache line (8-byte words): the CPU microbenchmarks' strided read
 (models/opencl/calibrate_cpu.py) reads one word a line."""
@@ -86,15 +87,18 @@ class SlotAccess:
     around the innermost one moves the index by one word."""
 
     pattern: Pattern
-    stride: sp.Expr = sp.Integer(0)
+    stride: sp.Expr | int = 0
     shared: bool = False
 
     def at(self, sizes: Mapping[str, Any]) -> sp.Expr:
         """The stride with the size parameters given in `sizes` (numbers or symbols) put in; a
         vector's length left in it is taken as a line's words (a length is a line or more)."""
-        named = {s: sp.sympify(sizes[s.name]) for s in self.stride.free_symbols
+        import sympy as sp
+
+        stride = sp.sympify(self.stride)
+        named = {s: sp.sympify(sizes[s.name]) for s in stride.free_symbols
                  if isinstance(s, sp.Symbol) and s.name in sizes}
-        stride = self.stride.xreplace(named)
+        stride = stride.xreplace(named)
         lengths = {s: LINE_WORDS for s in stride.free_symbols if isinstance(s, sp.Dummy)}
         return stride.xreplace(lengths) if lengths else stride
 
@@ -122,6 +126,8 @@ def slot_accesses(program: Program) -> dict[Span, SlotAccess]:
 
 def _size(name: str) -> sp.Symbol:
     """A size parameter: a positive integer (`SlotAccess.at` puts its value in by name)."""
+    import sympy as sp
+
     return sp.Symbol(name, positive=True, integer=True)
 
 
@@ -132,6 +138,8 @@ class _Walk:
     def value(self, e: Expr, env: dict[str, _Value], loops: tuple[sp.Symbol, ...]) -> _Value:
         """What `e`'s integer value is as a function of the loops' indices, recording each
         indexing site's pattern on the way."""
+        import sympy as sp
+
         match e:
             case IntLit(value=value):
                 return _size(value) if isinstance(value, str) else sp.Integer(value)
@@ -186,6 +194,8 @@ class _Walk:
 
 def _arithmetic(op: BinaryOperator, a: _Value, b: _Value) -> _Value:
     """a op b, kept as an expression while both sides are; data stays data."""
+    import sympy as sp
+
     if _Opaque.DATA in (a, b):
         return _Opaque.DATA
     if isinstance(a, _Opaque) or isinstance(b, _Opaque):
@@ -204,6 +214,8 @@ def _arithmetic(op: BinaryOperator, a: _Value, b: _Value) -> _Value:
 
 def _pattern(position: _Value, loops: tuple[sp.Symbol, ...]) -> SlotAccess:
     """The pattern of an index `position` inside `loops` (outermost first)."""
+    import sympy as sp
+
     if position is _Opaque.DATA:
         return SlotAccess(Pattern.RANDOM)
     if isinstance(position, _Opaque):
@@ -220,6 +232,8 @@ def _pattern(position: _Value, loops: tuple[sp.Symbol, ...]) -> SlotAccess:
 def _step(position: sp.Expr, loop: sp.Symbol, loops: tuple[sp.Symbol, ...]) -> sp.Expr | None:
     """How far `position` moves when `loop` moves by one: its coefficient in `loop` where it
     is affine in it, integer divisions held (the module's docstring), else None."""
+    import sympy as sp
+
     held = {division: sp.Dummy("held") for division in position.atoms(sp.floor)}
     position = position.xreplace(held)
     if not position.is_polynomial(loop) or sp.degree(position, loop) > 1:
