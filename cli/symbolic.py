@@ -38,6 +38,7 @@ from models.cpu import by_class
 from models.opencl.predict import OnPlacement, growth_as_write
 from models.opencl.validate import ExplicitOnPlacement
 from profiler.checker import CheckedProgram, bind_parameters
+from profiler.errors import EvaluationError
 from profiler.rewrite import RULES, Site, Subject, node_at, offered
 
 PLACEMENT_RULES = ("insert-on", "remove-on")  # the rewrites that move a parallel form (§7.1)
@@ -212,11 +213,13 @@ def _place_on(where: Site, written_on: bool, cpu: Subject, gpu: Subject,
         return lambda n: placement.times({**values, parameter: n})[worlds.index(world)]
 
     try:
-        found = crossings(cost("cpu"), cost("gpu"), parameter, upper=upper, names=worlds)
-        site.update(method=method, note=note,
-                    at_params={w: cost(w)(values[parameter]) for w in worlds},
+        at_params = {w: cost(w)(values[parameter]) for w in worlds}
+        lower = _runs_from(site, [cost(w) for w in worlds], parameter, upper)
+        found = crossings(cost("cpu"), cost("gpu"), parameter, upper=upper, names=worlds,
+                          lower=lower)
+        site.update(method=method, note=_joined(note, site.get("note")), at_params=at_params,
                     bound=placement.bound(values),
-                    cheaper_from_1="cpu" if cost("cpu")(1) < cost("gpu")(1) else "gpu",
+                    cheaper_from_1="cpu" if cost("cpu")(lower) < cost("gpu")(lower) else "gpu",
                     crossings=[{"n": c.n, "cheaper": c.cheaper, "method": c.method}
                                for c in found])
     except NotRegular as irregular:
@@ -228,6 +231,38 @@ def _place_on(where: Site, written_on: bool, cpu: Subject, gpu: Subject,
     if upper < args.max_n:
         site["searched_up_to"] = upper
     return site
+
+
+def _runs_from(site: dict[str, Any], costs, parameter: str, upper: int) -> int:
+    """The first size of the ladder 1, 2, 4, ... (up to `upper`, where the program runs: the
+    caller priced it) at which every cost is priced: a program may not run below some size (an
+    index past a vector's end where n is smaller than it assumes, as kmeans's first k points are
+    its centres). Where it is above 1, `site` records it (`runs_from`) and a note says why, in the
+    program's own words; crossings are then looked for from there."""
+    for n in [*ladder(upper, halves=False), upper]:
+        try:
+            for cost in costs:
+                cost(n)
+        except EvaluationError as error:
+            failed = n, error
+            continue
+        if n > 1:
+            size, error = failed
+            site.update(runs_from=n, note=_joined(
+                site.get("note"), f"placed from {parameter} = {n}: the program does not run at "
+                f"{parameter} = {size} and below ({_where(error)}{error.message})"))
+        return n
+    return upper  # not reached: the caller priced `upper`
+
+
+def _where(error: EvaluationError) -> str:
+    """`line:column: ` of where an evaluation error happened, where it says."""
+    return f"{error.span.line}:{error.span.column}: " if error.span is not None else ""
+
+
+def _joined(first: str | None, second: str | None) -> str | None:
+    """Two notes as one (either may be missing)."""
+    return "; ".join(n for n in (first, second) if n) or None
 
 
 def _priced_up_to(cost, largest: int) -> int:
@@ -304,20 +339,26 @@ def _place_explicit(site: dict, cpu: CheckedProgram, gpu: CheckedProgram, values
     """Placement by the explicit evaluator at sizes 1, 2, 4, ... up to the size given; what
     bounds the `on` at `span` from the GPU placement's evaluation at the size given."""
     given: dict[int, Evaluation] = {}
+    times: dict[tuple[int, int], float] = {}  # (which program, n) -> time: each evaluated once
 
     def time_of(checked: CheckedProgram):
         def at(n: int) -> float:
-            evaluation = evaluate(checked, {**values, parameter: n}, options)
-            if checked is gpu and n == values[parameter]:
-                given[n] = evaluation
-            return analyse(evaluation, args.procs, "1df", pictures=False).time
+            key = (id(checked), n)
+            if key not in times:
+                evaluation = evaluate(checked, {**values, parameter: n}, options)
+                if checked is gpu and n == values[parameter]:
+                    given[n] = evaluation
+                times[key] = analyse(evaluation, args.procs, "1df", pictures=False).time
+            return times[key]
         return at
 
     upper = max(values[parameter], 2)
-    found = crossings(time_of(cpu), time_of(gpu), parameter, upper=upper, names=("cpu", "gpu"))
-    site.update(at_params={"cpu": time_of(cpu)(values[parameter]),
-                           "gpu": time_of(gpu)(values[parameter])},
-                cheaper_from_1="cpu" if time_of(cpu)(1) < time_of(gpu)(1) else "gpu",
+    at_params = {"cpu": time_of(cpu)(values[parameter]), "gpu": time_of(gpu)(values[parameter])}
+    lower = _runs_from(site, [time_of(cpu), time_of(gpu)], parameter, upper)
+    found = crossings(time_of(cpu), time_of(gpu), parameter, upper=upper, names=("cpu", "gpu"),
+                      lower=lower)
+    site.update(at_params=at_params,
+                cheaper_from_1="cpu" if time_of(cpu)(lower) < time_of(gpu)(lower) else "gpu",
                 crossings=[{"n": c.n, "cheaper": c.cheaper, "method": c.method} for c in found],
                 searched_up_to=upper)
     record = next((r for r in given[values[parameter]].ons if r.span == span), None)

@@ -76,13 +76,14 @@ class Crossing:
 
 def crossings(cost_a, cost_b, parameter: str, formula_a: sp.Expr | None = None,
               formula_b: sp.Expr | None = None, upper: int = 10**12,
-              names: tuple[str, str] = ("a", "b")) -> list[Crossing]:
-    """Every size in 1..upper from which the cheaper of two costs changes, exactly (integers).
+              names: tuple[str, str] = ("a", "b"), lower: int = 1) -> list[Crossing]:
+    """Every size in lower..upper from which the cheaper of two costs changes, exactly (integers).
 
     `cost_a(n)` and `cost_b(n)` are exact costs at a size (each O(1) for a symbolic profile).
     With formulas, sympy first solves formula_a = formula_b with ceilings and floors relaxed to
     their arguments; each root is checked, and moved to the exact integer, with the exact costs.
-    The numeric fallback evaluates n = 1, 2, 4, ... and bisects every change of sign."""
+    The numeric fallback evaluates n = 1, 2, 4, ... and bisects every change of sign. Sizes
+    below `lower` are not priced (a program that does not run there: `hetprof place`)."""
 
     known: dict[int, str] = {}
 
@@ -91,8 +92,8 @@ def crossings(cost_a, cost_b, parameter: str, formula_a: sp.Expr | None = None,
             known[n] = names[1] if cost_b(n) < cost_a(n) else names[0]
         return known[n]
 
-    roots = _sympy_roots(formula_a, formula_b, parameter, upper)
-    points = sorted({*ladder(upper), *roots})
+    roots = [r for r in _sympy_roots(formula_a, formula_b, parameter, upper) if r >= lower]
+    points = sorted({lower, *(p for p in ladder(upper) if p >= lower), *roots})
     # The formulas, compiled, sort the ladder quickly; the exact costs then check every bracket
     # and both ends, and bisect. Where the formulas misled (a kernel formula holds for its
     # reference sizes' residue class), the changes found do not lead from the exact verdict at

@@ -100,7 +100,7 @@ def place_cells(site: dict, units: str = "units") -> tuple[str, ...]:
     here = site["at_params"]
     cpu, gpu = here["cpu"], here["gpu"]
     speedup = f"{cpu / gpu:.2f}x" if gpu else "-"
-    pieces = [f"{site['cheaper_from_1'].upper()} from 1"]
+    pieces = [f"{site['cheaper_from_1'].upper()} from {number(site.get('runs_from', 1))}"]
     pieces += [f"{c['cheaper'].upper()} from {number(c['n'])}" for c in site["crossings"]]
     if not site["crossings"]:
         upper = site.get("searched_up_to")

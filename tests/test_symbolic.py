@@ -446,6 +446,21 @@ def test_crossings_are_exact_integers():
     assert [(c.n, c.cheaper) for c in found] == [(206, "b")]
 
 
+def test_crossings_from_a_lower_size_never_price_below_it():
+    """`lower`: the sizes below it are not priced (a program that does not run there); a crossing
+    below it is not reported, one above it is, exactly."""
+    def runs_from_5(cost):
+        def at(n: int) -> int:
+            assert n >= 5, n
+            return cost(n)
+        return at
+
+    a, b = runs_from_5(lambda n: 3 if n < 8 else 100 - n), runs_from_5(lambda n: 50)
+    assert [(c.n, c.cheaper) for c in crossings(a, b, "n", upper=1000, lower=5)] == [
+        (8, "b"), (50, "a")]  # 100 - 50 = 50: a tie goes to a
+    assert [(c.n, c.cheaper) for c in crossings(a, b, "n", upper=1000, lower=9)] == [(50, "a")]
+
+
 def test_sizes_where_floats_cannot_tell_two_costs_apart_are_not_searched():
     """b is cheaper by 30 units everywhere, but above about 4.5·10^7 the costs (1.5 n^2) exceed
     their floats' resolution (1e-14 of their size): there a crossing would be rounding. The

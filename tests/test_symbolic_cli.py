@@ -8,8 +8,11 @@ import os
 import subprocess
 import sys
 
+import pytest
 import sympy as sp
 from conftest import ROOT
+
+from graphs.render_symbolic import place_cells
 
 
 def hetprof(*args: str) -> subprocess.CompletedProcess:
@@ -215,3 +218,22 @@ def test_place_prices_an_irregular_on_as_validate_does_explicitly():
     assert len(runs) == 4 and runs[0].cpu is not None
     assert on["at_params"]["cpu"] == runs[0].cpu
     assert on["at_params"]["gpu"] == sum(run.whole for run in runs) > 0
+
+
+@pytest.mark.parametrize("profile", [None, "profiles/nvidia-h200-run15.json"])
+def test_place_starts_where_the_program_runs(profile):
+    """A program that does not run at the ladder's first sizes (an index past a vector's end
+    while n is below 6) is placed from the first size that runs, 8, and the note says why in the
+    program's words, where; under the default profile (explicit evaluation) and a calibrated one
+    (validate's explicit prediction) alike. Before, `place` stopped at n = 1 with the program's
+    error, though the size asked for (16) runs."""
+    args = ["place", "tests/programs/runs_from_eight.lg", "--format", "json"]
+    out = hetprof(*args, *(["--device-profile", profile] if profile else []))
+    assert out.returncode == 0, out.stderr
+    for site in json.loads(out.stdout)["sites"]:
+        assert site["runs_from"] == 8 and site["searched_up_to"] == 16
+        assert ("placed from n = 8: the program does not run at n = 4 and below (14:33: index 5 "
+                "is out of bounds for a vector of 4 elements)") in site["note"]
+        assert all(c["n"] >= 8 for c in site["crossings"])
+        verdict = place_cells(site)[-1]  # the table's "cheaper as n grows"
+        assert verdict.startswith(f"{site['cheaper_from_1'].upper()} from 8; "), verdict
