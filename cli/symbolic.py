@@ -247,10 +247,10 @@ def _runs_from(site: dict[str, Any], costs, parameter: str, upper: int) -> int:
             failed = n, error
             continue
         if n > 1:
-            size, error = failed
+            size, last = failed
             site.update(runs_from=n, note=_joined(
                 site.get("note"), f"placed from {parameter} = {n}: the program does not run at "
-                f"{parameter} = {size} and below ({_where(error)}{error.message})"))
+                f"{parameter} = {size} and below ({_where(last)}{last.message})"))
         return n
     return upper  # not reached: the caller priced `upper`
 
