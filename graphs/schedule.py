@@ -28,6 +28,8 @@ from collections import deque
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from enum import Enum
+from types import ModuleType
+from typing import TYPE_CHECKING
 
 from graphs.costgraph import (
     CHUNK,
@@ -38,6 +40,9 @@ from graphs.costgraph import (
     take_in_chunks,
 )
 from profiler.syntax import World
+
+if TYPE_CHECKING:
+    import numpy as np
 
 SpaceChanges = tuple[tuple[World, int], ...]
 _CPU = World.CPU  # a global: Python 3.11 looks up `World.CPU` ten times slower
@@ -234,6 +239,8 @@ def schedule(graph: CostGraph, procs: int, policy: Policy | str,
         numbers, in_order = _depth_first(index)
         if procs > WIDTH_CHECKED:
             procs = min(procs, max(1, _width(index, in_order)))
+        if policy is not Policy.WORK_STEALING and _fits_compiled(index):
+            return _run_compiled(index, procs, policy, numbers, in_order, record, keep_steps)
         return _Simulation(index, procs, policy, numbers, in_order, record, keep_steps).run()
 
 
@@ -507,6 +514,44 @@ def _depth_first(index: _GraphIndex) -> tuple[array[int], array[int]]:
 
     from graphs.costgraph import NUMBER_DTYPE
 
+    order, start, targets = index.order, index.start, index.target
+    compiled = _compiled_passes(len(targets))
+    if compiled is not None:
+        numbers = array(NUMBER, [-1]) * len(targets)
+        in_order = array(NUMBER, [0]) * len(targets)
+        with memoryview(numbers) as numbers_memory, memoryview(in_order) as in_order_memory:
+            count = compiled.depth_first_numbers(
+                _view(order), _view(start), _view(index.in_degree), _view(targets), index.source,
+                np.frombuffer(numbers_memory, dtype=NUMBER_DTYPE),
+                np.frombuffer(in_order_memory, dtype=NUMBER_DTYPE))
+    else:
+        numbers, count = _depth_first_numbers(index)
+    # Every node was reached if every edge was (each is numbered once, when its source is) and
+    # only the source has no in-edge; the nodes that fail this are listed only for the message.
+    sources = 1 if index.in_degree[index.source] == 0 else 0
+    numbered = np.frombuffer(numbers, dtype=NUMBER_DTYPE)
+    if count != len(numbers) or index.in_degree.count(0) != sources:
+        waiting = np.frombuffer(index.in_degree, dtype=NUMBER_DTYPE) == 0
+        waiting[index.source] = False
+        waiting[np.frombuffer(targets, dtype=NUMBER_DTYPE)[numbered < 0]] = True
+        unreached = np.flatnonzero(waiting)[:5].tolist()
+        raise ValueError(f"the cost graph has nodes its source does not reach: {unreached}")
+    if compiled is not None:
+        return numbers, in_order
+    in_order = array(NUMBER, [0]) * len(numbers)
+    with memoryview(in_order) as memory:
+        placed = np.frombuffer(memory, dtype=NUMBER_DTYPE)
+        for low in range(0, len(numbers), CHUNK):  # a few MB of temporaries at a time
+            high = min(low + CHUNK, len(numbers))
+            placed[numbered[low:high]] = np.arange(low, high, dtype=NUMBER_DTYPE)
+        del placed
+    del numbered
+    return numbers, in_order
+
+
+def _depth_first_numbers(index: _GraphIndex) -> tuple[array[int], int]:
+    """`_depth_first`'s numbering in Python: each edge's position in the depth-first order (-1
+    where the source does not reach it), and how many edges were numbered."""
     followers = _chain_followers(index)  # first: its temporaries go before the arrays come
     remaining = index.in_degree[:]
     numbers = array(NUMBER, [-1]) * len(index.target)
@@ -533,26 +578,7 @@ def _depth_first(index: _GraphIndex) -> tuple[array[int], array[int]]:
                 break
             # A node of one out-edge (most are) goes on to it at once, as the stack would.
             edge = order[first]
-    del followers
-    # Every node was reached if every edge was (each is numbered once, when its source is) and
-    # only the source has no in-edge; the nodes that fail this are listed only for the message.
-    sources = 1 if index.in_degree[index.source] == 0 else 0
-    numbered = np.frombuffer(numbers, dtype=NUMBER_DTYPE)
-    if count != len(numbers) or index.in_degree.count(0) != sources:
-        waiting = np.frombuffer(index.in_degree, dtype=NUMBER_DTYPE) == 0
-        waiting[index.source] = False
-        waiting[np.frombuffer(targets, dtype=NUMBER_DTYPE)[numbered < 0]] = True
-        unreached = np.flatnonzero(waiting)[:5].tolist()
-        raise ValueError(f"the cost graph has nodes its source does not reach: {unreached}")
-    in_order = array(NUMBER, [0]) * len(numbers)
-    with memoryview(in_order) as memory:
-        placed = np.frombuffer(memory, dtype=NUMBER_DTYPE)
-        for low in range(0, len(numbers), CHUNK):  # a few MB of temporaries at a time
-            high = min(low + CHUNK, len(numbers))
-            placed[numbered[low:high]] = np.arange(low, high, dtype=NUMBER_DTYPE)
-        del placed
-    del numbered
-    return numbers, in_order
+    return numbers, count
 
 
 def _chain_followers(index: _GraphIndex) -> array[int]:
@@ -965,3 +991,196 @@ class _Simulation:
         # `time` is the instant's, the last of `times` (`run` appends each instant's first).
         self.space_trace.append(max(0, self.step_count - 1), len(self.times) - 1,
                                 self.space_cpu, self.space_gpu)
+
+
+# -- the compiled passes (graphs.compiled) ----------------------------------------------------------
+COMPILED_FROM = 20_000
+"""From this many edges on, the depth-first numbering and the 1df and bf simulations run compiled
+(`graphs.compiled`, numba), where they fit (`_fits_compiled`): loading numba and the cached
+compiled code costs about 0.3 s and 100 MiB once per process, which the Python loops spend on
+about 20 000 tasks. Below, and under work stealing, the Python passes here run (they are the
+reference the compiled ones are tested against)."""
+
+_passes: list[ModuleType | None] = []  # graphs.compiled once loaded, or None where it cannot be
+
+
+def _compiled_passes(size: int) -> ModuleType | None:
+    """`graphs.compiled` for a pass over `size` edges, where that many pay for loading it and it
+    loads (numba installed, and a place for its cache: numba refuses `cache=True` without one);
+    else None. numba is imported here, lazily, like pyopencl and matplotlib: most runs are small,
+    and `hetprof --help` loads none of it."""
+    if size < COMPILED_FROM:
+        return None
+    if not _passes:
+        import sys
+
+        # numba's first call loads every registry of its own, one of which looks for a BLAS by
+        # importing scipy.linalg (0.15 s and 17 MiB here): these passes use none, so scipy is
+        # hidden until that is over, where nothing has imported it yet.
+        hide_scipy = "scipy" not in sys.modules
+        _give_back_free_memory()
+        if hide_scipy:
+            sys.modules["scipy"] = None  # type: ignore[assignment]
+        try:
+            import graphs.compiled as compiled
+
+            compiled.warm_up()
+        except (ImportError, RuntimeError):  # RuntimeError: numba has nowhere to cache
+            _passes.append(None)
+        else:
+            _passes.append(compiled)
+        finally:
+            if hide_scipy and sys.modules.get("scipy", False) is None:
+                del sys.modules["scipy"]
+    return _passes[0]
+
+
+def _give_back_free_memory() -> None:
+    """Return the C heap's free memory to the system (glibc's malloc_trim), where there is such
+    a call: before numba and LLVM load (about 90 MiB that cannot reuse it: code, and Python
+    objects in arenas of their own), the temporaries that building the graph's index freed
+    (tens of MB) would otherwise stay in the process beside them."""
+    import ctypes
+
+    try:
+        ctypes.CDLL("libc.so.6").malloc_trim(0)
+    except (OSError, AttributeError):  # not glibc
+        pass
+
+
+def _view(numbers: Sequence[int]) -> np.ndarray:
+    """A typed array (or bytearray) as a numpy array over the same memory (no copy)."""
+    import numpy as np
+
+    with memoryview(numbers) as memory:  # type: ignore[arg-type]
+        dtype = f"i{memory.itemsize}" if memory.format.islower() else f"u{memory.itemsize}"
+    return np.frombuffer(numbers, dtype=dtype)  # type: ignore[call-overload]
+
+
+_EXACT_INTS = 2**53  # a double holds every int below this exactly
+_EXACT_SPACE = 2**62  # the compiled simulation keeps space in 64-bit ints
+
+
+def _fits_compiled(index: _GraphIndex) -> bool:
+    """Whether the compiled simulation gives this graph's schedule exactly: large enough
+    (`COMPILED_FROM`), every weight a finite float or an int, the ints adding up (over every
+    edge, so over any path and any instant's clock) to less than 2^53, where a double is
+    exact; the space changes to less than 2^62; and `graphs.compiled` loads."""
+    import math
+
+    import numpy as np
+
+    if len(index.target) < COMPILED_FROM:
+        return False
+    weights = index.weights
+    if not all(type(w) is int or (type(w) is float and math.isfinite(w)) for w in weights):
+        return False
+    ints = [abs(w) if type(w) is int else 0 for w in weights]
+    if any(ints):
+        used = np.bincount(_view(index.weight_codes), minlength=len(weights)).tolist()
+        if sum(edges * w for edges, w in zip(used, ints, strict=True)) >= _EXACT_INTS:
+            return False
+    spaces = np.bincount(_view(index.node_space), minlength=len(index.space_changes)).tolist()
+    total = sum(nodes * (abs(cpu) + abs(gpu))
+                for nodes, (cpu, gpu) in zip(spaces, index.space_changes, strict=True))
+    total += sum(abs(cpu) + abs(gpu) for changes in index.edge_space.values()
+                 for change in changes if change is not None for cpu, gpu in [change])
+    if total >= _EXACT_SPACE:
+        return False
+    return _compiled_passes(len(index.target)) is not None
+
+
+def _run_compiled(index: _GraphIndex, procs: int, policy: Policy, numbers: array[int],
+                  by_number: array[int], record: bool, keep_steps: bool) -> ScheduleResult:
+    """`_Simulation._run_by_priority`'s schedule, simulated by `graphs.compiled` (where
+    `_fits_compiled`): the same result, number for number, each time an int where Python's
+    would be one."""
+    import numpy as np
+
+    compiled = _compiled_passes(len(index.target))
+    assert compiled is not None
+    keep_steps = record and keep_steps
+    weights = index.weights
+    weight_values = np.array([float(w) for w in weights], dtype=np.float64)
+    weight_ints = np.array([type(w) is int for w in weights], dtype=np.bool_)
+    codes = _view(index.weight_codes)
+    positive = weight_values > 0
+    tasks = int(sum(np.count_nonzero(positive[codes[low:low + CHUNK]])
+                    for low in range(0, len(codes), CHUNK)))
+    box_edges = np.array(sorted(index.edge_space), dtype=np.int64)
+    box_changes = np.zeros((len(box_edges), 2, 2), dtype=np.int64)
+    box_has = np.zeros((len(box_edges), 2), dtype=np.bool_)
+    for row, edge in enumerate(box_edges.tolist()):
+        for end, change in enumerate(index.edge_space[edge]):
+            if change is not None:
+                box_changes[row, end] = change
+                box_has[row, end] = True
+    (stepped_at, stepped_int, peak_cpu, peak_gpu, peak_total, step_count, clock, clock_ints,
+     bounds, instants, edges, trace, step_rows, step_starts,
+     step_nodes) = compiled.simulate_by_priority(
+        _view(index.order), _view(index.start), _view(index.in_degree), _view(index.target),
+        codes, weight_values, weight_ints, _view(index.node_space),
+        np.array(index.space_changes, dtype=np.int64).reshape(-1, 2), box_edges, box_changes,
+        box_has, _view(numbers), _view(by_number), index.source, tasks, procs,
+        policy is Policy.BREADTH_FIRST, record, keep_steps)
+    del codes
+    # Each typed result as soon as its numpy arrays can go: the times, a Python number an
+    # instant as the Python simulation keeps them, last.
+    bounds = bounds.tolist()
+    task_instants = [_typed(instants[low:high], NUMBER)
+                     for low, high in zip(bounds[:-1], bounds[1:], strict=True)]
+    del instants
+    task_edges = [_typed(edges[low:high], NUMBER)
+                  for low, high in zip(bounds[:-1], bounds[1:], strict=True)]
+    del edges
+    trace_columns = [_typed(np.ascontiguousarray(column, dtype=f"i{itemsize}"), typecode)
+                     for column, (typecode, itemsize) in zip(
+                         trace.T, ((NUMBER, 4), (NUMBER, 4), ("q", 8), ("q", 8)), strict=True)]
+    del trace
+    times = _python_numbers(clock, clock_ints) if record else []
+    del clock, clock_ints
+    space_trace = SpaceTrace(times)
+    space_trace.steps, space_trace.instants, space_trace.cpu, space_trace.gpu = trace_columns
+    steps: list[Step] = []
+    if keep_steps:
+        previous: float = 0
+        for (at, cpu, gpu, busy), low, high in zip(step_rows.tolist(), step_starts[:-1].tolist(),
+                                                   step_starts[1:].tolist(), strict=True):
+            time = times[at]
+            steps.append(_new_step(time, time - previous, tuple(step_nodes[low:high].tolist()),
+                                   cpu, gpu, busy))
+            previous = time
+    return ScheduleResult(
+        policy=policy,
+        procs=procs,
+        time=int(stepped_at) if stepped_int else float(stepped_at),
+        steps=tuple(steps),
+        peak_space_cpu=int(peak_cpu),
+        peak_space_gpu=int(peak_gpu),
+        peak_space=int(peak_total),
+        tasks=Tasks(task_instants, task_edges, times, index.weight_codes, weights,
+                    index.source_of, index.target) if record else None,
+        space_trace=space_trace if record else (),
+        step_count=int(step_count),
+    )
+
+
+def _typed(values: np.ndarray, typecode: str) -> array[int]:
+    """A numpy array of ints as a typed array of `typecode` (the same item size)."""
+    import numpy as np
+
+    result = array(typecode)
+    result.frombytes(np.ascontiguousarray(values).view(np.uint8))  # type: ignore[arg-type]
+    return result
+
+
+def _python_numbers(values: np.ndarray, ints: np.ndarray) -> list[float]:
+    """Doubles as the Python numbers they stand for: an int where `ints` says so, else a float."""
+    import numpy as np
+
+    if ints.all():
+        return values.astype(np.int64).tolist()
+    if not ints.any():
+        return values.tolist()
+    return [int(value) if is_int else value
+            for value, is_int in zip(values.tolist(), ints.tolist(), strict=True)]

@@ -1,0 +1,408 @@
+"""The schedule's per-edge passes compiled with numba: the 1DF numbering and the greedy 1df / bf
+simulation of `graphs.schedule` (§6.3, eqs. 3-5, 8-9), over the cost graph's typed arrays.
+
+Each function here is the Python pass of `graphs.schedule` written again over numpy arrays, with
+the same visits in the same order: the same tie-breaking (the ready keys, the free processors and
+the events (end, processor, edge) are all distinct, so any heap pops them in the one order
+`heapq` does) and the same additions. The clock is a double, with a flag for whether Python would
+hold it as an int (an int plus an int); `graphs.schedule` takes this route only where that is
+exact (`compiled_fits`: every weight a float, or an int whose sum over all edges is below 2^53),
+and only for graphs large enough that loading the compiled code (about 0.3 s and 100 MiB: numba
+and LLVM) pays. Compiled code is cached on disk (`cache=True`, in `__pycache__` beside this file
+or numba's user-wide cache): the first run of a fresh checkout compiles it (tens of seconds).
+
+This module imports numba; only `graphs.schedule` imports it, lazily, as pyopencl and
+matplotlib are imported only where used.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+# Columns of the space trace the simulation returns: (step index, instant, CPU words, GPU words).
+_TRACE_COLUMNS = 4
+
+
+@njit(cache=True, nogil=True)
+def depth_first_numbers(order, start, in_degree, target, source, numbers,
+                        in_order):  # pragma: no cover - compiled
+    """`graphs.schedule._depth_first`'s numbering: each edge's position in the sequential
+    depth-first order into `numbers` (left at -1 for an edge the source does not reach) and the
+    edges in that order into `in_order`; returns how many were numbered. The in-degrees are counted down in
+    place (a copy would cost 4 bytes a node) and counted again at the end."""
+    remaining = in_degree
+    stack = np.empty(target.shape[0] + 1, dtype=np.int32)  # see `simulate_by_priority`
+    top = 0
+    for j in range(start[source + 1] - 1, start[source] - 1, -1):
+        stack[top] = order[j]
+        top += 1
+    count = 0
+    while top:
+        top -= 1
+        edge = stack[top]
+        while True:
+            numbers[edge] = count
+            in_order[count] = edge
+            count += 1
+            node = target[edge]
+            remaining[node] -= 1
+            if remaining[node]:
+                break
+            first, last = start[node], start[node + 1]
+            if last - first != 1:
+                for j in range(last - 1, first - 1, -1):
+                    stack[top] = order[j]
+                    top += 1
+                break
+            edge = order[first]  # a node of one out-edge goes on to it at once
+    _count_in_edges(target, in_degree)
+    return count
+
+
+@njit(cache=True, nogil=True)
+def _count_in_edges(target, in_degree):  # pragma: no cover - compiled
+    """in_degree[u] = the number of edges into u (what the passes counted down)."""
+    in_degree[:] = 0
+    for edge in range(target.shape[0]):
+        in_degree[target[edge]] += 1
+
+
+def warm_up() -> None:
+    """Call a compiled function once, which loads numba's registries (see
+    `graphs.schedule._compiled_passes`)."""
+    _count_in_edges(np.zeros(1, dtype=np.int32), np.zeros(1, dtype=np.int32))
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _box_change(box, end, state, box_changes, box_has, record, trace, traced, step_count,
+                at):  # pragma: no cover - compiled
+    """`_Simulation.change_space` of a device-box edge (row `box` of the box tables), on the
+    simulation's state [CPU words, GPU words, the three peaks, the last traced CPU and GPU
+    words]: returns the trace's new length."""
+    if not box_has[box, end]:
+        return traced
+    state[0] += box_changes[box, end, 0]
+    state[1] += box_changes[box, end, 1]
+    if end:
+        cpu, gpu = state[0], state[1]
+        if cpu > state[2]:
+            state[2] = cpu
+        if gpu > state[3]:
+            state[3] = gpu
+        if cpu + gpu > state[4]:
+            state[4] = cpu + gpu
+        if record and (cpu != state[5] or gpu != state[6]):
+            state[5], state[6] = cpu, gpu
+            trace[traced, 0] = max(0, step_count - 1)
+            trace[traced, 1] = at
+            trace[traced, 2] = cpu
+            trace[traced, 3] = gpu
+            traced += 1
+    return traced
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _box_of(box_edges, edge):  # pragma: no cover - compiled
+    """The row of `edge` in the sorted `box_edges`, or -1 where it is no device-box edge."""
+    low, high = 0, box_edges.shape[0]
+    while low < high:
+        middle = (low + high) >> 1
+        if box_edges[middle] < edge:
+            low = middle + 1
+        else:
+            high = middle
+    if low < box_edges.shape[0] and box_edges[low] == edge:
+        return low
+    return -1
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _push_ready(heap, size, key):  # pragma: no cover - compiled
+    """heapq.heappush of `key` onto heap[:size]; returns the new size."""
+    position = size
+    while position:
+        parent = (position - 1) >> 1
+        if heap[parent] <= key:
+            break
+        heap[position] = heap[parent]
+        position = parent
+    heap[position] = key
+    return size + 1
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _pop_ready(heap, size):  # pragma: no cover - compiled
+    """The least key of heap[:size], taken off it (the size is then size - 1)."""
+    least = heap[0]
+    size -= 1
+    last = heap[size]
+    position = 0
+    while True:
+        child = 2 * position + 1
+        if child >= size:
+            break
+        if child + 1 < size and heap[child + 1] < heap[child]:
+            child += 1
+        if last <= heap[child]:
+            break
+        heap[position] = heap[child]
+        position = child
+    if size:
+        heap[position] = last
+    return least
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _event_less(ends, processors, a, b):  # pragma: no cover - compiled
+    """Whether event a comes before event b: by end, then processor (their edges never tie)."""
+    if ends[a] != ends[b]:
+        return ends[a] < ends[b]
+    return processors[a] < processors[b]
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _push_event(ends, ints, processors, edges, size, end, is_int, processor,
+                edge):  # pragma: no cover - compiled
+    """heapq.heappush of the event (end, processor, edge) (`is_int`: whether Python holds its end
+    as an int) onto the heap of size `size`."""
+    position = size
+    ends[position], ints[position], processors[position], edges[position] = (
+        end, is_int, processor, edge)
+    while position:
+        parent = (position - 1) >> 1
+        if not _event_less(ends, processors, position, parent):
+            break
+        ends[position], ends[parent] = ends[parent], ends[position]
+        ints[position], ints[parent] = ints[parent], ints[position]
+        processors[position], processors[parent] = processors[parent], processors[position]
+        edges[position], edges[parent] = edges[parent], edges[position]
+        position = parent
+    return size + 1
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _pop_event(ends, ints, processors, edges, size):  # pragma: no cover - compiled
+    """Take the least event off the heap of size `size` (then size - 1): its processor and
+    edge."""
+    processor, edge = processors[0], edges[0]
+    size -= 1
+    ends[0], ints[0], processors[0], edges[0] = ends[size], ints[size], processors[size], edges[size]
+    position = 0
+    while True:
+        child = 2 * position + 1
+        if child >= size:
+            break
+        if child + 1 < size and _event_less(ends, processors, child + 1, child):
+            child += 1
+        if not _event_less(ends, processors, child, position):
+            break
+        ends[position], ends[child] = ends[child], ends[position]
+        ints[position], ints[child] = ints[child], ints[position]
+        processors[position], processors[child] = processors[child], processors[position]
+        edges[position], edges[child] = edges[child], edges[position]
+        position = child
+    return processor, edge
+
+
+@njit(cache=True, nogil=True)
+def simulate_by_priority(order, start, in_degree, target, weight_codes, weight_values,
+                         weight_ints, node_space, space_table, box_edges, box_changes, box_has,
+                         numbers, by_number, source, tasks, procs, breadth_first, record,
+                         keep_steps):  # pragma: no cover - compiled
+    """`graphs.schedule._Simulation._run_by_priority`, step for step (see there and this
+    module's docstring). Edge e weighs weight_values[weight_codes[e]], an int in Python where
+    weight_ints says so; node u changes space by space_table[node_space[u]]; the device-box
+    edges are the sorted `box_edges`, and box_changes[b, end] their space_start (end 0) and
+    space_end (end 1), where box_has says they have one. `tasks` is how many edges weigh more
+    than 0.
+
+    Returns (the time of the last step, whether it is an int, the CPU, GPU and total space
+    peaks, the step count, the instants' times and int flags, the tasks (processor p's started
+    instants and edges are task_instants and task_edges[bounds[p]:bounds[p + 1]], in the order
+    they started), the space trace as rows (step, instant, CPU, GPU),
+    and, with `keep_steps`, each step's instant, CPU and GPU words and busy processors and the
+    nodes it reached (`step_nodes[step_starts[i]:step_starts[i + 1]]`)."""
+    count = numbers.shape[0]
+    remaining = in_degree  # counted down in place, and again at the end
+    # Every array is made as long as it could ever need to be, never grown: an array variable
+    # assigned in the loop costs the loop a third of its time in reference counts, and the
+    # pages that the loop never touches cost no memory.
+    ready = np.empty(max(tasks, 1), dtype=np.int64)
+    readies = 0
+    free = np.arange(procs).astype(np.int64)  # sorted: a heap
+    frees = procs
+    event_ends = np.empty(procs, dtype=np.float64)
+    event_ints = np.empty(procs, dtype=np.bool_)
+    event_processors = np.empty(procs, dtype=np.int64)
+    event_edges = np.empty(procs, dtype=np.int64)
+    events = 0
+    stack = np.empty(count + 1, dtype=np.int32)
+    # [CPU words, GPU words, CPU peak, GPU peak, total peak, traced CPU words, traced GPU words]
+    state = np.zeros(7, dtype=np.int64)
+    instants = tasks + 1 if record else 1
+    times = np.empty(instants, dtype=np.float64)
+    time_ints = np.empty(instants, dtype=np.bool_)
+    task_rows = np.empty((tasks if record else 0, 3), dtype=np.int32)
+    started = 0
+    # An entry at the end of each instant and of each device box
+    trace = np.empty((instants + box_edges.shape[0] if record else 0, _TRACE_COLUMNS),
+                     dtype=np.int64)
+    traced = 0
+    steps = instants if keep_steps else 0
+    step_rows = np.empty((steps, 4), dtype=np.int64)  # instant, CPU, GPU words, busy
+    step_nodes = np.empty(start.shape[0] - 1 if keep_steps else 0, dtype=np.int32)
+    step_starts = np.zeros(steps + 1, dtype=np.int64)
+    nodes_kept = 0
+    reached = False  # whether the instant reached some node (a step)
+    step_count = 0
+    stepped_at = 0.0
+    stepped_int = True
+    time = 0.0
+    time_int = True
+    at = 0
+    times[0] = time
+    time_ints[0] = time_int
+    instant = 0
+    base = 0
+    busy = 0
+    first_node = source
+    has_boxes = box_edges.shape[0] > 0
+    while True:
+        while True:
+            if first_node >= 0:
+                node = first_node
+                first_node = -1
+            else:
+                if events == 0 or event_ends[0] != time:
+                    break
+                processor, edge = _pop_event(event_ends, event_ints, event_processors,
+                                             event_edges, events)
+                events -= 1
+                busy -= 1
+                frees = _push_ready(free, frees, processor)
+                if has_boxes:
+                    box = _box_of(box_edges, edge)
+                    if box >= 0:
+                        traced = _box_change(box, 1, state, box_changes, box_has, record,
+                                                    trace, traced, step_count, at)
+                node = target[edge]
+                remaining[node] -= 1
+                if remaining[node]:
+                    continue
+            # `reach`: the node and what its weight-0 edges reach at once.
+            reached = True
+            if keep_steps:
+                step_nodes[nodes_kept] = node
+                nodes_kept += 1
+            change = node_space[node]
+            if change:
+                state[0] += space_table[change, 0]
+                state[1] += space_table[change, 1]
+            top = 0
+            for j in range(start[node + 1] - 1, start[node] - 1, -1):
+                stack[top] = order[j]
+                top += 1
+            while top:
+                top -= 1
+                edge = stack[top]
+                if weight_values[weight_codes[edge]] > 0:
+                    readies = _push_ready(ready, readies, base + numbers[edge])
+                    continue
+                if has_boxes:
+                    box = _box_of(box_edges, edge)
+                    if box >= 0:
+                        traced = _box_change(box, 0, state, box_changes, box_has, record,
+                                                    trace, traced, step_count, at)
+                        traced = _box_change(box, 1, state, box_changes, box_has, record,
+                                                    trace, traced, step_count, at)
+                node = target[edge]
+                remaining[node] -= 1
+                if remaining[node] == 0:
+                    if keep_steps:
+                        step_nodes[nodes_kept] = node
+                        nodes_kept += 1
+                    change = node_space[node]
+                    if change:
+                        state[0] += space_table[change, 0]
+                        state[1] += space_table[change, 1]
+                    for j in range(start[node + 1] - 1, start[node] - 1, -1):
+                        stack[top] = order[j]
+                        top += 1
+        # Give every free processor a ready task, while there are any (greedy).
+        while readies and frees:
+            processor = _pop_ready(free, frees)
+            frees -= 1
+            edge = by_number[_pop_ready(ready, readies) % count]
+            readies -= 1
+            if has_boxes:
+                box = _box_of(box_edges, edge)
+                if box >= 0:
+                    traced = _box_change(box, 0, state, box_changes, box_has, record,
+                                                trace, traced, step_count, at)
+            code = weight_codes[edge]
+            events = _push_event(event_ends, event_ints, event_processors, event_edges, events,
+                                 time + weight_values[code], time_int and weight_ints[code],
+                                 processor, edge)
+            busy += 1
+            if record:
+                task_rows[started, 0] = processor
+                task_rows[started, 1] = at
+                task_rows[started, 2] = edge
+                started += 1
+        # Close the instant: sample space and, if some node was reached, count the step.
+        cpu, gpu = state[0], state[1]
+        if cpu > state[2]:
+            state[2] = cpu
+        if gpu > state[3]:
+            state[3] = gpu
+        if cpu + gpu > state[4]:
+            state[4] = cpu + gpu
+        if reached:
+            if keep_steps:
+                step_rows[step_count, 0] = at
+                step_rows[step_count, 1] = cpu
+                step_rows[step_count, 2] = gpu
+                step_rows[step_count, 3] = busy
+                step_starts[step_count + 1] = nodes_kept
+            step_count += 1
+            stepped_at = time
+            stepped_int = time_int
+            reached = False
+        if record and (cpu != state[5] or gpu != state[6]):
+            state[5], state[6] = cpu, gpu
+            trace[traced, 0] = max(0, step_count - 1)
+            trace[traced, 1] = at
+            trace[traced, 2] = cpu
+            trace[traced, 3] = gpu
+            traced += 1
+        if events == 0:
+            break
+        time = event_ends[0]
+        time_int = event_ints[0]
+        if record:
+            at += 1
+            times[at] = time
+            time_ints[at] = time_int
+        instant += 1
+        if breadth_first:
+            base = instant * count
+    _count_in_edges(target, in_degree)
+    # Each processor's tasks, in the order they started: instants and edges, by processor.
+    bounds = np.zeros(procs + 1, dtype=np.int64)
+    for task in range(started):
+        bounds[task_rows[task, 0] + 1] += 1
+    for processor in range(procs):
+        bounds[processor + 1] += bounds[processor]
+    placed = bounds[:-1].copy()
+    task_instants = np.empty(started, dtype=np.int32)
+    task_edges = np.empty(started, dtype=np.int32)
+    for task in range(started):
+        processor = task_rows[task, 0]
+        task_instants[placed[processor]] = task_rows[task, 1]
+        task_edges[placed[processor]] = task_rows[task, 2]
+        placed[processor] += 1
+    return (stepped_at, stepped_int, state[2], state[3], state[4], step_count,
+            times[:at + 1], time_ints[:at + 1], bounds, task_instants, task_edges,
+            trace[:traced], step_rows[:step_count], step_starts[:step_count + 1],
+            step_nodes[:nodes_kept])
