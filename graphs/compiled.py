@@ -29,8 +29,8 @@ def depth_first_numbers(order, start, in_degree, target, source, numbers,
                         in_order):  # pragma: no cover - compiled
     """`graphs.schedule._depth_first`'s numbering: each edge's position in the sequential
     depth-first order into `numbers` (left at -1 for an edge the source does not reach) and the
-    edges in that order into `in_order`; returns how many were numbered. The in-degrees are counted down in
-    place (a copy would cost 4 bytes a node) and counted again at the end."""
+    edges in that order into `in_order`; returns how many were numbered. The in-degrees are
+    counted down in place (a copy would cost 4 bytes a node) and counted again at the end."""
     remaining = in_degree
     stack = np.empty(target.shape[0] + 1, dtype=np.int32)  # see `simulate_by_priority`
     top = 0
@@ -187,7 +187,8 @@ def _pop_event(ends, ints, processors, edges, size):  # pragma: no cover - compi
     edge."""
     processor, edge = processors[0], edges[0]
     size -= 1
-    ends[0], ints[0], processors[0], edges[0] = ends[size], ints[size], processors[size], edges[size]
+    ends[0], ints[0] = ends[size], ints[size]
+    processors[0], edges[0] = processors[size], edges[size]
     position = 0
     while True:
         child = 2 * position + 1
@@ -406,3 +407,107 @@ def simulate_by_priority(order, start, in_degree, target, weight_codes, weight_v
             times[:at + 1], time_ints[:at + 1], bounds, task_instants, task_edges,
             trace[:traced], step_rows[:step_count], step_starts[:step_count + 1],
             step_nodes[:nodes_kept])
+
+
+@njit(cache=True, nogil=True)
+def longest_path(order, start, in_degree, target, weight_codes, weight_values, weight_ints,
+                 best_edge, with_best_edges):  # pragma: no cover - compiled
+    """`graphs.costgraph._longest_path` where its lengths are doubles, visit for visit: Kahn's
+    order (first in, first out, from the in-degree-0 nodes in node order), each node's best
+    length and whether Python would hold it as an int, and with `with_best_edges` its best
+    in-edge into `best_edge`. The in-degrees are counted down in place and counted again at the
+    end. Returns (the length, whether it is an int, the first node a longest path reaches)."""
+    count = start.shape[0] - 1
+    queue = np.empty(count, dtype=np.int32)
+    queued = 0
+    for node in range(count):
+        if in_degree[node] == 0:
+            queue[queued] = node
+            queued += 1
+    end = queue[0] if queued else -1
+    best = np.full(count, -1.0)  # -1: not reached (lengths are >= 0)
+    whole = np.zeros(count, dtype=np.bool_)
+    result = 0.0
+    result_whole = False
+    visited = 0
+    while visited < queued:
+        node = queue[visited]
+        visited += 1
+        here = best[node]
+        if here < 0:
+            here = 0.0
+            here_whole = True
+        else:
+            here_whole = whole[node]
+        if here > result:
+            result = here
+            result_whole = here_whole
+            end = node
+        for position in range(start[node], start[node + 1]):
+            edge = order[position]
+            child = target[edge]
+            code = weight_codes[edge]
+            candidate = here + weight_values[code]
+            known = best[child]
+            if candidate > known:
+                best[child] = candidate
+                whole[child] = here_whole and weight_ints[code]
+                if with_best_edges:
+                    best_edge[child] = edge
+            elif with_best_edges and candidate == known and edge < best_edge[child]:
+                best_edge[child] = edge
+            in_degree[child] -= 1
+            if in_degree[child] == 0:
+                queue[queued] = child
+                queued += 1
+    _count_in_edges(target, in_degree)
+    return result, result_whole, end
+
+
+# -- built ahead of time (graphs.passes) ------------------------------------------------------------
+BUILT = "hetprof_passes"
+"""The name of the module `build` makes."""
+
+
+def exports() -> list[tuple[str, object, str]]:
+    """(name, function, numba signature) of each function the built module exports: one per
+    item size of the codes it reads (a cost graph numbers its edge records in 1, 2 or 4 bytes,
+    its nodes' space changes in 1 or 4), named by them (`graphs.passes._Built` picks)."""
+    numbers = "i4[::1]"
+    made: list[tuple[str, object, str]] = [
+        ("depth_first_numbers", depth_first_numbers,
+         f"i8({numbers}, {numbers}, {numbers}, {numbers}, i8, {numbers}, {numbers})")]
+    for codes in ("u1", "u2", "u4"):
+        made.append((f"longest_path_{codes}", longest_path,
+                     f"Tuple((f8, b1, i8))({numbers}, {numbers}, {numbers}, {numbers}, "
+                     f"{codes}[::1], f8[::1], b1[::1], {numbers}, b1)"))
+        for spaces in ("u1", "u4"):
+            results = ("Tuple((f8, b1, i8, i8, i8, i8, f8[::1], b1[::1], i8[::1], i4[::1], "
+                       "i4[::1], i8[:, ::1], i8[:, ::1], i8[::1], i4[::1]))")
+            arguments = (f"{numbers}, {numbers}, {numbers}, {numbers}, {codes}[::1], f8[::1], "
+                         f"b1[::1], {spaces}[::1], i8[:, ::1], i8[::1], i8[:, :, ::1], "
+                         f"b1[:, ::1], {numbers}, {numbers}, i8, i8, i8, b1, b1, b1")
+            made.append((f"simulate_by_priority_{codes}_{spaces}", simulate_by_priority,
+                         f"{results}({arguments})"))
+    return made
+
+
+def build(directory: str) -> None:
+    """Build the module `BUILT` into `directory` with numba's pycc (a C compiler links it)."""
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # pycc is pending deprecation (numba 0.57 on)
+        from numba.pycc import CC
+
+        module = CC(BUILT)
+        module.output_dir = directory
+        for name, function, signature in exports():
+            module.export(name, signature)(function.py_func)  # type: ignore[attr-defined]
+        module.compile()
+
+
+if __name__ == "__main__":
+    import sys
+
+    build(sys.argv[1])

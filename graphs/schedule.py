@@ -28,17 +28,20 @@ from collections import deque
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from enum import Enum
-from types import ModuleType
 from typing import TYPE_CHECKING
 
+import graphs.passes as passes
 from graphs.costgraph import (
     CHUNK,
     NUMBER,
     CostGraph,
     EdgeKind,
     cyclic_gc_paused,
+    exact_total,
+    numpy_view,
     take_in_chunks,
 )
+from graphs.passes import compiled_passes
 from profiler.syntax import World
 
 if TYPE_CHECKING:
@@ -515,13 +518,14 @@ def _depth_first(index: _GraphIndex) -> tuple[array[int], array[int]]:
     from graphs.costgraph import NUMBER_DTYPE
 
     order, start, targets = index.order, index.start, index.target
-    compiled = _compiled_passes(len(targets))
+    compiled = compiled_passes(len(targets))
     if compiled is not None:
         numbers = array(NUMBER, [-1]) * len(targets)
         in_order = array(NUMBER, [0]) * len(targets)
         with memoryview(numbers) as numbers_memory, memoryview(in_order) as in_order_memory:
             count = compiled.depth_first_numbers(
-                _view(order), _view(start), _view(index.in_degree), _view(targets), index.source,
+                numpy_view(order), numpy_view(start), numpy_view(index.in_degree),
+                numpy_view(targets), index.source,
                 np.frombuffer(numbers_memory, dtype=NUMBER_DTYPE),
                 np.frombuffer(in_order_memory, dtype=NUMBER_DTYPE))
     else:
@@ -993,101 +997,34 @@ class _Simulation:
                                 self.space_cpu, self.space_gpu)
 
 
-# -- the compiled passes (graphs.compiled) ----------------------------------------------------------
-COMPILED_FROM = 20_000
-"""From this many edges on, the depth-first numbering and the 1df and bf simulations run compiled
-(`graphs.compiled`, numba), where they fit (`_fits_compiled`): loading numba and the cached
-compiled code costs about 0.3 s and 100 MiB once per process, which the Python loops spend on
-about 20 000 tasks. Below, and under work stealing, the Python passes here run (they are the
-reference the compiled ones are tested against)."""
-
-_passes: list[ModuleType | None] = []  # graphs.compiled once loaded, or None where it cannot be
-
-
-def _compiled_passes(size: int) -> ModuleType | None:
-    """`graphs.compiled` for a pass over `size` edges, where that many pay for loading it and it
-    loads (numba installed, and a place for its cache: numba refuses `cache=True` without one);
-    else None. numba is imported here, lazily, like pyopencl and matplotlib: most runs are small,
-    and `hetprof --help` loads none of it."""
-    if size < COMPILED_FROM:
-        return None
-    if not _passes:
-        import sys
-
-        # numba's first call loads every registry of its own, one of which looks for a BLAS by
-        # importing scipy.linalg (0.15 s and 17 MiB here): these passes use none, so scipy is
-        # hidden until that is over, where nothing has imported it yet.
-        hide_scipy = "scipy" not in sys.modules
-        _give_back_free_memory()
-        if hide_scipy:
-            sys.modules["scipy"] = None  # type: ignore[assignment]
-        try:
-            import graphs.compiled as compiled
-
-            compiled.warm_up()
-        except (ImportError, RuntimeError):  # RuntimeError: numba has nowhere to cache
-            _passes.append(None)
-        else:
-            _passes.append(compiled)
-        finally:
-            if hide_scipy and sys.modules.get("scipy", False) is None:
-                del sys.modules["scipy"]
-    return _passes[0]
-
-
-def _give_back_free_memory() -> None:
-    """Return the C heap's free memory to the system (glibc's malloc_trim), where there is such
-    a call: before numba and LLVM load (about 90 MiB that cannot reuse it: code, and Python
-    objects in arenas of their own), the temporaries that building the graph's index freed
-    (tens of MB) would otherwise stay in the process beside them."""
-    import ctypes
-
-    try:
-        ctypes.CDLL("libc.so.6").malloc_trim(0)
-    except (OSError, AttributeError):  # not glibc
-        pass
-
-
-def _view(numbers: Sequence[int]) -> np.ndarray:
-    """A typed array (or bytearray) as a numpy array over the same memory (no copy)."""
-    import numpy as np
-
-    with memoryview(numbers) as memory:  # type: ignore[arg-type]
-        dtype = f"i{memory.itemsize}" if memory.format.islower() else f"u{memory.itemsize}"
-    return np.frombuffer(numbers, dtype=dtype)  # type: ignore[call-overload]
-
-
+# -- the compiled simulation (graphs.compiled) ---------------------------------------------------
 _EXACT_INTS = 2**53  # a double holds every int below this exactly
 _EXACT_SPACE = 2**62  # the compiled simulation keeps space in 64-bit ints
 
 
 def _fits_compiled(index: _GraphIndex) -> bool:
     """Whether the compiled simulation gives this graph's schedule exactly: large enough
-    (`COMPILED_FROM`), every weight a finite float or an int, the ints adding up (over every
-    edge, so over any path and any instant's clock) to less than 2^53, where a double is
-    exact; the space changes to less than 2^62; and `graphs.compiled` loads."""
+    (`graphs.passes.COMPILED_FROM`), every weight a finite float or an int, the ints adding
+    up (over every edge, so over any path and any instant's clock) to less than 2^53, where a
+    double is exact; the space changes to less than 2^62; and `graphs.compiled` loads."""
     import math
 
-    import numpy as np
 
-    if len(index.target) < COMPILED_FROM:
+    if len(index.target) < passes.COMPILED_FROM:
         return False
     weights = index.weights
     if not all(type(w) is int or (type(w) is float and math.isfinite(w)) for w in weights):
         return False
-    ints = [abs(w) if type(w) is int else 0 for w in weights]
-    if any(ints):
-        used = np.bincount(_view(index.weight_codes), minlength=len(weights)).tolist()
-        if sum(edges * w for edges, w in zip(used, ints, strict=True)) >= _EXACT_INTS:
-            return False
-    spaces = np.bincount(_view(index.node_space), minlength=len(index.space_changes)).tolist()
-    total = sum(nodes * (abs(cpu) + abs(gpu))
-                for nodes, (cpu, gpu) in zip(spaces, index.space_changes, strict=True))
+    ints = [w if type(w) is int else 0 for w in weights]
+    if any(ints) and exact_total(index.weight_codes, ints) >= _EXACT_INTS:
+        return False
+    total = exact_total(index.node_space, [abs(cpu) + abs(gpu) for cpu, gpu in
+                                           index.space_changes])
     total += sum(abs(cpu) + abs(gpu) for changes in index.edge_space.values()
                  for change in changes if change is not None for cpu, gpu in [change])
     if total >= _EXACT_SPACE:
         return False
-    return _compiled_passes(len(index.target)) is not None
+    return compiled_passes(len(index.target)) is not None
 
 
 def _run_compiled(index: _GraphIndex, procs: int, policy: Policy, numbers: array[int],
@@ -1097,13 +1034,13 @@ def _run_compiled(index: _GraphIndex, procs: int, policy: Policy, numbers: array
     would be one."""
     import numpy as np
 
-    compiled = _compiled_passes(len(index.target))
+    compiled = compiled_passes(len(index.target))
     assert compiled is not None
     keep_steps = record and keep_steps
     weights = index.weights
     weight_values = np.array([float(w) for w in weights], dtype=np.float64)
     weight_ints = np.array([type(w) is int for w in weights], dtype=np.bool_)
-    codes = _view(index.weight_codes)
+    codes = numpy_view(index.weight_codes)
     positive = weight_values > 0
     tasks = int(sum(np.count_nonzero(positive[codes[low:low + CHUNK]])
                     for low in range(0, len(codes), CHUNK)))
@@ -1118,10 +1055,11 @@ def _run_compiled(index: _GraphIndex, procs: int, policy: Policy, numbers: array
     (stepped_at, stepped_int, peak_cpu, peak_gpu, peak_total, step_count, clock, clock_ints,
      bounds, instants, edges, trace, step_rows, step_starts,
      step_nodes) = compiled.simulate_by_priority(
-        _view(index.order), _view(index.start), _view(index.in_degree), _view(index.target),
-        codes, weight_values, weight_ints, _view(index.node_space),
+        numpy_view(index.order), numpy_view(index.start), numpy_view(index.in_degree),
+        numpy_view(index.target),
+        codes, weight_values, weight_ints, numpy_view(index.node_space),
         np.array(index.space_changes, dtype=np.int64).reshape(-1, 2), box_edges, box_changes,
-        box_has, _view(numbers), _view(by_number), index.source, tasks, procs,
+        box_has, numpy_view(numbers), numpy_view(by_number), index.source, tasks, procs,
         policy is Policy.BREADTH_FIRST, record, keep_steps)
     del codes
     # Each typed result as soon as its numpy arrays can go: the times, a Python number an

@@ -1,7 +1,8 @@
-"""Tests for graphs.compiled: the compiled depth-first numbering and 1df / bf simulations give
-the Python passes' schedules exactly (graphs.schedule), number for number and type for type.
+"""Tests for graphs.compiled: the compiled depth-first numbering, 1df / bf simulations and longest
+path give the Python passes' results exactly (graphs.schedule, graphs.costgraph), number for
+number and type for type.
 
-Each graph is scheduled twice, with `COMPILED_FROM` at 0 (every graph compiled) and past its size
+Each graph is analysed twice, with `COMPILED_FROM` at 0 (every graph compiled) and past its size
 (the Python passes, the reference), and every field of the two results compared."""
 
 import math
@@ -13,6 +14,7 @@ from conftest import ROOT
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+import graphs.passes as passes
 import graphs.schedule as schedule_module
 from graphs.costgraph import CostGraph, DeviceBoxInfo, EdgeKind, NodeKind, Sub
 from graphs.schedule import Policy, ScheduleResult, _depth_first, _GraphIndex, schedule
@@ -47,6 +49,17 @@ def fingerprint(result: ScheduleResult) -> tuple:
             result.peak_space_gpu, result.peak_space, tasks, trace, result.step_count)
 
 
+LOADERS = {"built": passes._built, "just in time": passes._just_in_time}
+
+
+@pytest.fixture(params=list(LOADERS))
+def loaded(request, monkeypatch):
+    """The compiled passes from the built module, or numba's just-in-time ones."""
+    found = LOADERS[request.param]()
+    assert found is not None, f"no {request.param} passes"
+    monkeypatch.setattr(passes, "_passes", [found])
+
+
 def both(graph: CostGraph, procs: int, policy: Policy, monkeypatch, **options) -> None:
     """The schedule compiled and in Python, the same (and the compiled one really compiled)."""
     ran = []
@@ -57,14 +70,27 @@ def both(graph: CostGraph, procs: int, policy: Policy, monkeypatch, **options) -
         return real(*args)
 
     with monkeypatch.context() as patched:
-        patched.setattr(schedule_module, "COMPILED_FROM", 0)
+        patched.setattr(passes, "COMPILED_FROM", 0)
         patched.setattr(schedule_module, "_run_compiled", spy)
         compiled = schedule(graph, procs, policy, **options)
     assert ran, "the compiled simulation did not run"
     with monkeypatch.context() as patched:
-        patched.setattr(schedule_module, "COMPILED_FROM", 10**12)
+        patched.setattr(passes, "COMPILED_FROM", 10**12)
         python = schedule(graph, procs, policy, **options)
     assert fingerprint(compiled) == fingerprint(python)
+
+
+def longest_both(graph: CostGraph, monkeypatch) -> None:
+    """The longest path compiled and in Python, the same: length (and its type), end, best
+    edges."""
+    found = []
+    for threshold in (0, 10**12):
+        with monkeypatch.context() as patched:
+            patched.setattr(passes, "COMPILED_FROM", threshold)
+            graph._longest = None  # not the one kept
+            path = graph.longest_path(best_edges=True)
+        found.append((typed(path.length), path.end, list(path.best_edge or [])))
+    assert found[0] == found[1]
 
 
 def evaluated(example: str, n: int, profile=None) -> CostGraph:
@@ -80,7 +106,7 @@ EXAMPLES = sorted(p.stem for p in (ROOT / "examples").glob("*.lg"))
 @pytest.mark.parametrize("example", EXAMPLES)
 @pytest.mark.parametrize("profile", [None, H200], ids=["default", "h200"])
 @pytest.mark.parametrize("policy", POLICIES, ids=lambda p: p.value)
-def test_examples_schedule_the_same_compiled(example, profile, policy, monkeypatch):
+def test_examples_schedule_the_same_compiled(example, profile, policy, loaded, monkeypatch):
     graph = evaluated(example, 9, profile)
     for procs in (1, 2, 3, 8, 100):
         both(graph, procs, policy, monkeypatch)
@@ -89,20 +115,27 @@ def test_examples_schedule_the_same_compiled(example, profile, policy, monkeypat
 
 
 @pytest.mark.parametrize("example", EXAMPLES)
-def test_examples_are_numbered_the_same_compiled(example, monkeypatch):
+@pytest.mark.parametrize("profile", [None, H200], ids=["default", "h200"])
+def test_examples_longest_paths_are_the_same_compiled(example, profile, loaded, monkeypatch):
+    longest_both(evaluated(example, 9, profile), monkeypatch)
+
+
+@pytest.mark.parametrize("example", EXAMPLES)
+def test_examples_are_numbered_the_same_compiled(example, loaded, monkeypatch):
     index = _GraphIndex(evaluated(example, 9))
-    monkeypatch.setattr(schedule_module, "COMPILED_FROM", 0)
+    monkeypatch.setattr(passes, "COMPILED_FROM", 0)
     compiled = _depth_first(index)
-    monkeypatch.setattr(schedule_module, "COMPILED_FROM", 10**12)
+    monkeypatch.setattr(passes, "COMPILED_FROM", 10**12)
     assert compiled == _depth_first(index)
 
 
-def test_a_large_example_schedules_the_same_compiled(monkeypatch):
+def test_a_large_example_schedules_the_same_compiled(loaded, monkeypatch):
     """Past `COMPILED_FROM` as it is: the path a profile takes."""
     graph = evaluated("dot", 3000)
-    assert graph.number_of_edges() > schedule_module.COMPILED_FROM
+    assert graph.number_of_edges() > passes.COMPILED_FROM
     for policy in POLICIES:
         both(graph, 2, policy, monkeypatch, keep_steps=False)
+    longest_both(graph, monkeypatch)
 
 
 # -- generated graphs -----------------------------------------------------------------------------
@@ -154,6 +187,7 @@ def cost_graphs(draw) -> CostGraph:
 def test_generated_graphs_schedule_the_same_compiled(graph, procs, policy):
     with pytest.MonkeyPatch.context() as monkeypatch:
         both(graph, procs, policy, monkeypatch)
+        longest_both(graph, monkeypatch)
 
 
 # -- where the compiled pass is not exact, Python runs --------------------------------------------
@@ -171,7 +205,7 @@ def test_the_compiled_simulation_runs_only_where_it_is_exact(weights, fits, monk
     for weight in weights:
         current = graph.step(current, weight, EdgeKind.OP, NodeKind.POINT)
     graph.finish(current)
-    monkeypatch.setattr(schedule_module, "COMPILED_FROM", 0)
+    monkeypatch.setattr(passes, "COMPILED_FROM", 0)
     assert schedule_module._fits_compiled(_GraphIndex(graph)) is fits
     if fits:
         both(graph, 2, Policy.DEPTH_FIRST, monkeypatch)
@@ -185,21 +219,43 @@ def test_small_graphs_load_no_numba():
     subprocess.run([sys.executable, "-c", code], cwd=ROOT, check=True, capture_output=True)
 
 
-def test_no_place_for_the_cache_falls_back_to_python(tmp_path):
-    """Where numba finds nowhere to write its cache (it then refuses `cache=True`), a large
-    profile runs the Python passes, with the same report."""
+LARGE_PROFILE = ("from cli.main import main\n"
+                 "main(['profile', 'examples/dot.lg', '--param', 'n=3000', '-o', sys.argv[1]])\n")
+
+
+def profile_with(tmp_path, setup: str, check: str) -> None:
+    """A large profile in a fresh process, after `setup` and then asserting `check`: the same
+    report as a profile in Python alone (COMPILED_FROM past the graph)."""
     output, reference = tmp_path / "out.txt", tmp_path / "reference.txt"
-    code = ("import sys\n"
-            "import numba.core.caching as caching\n"
-            "def nowhere(self):\n"
-            "    raise PermissionError('read-only')\n"
-            "caching._CacheLocator.ensure_cache_path = nowhere\n"
-            "from cli.main import main\n"
-            "main(['profile', 'examples/dot.lg', '--param', 'n=3000', '-o', sys.argv[1]])\n"
-            "assert 'graphs.compiled' not in sys.modules\n")
+    code = f"import sys\nimport graphs.passes as passes\n{setup}\n{LARGE_PROFILE}{check}\n"
     run = subprocess.run([sys.executable, "-c", code, str(output)], cwd=ROOT,
                          capture_output=True, text=True)
     assert run.returncode == 0, run.stderr
-    subprocess.run([sys.executable, "-m", "cli", "profile", "examples/dot.lg", "--param",
-                    "n=3000", "-o", str(reference)], cwd=ROOT, check=True, capture_output=True)
+    python = "import sys\nimport graphs.passes as passes\npasses.COMPILED_FROM = 10**12\n"
+    subprocess.run([sys.executable, "-c", python + LARGE_PROFILE, str(reference)], cwd=ROOT,
+                   check=True, capture_output=True)
     assert output.read_text() == reference.read_text()
+
+
+def test_the_built_passes_load_without_numba(tmp_path):
+    """Where the module can be built (numba and a C compiler here), a large profile loads it,
+    and not numba."""
+    profile_with(tmp_path, "", "assert type(passes._passes[0]) is passes._Built\n"
+                               "assert 'numba' not in sys.modules")
+
+
+def test_without_the_built_module_the_passes_run_just_in_time(tmp_path):
+    profile_with(tmp_path, "passes._built = lambda: None",
+                 "import graphs.compiled\nassert passes._passes[0] is graphs.compiled")
+
+
+def test_without_a_place_for_numba_s_cache_the_python_passes_run(tmp_path):
+    """Where numba finds nowhere to write its cache (it then refuses `cache=True`) and nothing
+    was built, a large profile runs the Python passes."""
+    setup = ("passes._built = lambda: None\n"
+             "import numba.core.caching as caching\n"
+             "def nowhere(self):\n"
+             "    raise PermissionError('read-only')\n"
+             "caching._CacheLocator.ensure_cache_path = nowhere\n")
+    profile_with(tmp_path, setup, "assert passes._passes == [None]\n"
+                                  "assert 'graphs.compiled' not in sys.modules")
