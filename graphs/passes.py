@@ -57,28 +57,37 @@ class _Built:
         return getattr(self.module, name)(*arguments)
 
 
+_BUILT = "hetprof_passes"  # graphs.compiled.BUILT, which imports numba
+
+
+def built_path() -> str | None:
+    """The built module's file, where it has been built for this source, interpreter and numpy;
+    else None (`benchmarks/explicit_speed.py` says which)."""
+    import importlib.machinery
+    import os
+
+    file_name = _BUILT + importlib.machinery.EXTENSION_SUFFIXES[0]
+    return next((os.path.join(place, file_name) for place in _build_places()
+                 if os.path.exists(os.path.join(place, file_name))), None)
+
+
 def _built() -> _Built | None:
     """The built module, built first where it is not yet (see the module's docstring)."""
     import importlib.machinery
     import importlib.util
     import os
 
-    places = _build_places()
-    if not places:
-        return None
-    name = "hetprof_passes"
-    file_name = name + importlib.machinery.EXTENSION_SUFFIXES[0]
-    found = next((os.path.join(place, file_name) for place in places
-                  if os.path.exists(os.path.join(place, file_name))), None)
+    found = built_path()
     if found is None:
-        writable = [place for place in places if os.access(place, os.W_OK)]
+        writable = [place for place in _build_places() if os.access(place, os.W_OK)]
+        file_name = _BUILT + importlib.machinery.EXTENSION_SUFFIXES[0]
         found = _build(writable[0], file_name) if writable else None
     if found is None:
         return None
     try:
-        spec = importlib.util.spec_from_file_location(name, found)
+        spec = importlib.util.spec_from_file_location(_BUILT, found)
         assert spec is not None and spec.loader is not None
-        module = importlib.util.module_from_spec(spec)
+        module = importlib.util.module_from_spec(spec)  # the extension's init is by its name
         spec.loader.exec_module(module)
     except (ImportError, OSError):
         return None
