@@ -464,6 +464,88 @@ def longest_path(order, start, in_degree, target, weight_codes, weight_values, w
     return result, result_whole, end
 
 
+@njit(cache=True, nogil=True)
+def coarsen(firsts, lasts, labels, instants, edges, codes, times, weights, label_names,
+            label_kinds, window, across_gaps, name_count):  # pragma: no cover - compiled
+    """`graphs.timeline._coarsen` over one processor's runs of tasks: run r is its tasks
+    firsts[r] to lasts[r] (`instants`, `edges`: the processor's `Tasks`), under label
+    labels[r], whose name and kind numbers are label_names and label_kinds (name -1: a device
+    box); the times and the weights by code (`codes`: the edges' weight codes) as doubles,
+    exact (`graphs.timeline._in_doubles`). Returns, for each interval it makes, its first and
+    last run, its tasks, whether its kinds are mixed, the number of its main name (the first of
+    those with the largest total time, as `max` over the dict picks it) and how many names it
+    has, and whether it is a device box's run (kept as it is)."""
+    count = firsts.shape[0]
+    # As long as they could need to be: the pages past the intervals made are never touched.
+    first = np.empty(count, dtype=np.int64)
+    last = np.empty(count, dtype=np.int64)
+    total = np.empty(count, dtype=np.int64)
+    mixed = np.zeros(count, dtype=np.bool_)
+    main = np.empty(count, dtype=np.int32)
+    distinct = np.zeros(count, dtype=np.int32)
+    box = np.zeros(count, dtype=np.bool_)
+    weights_by_name = np.zeros(name_count, dtype=np.float64)
+    seen = np.zeros(name_count, dtype=np.bool_)
+    named = np.empty(name_count, dtype=np.int32)  # the open interval's names, as first seen
+    kept = 0
+    made = 0
+    open_interval = False
+    bucket = 0.0
+    end = 0.0
+    opening_kind = 0
+    for run in range(count):
+        start = times[instants[firsts[run]]]
+        final = lasts[run]
+        run_end = times[instants[final]] + weights[codes[edges[final]]]
+        name = label_names[labels[run]]
+        kind = label_kinds[labels[run]]
+        tasks = final - firsts[run] + 1
+        if name < 0 or not open_interval or bucket != start // window or not (
+                across_gaps or end == start):
+            if open_interval:  # close it: its main name
+                best = weights_by_name[named[0]]
+                main[made - 1] = named[0]
+                for j in range(1, kept):
+                    if weights_by_name[named[j]] > best:
+                        best = weights_by_name[named[j]]
+                        main[made - 1] = named[j]
+                distinct[made - 1] = kept
+                for j in range(kept):
+                    seen[named[j]] = False
+                kept = 0
+                open_interval = False
+            first[made] = last[made] = run
+            total[made] = tasks
+            made += 1
+            if name < 0:
+                box[made - 1] = True
+                continue
+            open_interval = True
+            bucket = start // window
+            opening_kind = kind
+        else:
+            last[made - 1] = run
+            total[made - 1] += tasks
+            if kind != opening_kind:
+                mixed[made - 1] = True
+        end = run_end
+        if not seen[name]:
+            seen[name] = True
+            weights_by_name[name] = 0.0
+            named[kept] = name
+            kept += 1
+        weights_by_name[name] += run_end - start
+    if open_interval:
+        best = weights_by_name[named[0]]
+        main[made - 1] = named[0]
+        for j in range(1, kept):
+            if weights_by_name[named[j]] > best:
+                best = weights_by_name[named[j]]
+                main[made - 1] = named[j]
+        distinct[made - 1] = kept
+    return (first[:made], last[:made], total[:made], mixed[:made], main[:made],
+            distinct[:made], box[:made])
+
 # -- built ahead of time (graphs.passes) ------------------------------------------------------------
 BUILT = "hetprof_passes"
 """The name of the module `build` makes."""
@@ -489,6 +571,10 @@ def exports() -> list[tuple[str, object, str]]:
                          f"b1[:, ::1], {numbers}, {numbers}, i8, i8, i8, b1, b1, b1")
             made.append((f"simulate_by_priority_{codes}_{spaces}", simulate_by_priority,
                          f"{results}({arguments})"))
+        made.append((f"coarsen_{codes}", coarsen,
+                     "Tuple((i8[::1], i8[::1], i8[::1], b1[::1], i4[::1], i4[::1], b1[::1]))"
+                     f"({numbers}, {numbers}, {numbers}, {numbers}, {numbers}, {codes}[::1], "
+                     f"f8[::1], f8[::1], {numbers}, {numbers}, f8, b1, i8)"))
     return made
 
 

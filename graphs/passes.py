@@ -51,6 +51,10 @@ class _Built:
         codes = arguments[4]
         return getattr(self.module, f"longest_path_{codes.dtype.str[1:]}")(*arguments)
 
+    def coarsen(self, *arguments: Any) -> Any:
+        codes = arguments[5]
+        return getattr(self.module, f"coarsen_{codes.dtype.str[1:]}")(*arguments)
+
     def simulate_by_priority(self, *arguments: Any) -> Any:
         codes, spaces = arguments[4], arguments[7]
         name = f"simulate_by_priority_{codes.dtype.str[1:]}_{spaces.dtype.str[1:]}"

@@ -1,6 +1,6 @@
-"""Tests for graphs.compiled: the compiled depth-first numbering, 1df / bf simulations and longest
-path give the Python passes' results exactly (graphs.schedule, graphs.costgraph), number for
-number and type for type.
+"""Tests for graphs.compiled: the compiled depth-first numbering, 1df / bf simulations, longest
+path and timeline coarsening give the Python passes' results exactly (graphs.schedule,
+graphs.costgraph, graphs.timeline), number for number and type for type.
 
 Each graph is analysed twice, with `COMPILED_FROM` at 0 (every graph compiled) and past its size
 (the Python passes, the reference), and every field of the two results compared."""
@@ -16,6 +16,7 @@ from hypothesis import strategies as st
 
 import graphs.passes as passes
 import graphs.schedule as schedule_module
+import graphs.timeline as timeline_module
 from graphs.costgraph import CostGraph, DeviceBoxInfo, EdgeKind, NodeKind, Sub
 from graphs.schedule import Policy, ScheduleResult, _depth_first, _GraphIndex, schedule
 from graphs.semantics.explicit import evaluate
@@ -93,6 +94,32 @@ def longest_both(graph: CostGraph, monkeypatch) -> None:
     assert found[0] == found[1]
 
 
+def typed_tree(value):
+    """JSON-like data with every number's type kept (so that 3 and 3.0 differ)."""
+    if isinstance(value, dict):
+        return {key: typed_tree(item) for key, item in value.items()}
+    if isinstance(value, list | tuple):
+        return [typed_tree(item) for item in value]
+    return typed(value) if isinstance(value, int | float) else value
+
+
+def timelines_both(graph: CostGraph, procs: int, policy: Policy, monkeypatch,
+                   intervals: int | None = None) -> bool:
+    """The timeline (its coarsened intervals compiled, and in Python) the same; whether it was
+    coarsened. `intervals` lowers `MAX_INTERVALS`, so that small graphs are coarsened too."""
+    found = []
+    for threshold in (0, 10**12):
+        with monkeypatch.context() as patched:
+            patched.setattr(passes, "COMPILED_FROM", threshold)
+            if intervals is not None:
+                patched.setattr(timeline_module, "MAX_INTERVALS", intervals)
+            result = schedule(graph, procs, policy, keep_steps=False)
+            found.append(typed_tree(timeline_module.build_timeline(
+                graph, result, lambda span: f"{span.line}:{span.column}")))
+    assert found[0] == found[1]
+    return found[0]["coarsened"]
+
+
 def evaluated(example: str, n: int, profile=None) -> CostGraph:
     checked = check_program(parse_file(ROOT / "examples" / f"{example}.lg"))
     params = {p.name: n for p in checked.program.params}
@@ -118,6 +145,17 @@ def test_examples_schedule_the_same_compiled(example, profile, policy, loaded, m
 @pytest.mark.parametrize("profile", [None, H200], ids=["default", "h200"])
 def test_examples_longest_paths_are_the_same_compiled(example, profile, loaded, monkeypatch):
     longest_both(evaluated(example, 9, profile), monkeypatch)
+
+
+@pytest.mark.parametrize("example", ["zipmul", "dc_sum", "dot", "normalize_inc"])
+@pytest.mark.parametrize("profile", [None, H200], ids=["default", "h200"])
+@pytest.mark.parametrize("policy", POLICIES, ids=lambda p: p.value)
+def test_examples_timelines_are_the_same_compiled(example, profile, policy, loaded,
+                                                  monkeypatch):
+    graph = evaluated(example, 2000, profile)
+    for procs in (1, 2, 5):
+        assert timelines_both(graph, procs, policy, monkeypatch)
+        timelines_both(graph, procs, policy, monkeypatch, intervals=20)  # across gaps too
 
 
 @pytest.mark.parametrize("example", EXAMPLES)
@@ -188,6 +226,8 @@ def test_generated_graphs_schedule_the_same_compiled(graph, procs, policy):
     with pytest.MonkeyPatch.context() as monkeypatch:
         both(graph, procs, policy, monkeypatch)
         longest_both(graph, monkeypatch)
+        for intervals in (1, 3, 8):
+            timelines_both(graph, procs, policy, monkeypatch, intervals)
 
 
 # -- where the compiled pass is not exact, Python runs --------------------------------------------
