@@ -546,6 +546,90 @@ def coarsen(firsts, lasts, labels, instants, edges, codes, times, weights, label
     return (first[:made], last[:made], total[:made], mixed[:made], main[:made],
             distinct[:made], box[:made])
 
+@njit(cache=True, nogil=True, inline="always")
+def _in_sorted(values, value):  # pragma: no cover - compiled
+    """Whether `value` is in the sorted array `values`."""
+    return _box_of(values, value) >= 0
+
+
+@njit(cache=True, nogil=True)
+def fork_tree(order, start, target, weight_codes, weight_values, node_codes, is_fork,
+              span_class, critical_edges, fork, join):  # pragma: no cover - compiled
+    """`graphs.picture._Reader.par`'s walk of the balanced tree of binary ⊗ under `fork`, in its
+    order (a stack, each fork's out-edges left to right): the inner forks (a fork of the same
+    span whose join has an edge to the bottom) are expanded and their fork and join weights
+    added to the overhead, as the walk adds them; the rest are the leaves. Node u is a fork
+    where is_fork[node_codes[u]], of span class span_class[node_codes[u]] (equal spans, one
+    class); `critical_edges` sorted. Returns (the overhead, and for each leaf in order: its
+    first node, the join it ends at, the fork and join weights summed above it, whether the
+    path to it is critical, the edge into it)."""
+    edges = target.shape[0]
+    span = span_class[node_codes[fork]]
+    # As long as they could need to be, never grown (see `simulate_by_priority`).
+    stack_expand = np.empty(edges + 1, dtype=np.bool_)
+    stack_top = np.empty(edges + 1, dtype=np.int64)
+    stack_bottom = np.empty(edges + 1, dtype=np.int64)
+    stack_forks = np.empty(edges + 1, dtype=np.float64)
+    stack_joins = np.empty(edges + 1, dtype=np.float64)
+    stack_critical = np.empty(edges + 1, dtype=np.bool_)
+    stack_edge = np.empty(edges + 1, dtype=np.int64)
+    leaf_top = np.empty(edges, dtype=np.int64)
+    leaf_bottom = np.empty(edges, dtype=np.int64)
+    leaf_forks = np.empty(edges, dtype=np.float64)
+    leaf_joins = np.empty(edges, dtype=np.float64)
+    leaf_critical = np.empty(edges, dtype=np.bool_)
+    leaf_edge = np.empty(edges, dtype=np.int64)
+    leaves = 0
+    overhead = 0.0
+    stack_expand[0], stack_top[0], stack_bottom[0] = True, fork, join
+    stack_forks[0], stack_joins[0], stack_critical[0], stack_edge[0] = 0.0, 0.0, True, -1
+    size = 1
+    while size:
+        size -= 1
+        top, bottom = stack_top[size], stack_bottom[size]
+        fork_sum, join_sum, critical_so_far = (stack_forks[size], stack_joins[size],
+                                               stack_critical[size])
+        if not stack_expand[size]:
+            leaf_top[leaves], leaf_bottom[leaves] = top, bottom
+            leaf_forks[leaves], leaf_joins[leaves] = fork_sum, join_sum
+            leaf_critical[leaves], leaf_edge[leaves] = critical_so_far, stack_edge[size]
+            leaves += 1
+            continue
+        # The out-edges' entries go on the stack last first, so that the first comes off first.
+        first, last = start[top], start[top + 1]
+        size += last - first
+        slot = size
+        for position in range(first, last):
+            slot -= 1
+            edge = order[position]
+            child = target[edge]
+            fork_weight = weight_values[weight_codes[edge]]
+            critical = critical_so_far and _in_sorted(critical_edges, edge)
+            inner_join = child + 1
+            join_edge = -1
+            if is_fork[node_codes[child]] and span_class[node_codes[child]] == span:
+                for inner in range(start[inner_join], start[inner_join + 1]):
+                    if target[order[inner]] == bottom:
+                        join_edge = order[inner]
+                        break
+            if join_edge >= 0:
+                join_weight = weight_values[weight_codes[join_edge]]
+                overhead += fork_weight + join_weight
+                stack_expand[slot], stack_top[slot], stack_bottom[slot] = True, child, inner_join
+                stack_forks[slot] = fork_sum + fork_weight
+                stack_joins[slot] = join_sum + join_weight
+                stack_critical[slot] = critical and _in_sorted(critical_edges, join_edge)
+                stack_edge[slot] = -1
+            else:
+                stack_expand[slot], stack_top[slot], stack_bottom[slot] = False, child, bottom
+                stack_forks[slot] = fork_sum + fork_weight
+                stack_joins[slot] = join_sum
+                stack_critical[slot] = critical
+                stack_edge[slot] = edge
+    return (overhead, leaf_top[:leaves], leaf_bottom[:leaves], leaf_forks[:leaves],
+            leaf_joins[:leaves], leaf_critical[:leaves], leaf_edge[:leaves])
+
+
 # -- built ahead of time (graphs.passes) ------------------------------------------------------------
 BUILT = "hetprof_passes"
 """The name of the module `build` makes."""
@@ -553,8 +637,9 @@ BUILT = "hetprof_passes"
 
 def exports() -> list[tuple[str, object, str]]:
     """(name, function, numba signature) of each function the built module exports: one per
-    item size of the codes it reads (a cost graph numbers its edge records in 1, 2 or 4 bytes,
-    its nodes' space changes in 1 or 4), named by them (`graphs.passes._Built` picks)."""
+    item size of the codes it reads (a cost graph numbers its edge and node records in 1, 2 or
+    4 bytes, its nodes' space changes in 1 or 4), named by them (`graphs.passes._Built`
+    picks)."""
     numbers = "i4[::1]"
     made: list[tuple[str, object, str]] = [
         ("depth_first_numbers", depth_first_numbers,
@@ -571,6 +656,11 @@ def exports() -> list[tuple[str, object, str]]:
                          f"b1[:, ::1], {numbers}, {numbers}, i8, i8, i8, b1, b1, b1")
             made.append((f"simulate_by_priority_{codes}_{spaces}", simulate_by_priority,
                          f"{results}({arguments})"))
+        for node_codes in ("u1", "u2", "u4"):
+            made.append((f"fork_tree_{codes}_{node_codes}", fork_tree,
+                         "Tuple((f8, i8[::1], i8[::1], f8[::1], f8[::1], b1[::1], i8[::1]))"
+                         f"({numbers}, {numbers}, {numbers}, {codes}[::1], f8[::1], "
+                         f"{node_codes}[::1], b1[::1], i4[::1], i8[::1], i8, i8)"))
         made.append((f"coarsen_{codes}", coarsen,
                      "Tuple((i8[::1], i8[::1], i8[::1], b1[::1], i4[::1], i4[::1], b1[::1]))"
                      f"({numbers}, {numbers}, {numbers}, {numbers}, {numbers}, {codes}[::1], "

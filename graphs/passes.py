@@ -51,6 +51,11 @@ class _Built:
         codes = arguments[4]
         return getattr(self.module, f"longest_path_{codes.dtype.str[1:]}")(*arguments)
 
+    def fork_tree(self, *arguments: Any) -> Any:
+        codes, node_codes = arguments[3], arguments[5]
+        name = f"fork_tree_{codes.dtype.str[1:]}_{node_codes.dtype.str[1:]}"
+        return getattr(self.module, name)(*arguments)
+
     def coarsen(self, *arguments: Any) -> Any:
         codes = arguments[5]
         return getattr(self.module, f"coarsen_{codes.dtype.str[1:]}")(*arguments)

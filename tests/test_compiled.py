@@ -1,6 +1,7 @@
 """Tests for graphs.compiled: the compiled depth-first numbering, 1df / bf simulations, longest
-path and timeline coarsening give the Python passes' results exactly (graphs.schedule,
-graphs.costgraph, graphs.timeline), number for number and type for type.
+path, timeline coarsening and fork-tree walks give the Python passes' results exactly
+(graphs.schedule, graphs.costgraph, graphs.timeline, graphs.picture), number for number and type
+for type.
 
 Each graph is analysed twice, with `COMPILED_FROM` at 0 (every graph compiled) and past its size
 (the Python passes, the reference), and every field of the two results compared."""
@@ -18,6 +19,7 @@ import graphs.passes as passes
 import graphs.schedule as schedule_module
 import graphs.timeline as timeline_module
 from graphs.costgraph import CostGraph, DeviceBoxInfo, EdgeKind, NodeKind, Sub
+from graphs.picture import cost_picture
 from graphs.schedule import Policy, ScheduleResult, _depth_first, _GraphIndex, schedule
 from graphs.semantics.explicit import evaluate
 from graphs.semantics.options import EvaluationOptions
@@ -120,6 +122,16 @@ def timelines_both(graph: CostGraph, procs: int, policy: Policy, monkeypatch,
     return found[0]["coarsened"]
 
 
+def pictures_both(graph: CostGraph, monkeypatch) -> None:
+    """The cost-graph summary (its fork trees walked compiled, and in Python) the same."""
+    found = []
+    for threshold in (0, 10**12):
+        with monkeypatch.context() as patched:
+            patched.setattr(passes, "COMPILED_FROM", threshold)
+            found.append(typed_tree(cost_picture(graph, lambda span: f"{span.line}")))
+    assert found[0] == found[1]
+
+
 def evaluated(example: str, n: int, profile=None) -> CostGraph:
     checked = check_program(parse_file(ROOT / "examples" / f"{example}.lg"))
     params = {p.name: n for p in checked.program.params}
@@ -156,6 +168,13 @@ def test_examples_timelines_are_the_same_compiled(example, profile, policy, load
     for procs in (1, 2, 5):
         assert timelines_both(graph, procs, policy, monkeypatch)
         timelines_both(graph, procs, policy, monkeypatch, intervals=20)  # across gaps too
+
+
+@pytest.mark.parametrize("example", EXAMPLES)
+@pytest.mark.parametrize("profile", [None, H200], ids=["default", "h200"])
+def test_examples_pictures_are_the_same_compiled(example, profile, loaded, monkeypatch):
+    for n in (1, 9, 300):
+        pictures_both(evaluated(example, n, profile), monkeypatch)
 
 
 @pytest.mark.parametrize("example", EXAMPLES)
@@ -228,6 +247,7 @@ def test_generated_graphs_schedule_the_same_compiled(graph, procs, policy):
         longest_both(graph, monkeypatch)
         for intervals in (1, 3, 8):
             timelines_both(graph, procs, policy, monkeypatch, intervals)
+        pictures_both(graph, monkeypatch)
 
 
 # -- where the compiled pass is not exact, Python runs --------------------------------------------
