@@ -88,9 +88,15 @@ def _built() -> _Built | None:
 
     found = built_path()
     if found is None:
-        writable = [place for place in _build_places() if os.access(place, os.W_OK)]
         file_name = _BUILT + importlib.machinery.EXTENSION_SUFFIXES[0]
-        found = _build(writable[0], file_name) if writable else None
+        for place in _build_places():  # the first that can be made and written to
+            try:
+                os.makedirs(place, exist_ok=True)
+            except OSError:
+                continue
+            if os.access(place, os.W_OK):
+                found = _build(place, file_name)
+                break
     if found is None:
         return None
     try:
@@ -106,7 +112,7 @@ def _built() -> _Built | None:
 def _build_places() -> list[str]:
     """Where the built module is kept: `__pycache__` beside this file, then the user's cache,
     each in a folder named by a key of `graphs.compiled`'s source, the interpreter and numpy
-    (those that exist or could be made)."""
+    (none of them made here)."""
     import hashlib
     import os
     import sys
@@ -122,15 +128,8 @@ def _build_places() -> list[str]:
     key.update(f"{sys.version} {np.__version__}".encode())
     folder = f"passes-{key.hexdigest()[:16]}"
     cache = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-    places = []
-    for parent in (os.path.join(here, "__pycache__"), os.path.join(cache, "hetprof")):
-        place = os.path.join(parent, folder)
-        try:
-            os.makedirs(place, exist_ok=True)
-        except OSError:
-            continue
-        places.append(place)
-    return places
+    return [os.path.join(parent, folder)
+            for parent in (os.path.join(here, "__pycache__"), os.path.join(cache, "hetprof"))]
 
 
 def _build(place: str, file_name: str) -> str | None:
