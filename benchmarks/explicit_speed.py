@@ -12,7 +12,8 @@ interpreter and its imports). tracemalloc is not used: it slows every allocation
 times. The node count is read from the case's CSV report (run first). The machine's load average
 goes with each line: on a shared machine a number measured under load is slower than it should be.
 Each case runs with the CLI's default limits, as a user would run it, unless they stop it; then
-with the limits raised (`RAISED`), which its lines say.
+with the limits raised (`RAISED`), which its lines say. Each line also says whether the compiled
+passes were built before it ran (`graphs.passes`: the first large run of a checkout builds them).
 
     python benchmarks/explicit_speed.py                       # the cases of issue 20
     python benchmarks/explicit_speed.py zipmul=1e5 dot=1e5    # chosen cases
@@ -69,6 +70,18 @@ def needs_raised_limits(errors: str) -> bool:
     return "--max-steps" in errors or "--max-graph-size" in errors
 
 
+def compiled_state() -> str:
+    """Whether the compiled passes are built (`graphs.passes`): a case of over 20 000 edges run
+    before they are builds them first (about 20 s, once per checkout, interpreter and numpy)."""
+    sys.path.insert(0, str(ROOT))
+    try:
+        from graphs.passes import built_path
+
+        return "passes built" if built_path() else "passes not built: this run builds them"
+    finally:
+        sys.path.remove(str(ROOT))
+
+
 def nodes_of(csv_report: Path) -> int:
     """The cost graph's node count, from a CSV report's summary rows."""
     with csv_report.open(encoding="utf-8") as handle:
@@ -96,6 +109,7 @@ def main() -> None:
             for fmt in ["csv"] + [f for f in formats if f != "csv"]:
                 output = Path(scratch) / f"report.{fmt}"
                 load = os.getloadavg()[0]
+                built = compiled_state()
                 seconds, peak, status, errors = run_case(example, n, fmt, output, raised)
                 if status and fmt == "csv" and not raised and needs_raised_limits(errors):
                     raised = True
@@ -113,7 +127,7 @@ def main() -> None:
                 rate = f"{nodes / seconds:,.0f} nodes/s" if nodes else "? nodes/s"
                 limits = ", limits raised" if raised else ""
                 print(f"{example} n={n} {fmt}: {seconds:.2f} s, {nodes:,} nodes, {rate}, peak "
-                      f"{peak:,.0f} MiB (load {load:.2f}{limits})", flush=True)
+                      f"{peak:,.0f} MiB (load {load:.2f}{limits}; {built})", flush=True)
 
 
 if __name__ == "__main__":

@@ -29,6 +29,7 @@ from functools import partial
 from itertools import chain, islice
 from typing import TYPE_CHECKING, Any, Generic, NamedTuple, TypeVar
 
+import graphs.passes as passes
 from profiler.syntax import Span, World
 
 if TYPE_CHECKING:  # networkx and numpy are imported where used (issue 19: start-up time)
@@ -776,13 +777,43 @@ class CostGraph:
                 or (best_edges and known.best_edge is None)):
             adjacency = self.adjacency()
             edges = array(NUMBER, [-1]) * size[0] if best_edges else None  # no boxed int
-            length, end = _longest_path(range(size[0]), adjacency.order, adjacency.start,
-                                        adjacency.in_degree[:], self.edge_target,
-                                        self.edge_weight.codes, self.edge_weight.values, edges,
-                                        wide=WIDE_VISITS)
+            found = self._longest_path_compiled(adjacency, edges)
+            if found is None:
+                found = _longest_path(range(size[0]), adjacency.order, adjacency.start,
+                                      adjacency.in_degree[:], self.edge_target,
+                                      self.edge_weight.codes, self.edge_weight.values, edges,
+                                      wide=WIDE_VISITS)
+            length, end = found
             self._longest, self._longest_size = LongestPath(length, end, edges), size
         assert self._longest is not None
         return self._longest
+
+    def _longest_path_compiled(self, adjacency: Adjacency,
+                               edges: array[int] | None) -> tuple[float, int] | None:
+        """`_longest_path`'s result from `graphs.compiled.longest_path`, where the graph is large
+        enough (`graphs.passes.COMPILED_FROM`) and its lengths are exact in doubles (every weight an int or
+        a finite float, all of them adding up to less than EXACT_IN_DOUBLES, as
+        `_longest_path`'s doubles need); else None."""
+        import numpy as np
+
+        weights = self.edge_weight.values
+        if (len(self.edge_source) < passes.COMPILED_FROM
+                or not all(type(w) is int or (type(w) is float and math.isfinite(w))
+                           for w in weights)
+                or exact_total(self.edge_weight.codes, weights) >= EXACT_IN_DOUBLES):
+            return None
+        compiled = passes.compiled_passes(len(self.edge_source))
+        if compiled is None:
+            return None
+        with memoryview(edges if edges is not None else array(NUMBER)) as memory:
+            length, whole, end = compiled.longest_path(
+                numpy_view(adjacency.order), numpy_view(adjacency.start),
+                numpy_view(adjacency.in_degree), numpy_view(self.edge_target),
+                numpy_view(self.edge_weight.codes),
+                np.array([float(w) for w in weights], dtype=np.float64),
+                np.array([type(w) is int for w in weights], dtype=np.bool_),
+                np.frombuffer(memory, dtype=NUMBER_DTYPE), edges is not None)
+        return (int(length) if whole else float(length)), int(end)
 
     def device_boxes(self) -> list[DeviceBoxInfo]:
         """The device boxes of the `on`s, in networkx's adjacency order (by source node)."""
@@ -1076,6 +1107,30 @@ class _WideVisits:
         remaining[child] = left
         done = left == 0
         return child[done], positions[group_starts + sizes - 1][done]
+
+
+# -- the compiled passes (graphs.compiled) ------------------------------------------------------
+def exact_total(codes: Sequence[int], values: Sequence[float]) -> float:
+    """Σ |values[codes[i]]| over all i, exactly (ints as ints, counted per code with numpy, a
+    chunk at a time): a bound on any sum of some of them in any order."""
+    import numpy as np
+
+    used = np.zeros(len(values), dtype=np.int64)
+    view = numpy_view(codes)
+    for low in range(0, len(view), CHUNK):
+        used += np.bincount(view[low:low + CHUNK], minlength=len(values))
+    del view
+    return sum(count * abs(value) for count, value in zip(used.tolist(), values, strict=True)
+               if count)
+
+
+def numpy_view(numbers: Sequence[int]) -> np.ndarray:
+    """A typed array (or bytearray) as a numpy array over the same memory (no copy)."""
+    import numpy as np
+
+    with memoryview(numbers) as memory:  # type: ignore[arg-type]
+        dtype = f"i{memory.itemsize}" if memory.format.islower() else f"u{memory.itemsize}"
+    return np.frombuffer(numbers, dtype=dtype)  # type: ignore[call-overload]
 
 
 EXACT_IN_DOUBLES = 2**53

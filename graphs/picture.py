@@ -24,7 +24,16 @@ from contextvars import ContextVar
 from dataclasses import dataclass, field
 from typing import Any
 
-from graphs.costgraph import CostGraph, DeviceBoxInfo, EdgeKind, NodeKind
+import graphs.passes as passes
+from graphs.costgraph import (
+    EXACT_IN_DOUBLES,
+    CostGraph,
+    DeviceBoxInfo,
+    EdgeKind,
+    NodeKind,
+    exact_total,
+    numpy_view,
+)
 from graphs.numbers import amount
 from profiler.syntax import Span
 
@@ -171,6 +180,7 @@ class _Reader:
         self.replica_chains: dict[tuple[int, int], tuple[_Chain, float, bool]] = {}
         self.push_regions: dict[int, str] = {}
         self.box_numbers: dict[int, int] = {}
+        self.fork_trees = _CompiledForkTrees.of(graph, self.critical_edges)
         kinds, source = graph.edge_kind, graph.edge_source
         # The edges with extra attributes, in networkx's adjacency order (by source, then made).
         for _, e in sorted((source[e], e) for e in graph.edge_extra):
@@ -316,7 +326,24 @@ class _Reader:
         # (a float plus a number adds as a float plus that number as a double, `array("d")`).
         made: dict[tuple[float, float, int, bool], _Branch] = {}
         leaf_overheads = array("d")
-        tasks: list[tuple] = [(True, fork, join, 0.0, 0.0, True)]
+        if self.fork_trees is not None:
+            # The tree's walk compiled; the leaves read here, in its order, as below.
+            par.overhead, *leaves = self.fork_trees.walk(fork, join)
+            for top, bottom, fork_sum, join_sum, critical_so_far, edge in zip(
+                    *(column.tolist() for column in leaves), strict=True):
+                chain, join_weight, join_critical = self.branch_chain(top, bottom, depth)
+                leaf_overheads.append(weights[weight_codes[edge]] + join_weight)
+                join_total = join_sum + join_weight
+                critical = critical_so_far and join_critical
+                key = (fork_sum, join_total, id(chain), critical)
+                branch = made.get(key)
+                if branch is None:
+                    branch = made[key] = _Branch(fork_sum, join_total, chain, critical,
+                                                 self.shape(("br", fork_sum, join_total,
+                                                             chain.sig)))
+                par.branches.append(branch)
+        tasks: list[tuple] = [] if self.fork_trees is not None else [
+            (True, fork, join, 0.0, 0.0, True)]
         while tasks:
             expand, top, bottom, fork_sum, join_sum, critical_so_far, *rest = tasks.pop()
             if not expand:
@@ -408,6 +435,47 @@ class _Reader:
         length = best.get(join, 0.0)
         return _Opaque(span, critical, self.shape(("o", len(inside), work, length)),
                        self.shape(("O",)), work, length, len(inside) + 1, boxes)
+
+
+class _CompiledForkTrees:
+    """`_Reader.par`'s walks of fork trees by `graphs.compiled.fork_tree`, where the graph is
+    large enough (`graphs.passes.COMPILED_FROM`) and its weights' sums are exact in doubles (as
+    the walk's Python floats then hold them): the graph's arrays as numpy views, made once."""
+
+    def __init__(self, compiled: Any, graph: CostGraph, critical_edges: set[int]) -> None:
+        import numpy as np
+
+        self.compiled = compiled
+        adjacency = graph.adjacency()
+        weights = graph.edge_weight.values
+        self.arrays = (numpy_view(adjacency.order), numpy_view(adjacency.start),
+                       numpy_view(graph.edge_target), numpy_view(graph.edge_weight.codes),
+                       np.array([float(w) for w in weights], dtype=np.float64),
+                       numpy_view(graph.node_records.codes))
+        classes: dict[Span | None, int] = {}
+        self.is_fork = np.array([kind is NodeKind.FORK for kind in graph.node_kind.values],
+                                dtype=np.bool_)
+        self.span_class = np.array([classes.setdefault(span, len(classes))
+                                    for span in graph.node_span.values], dtype=np.int32)
+        self.critical_edges = np.array(sorted(critical_edges), dtype=np.int64)
+
+    @classmethod
+    def of(cls, graph: CostGraph, critical_edges: set[int]) -> _CompiledForkTrees | None:
+        weights = graph.edge_weight.values
+        if (graph.number_of_edges() < passes.COMPILED_FROM
+                or not all(type(w) is int or (type(w) is float and math.isfinite(w))
+                           for w in weights)
+                or exact_total(graph.edge_weight.codes, weights) >= EXACT_IN_DOUBLES):
+            return None
+        compiled = passes.compiled_passes(graph.number_of_edges())
+        return cls(compiled, graph, critical_edges) if compiled is not None else None
+
+    def walk(self, fork: int, join: int) -> tuple:
+        """(the overhead, and the leaves' columns: see `graphs.compiled.fork_tree`)."""
+        order, start, target, codes, weights, node_codes = self.arrays
+        return self.compiled.fork_tree(order, start, target, codes, weights, node_codes,
+                                       self.is_fork, self.span_class, self.critical_edges,
+                                       fork, join)
 
 
 def critical_path(graph: CostGraph) -> tuple[set[int], set[tuple[int, int]]]:

@@ -28,16 +28,24 @@ from collections import deque
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from enum import Enum
+from typing import TYPE_CHECKING
 
+import graphs.passes as passes
 from graphs.costgraph import (
     CHUNK,
     NUMBER,
     CostGraph,
     EdgeKind,
     cyclic_gc_paused,
+    exact_total,
+    numpy_view,
     take_in_chunks,
 )
+from graphs.passes import compiled_passes
 from profiler.syntax import World
+
+if TYPE_CHECKING:
+    import numpy as np
 
 SpaceChanges = tuple[tuple[World, int], ...]
 _CPU = World.CPU  # a global: Python 3.11 looks up `World.CPU` ten times slower
@@ -234,6 +242,8 @@ def schedule(graph: CostGraph, procs: int, policy: Policy | str,
         numbers, in_order = _depth_first(index)
         if procs > WIDTH_CHECKED:
             procs = min(procs, max(1, _width(index, in_order)))
+        if policy is not Policy.WORK_STEALING and _fits_compiled(index):
+            return _run_compiled(index, procs, policy, numbers, in_order, record, keep_steps)
         return _Simulation(index, procs, policy, numbers, in_order, record, keep_steps).run()
 
 
@@ -507,6 +517,45 @@ def _depth_first(index: _GraphIndex) -> tuple[array[int], array[int]]:
 
     from graphs.costgraph import NUMBER_DTYPE
 
+    order, start, targets = index.order, index.start, index.target
+    compiled = compiled_passes(len(targets))
+    if compiled is not None:
+        numbers = array(NUMBER, [-1]) * len(targets)
+        in_order = array(NUMBER, [0]) * len(targets)
+        with memoryview(numbers) as numbers_memory, memoryview(in_order) as in_order_memory:
+            count = compiled.depth_first_numbers(
+                numpy_view(order), numpy_view(start), numpy_view(index.in_degree),
+                numpy_view(targets), index.source,
+                np.frombuffer(numbers_memory, dtype=NUMBER_DTYPE),
+                np.frombuffer(in_order_memory, dtype=NUMBER_DTYPE))
+    else:
+        numbers, count = _depth_first_numbers(index)
+    # Every node was reached if every edge was (each is numbered once, when its source is) and
+    # only the source has no in-edge; the nodes that fail this are listed only for the message.
+    sources = 1 if index.in_degree[index.source] == 0 else 0
+    numbered = np.frombuffer(numbers, dtype=NUMBER_DTYPE)
+    if count != len(numbers) or index.in_degree.count(0) != sources:
+        waiting = np.frombuffer(index.in_degree, dtype=NUMBER_DTYPE) == 0
+        waiting[index.source] = False
+        waiting[np.frombuffer(targets, dtype=NUMBER_DTYPE)[numbered < 0]] = True
+        unreached = np.flatnonzero(waiting)[:5].tolist()
+        raise ValueError(f"the cost graph has nodes its source does not reach: {unreached}")
+    if compiled is not None:
+        return numbers, in_order
+    in_order = array(NUMBER, [0]) * len(numbers)
+    with memoryview(in_order) as memory:
+        placed = np.frombuffer(memory, dtype=NUMBER_DTYPE)
+        for low in range(0, len(numbers), CHUNK):  # a few MB of temporaries at a time
+            high = min(low + CHUNK, len(numbers))
+            placed[numbered[low:high]] = np.arange(low, high, dtype=NUMBER_DTYPE)
+        del placed
+    del numbered
+    return numbers, in_order
+
+
+def _depth_first_numbers(index: _GraphIndex) -> tuple[array[int], int]:
+    """`_depth_first`'s numbering in Python: each edge's position in the depth-first order (-1
+    where the source does not reach it), and how many edges were numbered."""
     followers = _chain_followers(index)  # first: its temporaries go before the arrays come
     remaining = index.in_degree[:]
     numbers = array(NUMBER, [-1]) * len(index.target)
@@ -533,26 +582,7 @@ def _depth_first(index: _GraphIndex) -> tuple[array[int], array[int]]:
                 break
             # A node of one out-edge (most are) goes on to it at once, as the stack would.
             edge = order[first]
-    del followers
-    # Every node was reached if every edge was (each is numbered once, when its source is) and
-    # only the source has no in-edge; the nodes that fail this are listed only for the message.
-    sources = 1 if index.in_degree[index.source] == 0 else 0
-    numbered = np.frombuffer(numbers, dtype=NUMBER_DTYPE)
-    if count != len(numbers) or index.in_degree.count(0) != sources:
-        waiting = np.frombuffer(index.in_degree, dtype=NUMBER_DTYPE) == 0
-        waiting[index.source] = False
-        waiting[np.frombuffer(targets, dtype=NUMBER_DTYPE)[numbered < 0]] = True
-        unreached = np.flatnonzero(waiting)[:5].tolist()
-        raise ValueError(f"the cost graph has nodes its source does not reach: {unreached}")
-    in_order = array(NUMBER, [0]) * len(numbers)
-    with memoryview(in_order) as memory:
-        placed = np.frombuffer(memory, dtype=NUMBER_DTYPE)
-        for low in range(0, len(numbers), CHUNK):  # a few MB of temporaries at a time
-            high = min(low + CHUNK, len(numbers))
-            placed[numbered[low:high]] = np.arange(low, high, dtype=NUMBER_DTYPE)
-        del placed
-    del numbered
-    return numbers, in_order
+    return numbers, count
 
 
 def _chain_followers(index: _GraphIndex) -> array[int]:
@@ -965,3 +995,130 @@ class _Simulation:
         # `time` is the instant's, the last of `times` (`run` appends each instant's first).
         self.space_trace.append(max(0, self.step_count - 1), len(self.times) - 1,
                                 self.space_cpu, self.space_gpu)
+
+
+# -- the compiled simulation (graphs.compiled) ---------------------------------------------------
+_EXACT_INTS = 2**53  # a double holds every int below this exactly
+_EXACT_SPACE = 2**62  # the compiled simulation keeps space in 64-bit ints
+
+
+def _fits_compiled(index: _GraphIndex) -> bool:
+    """Whether the compiled simulation gives this graph's schedule exactly: large enough
+    (`graphs.passes.COMPILED_FROM`), every weight a finite float or an int, the ints adding
+    up (over every edge, so over any path and any instant's clock) to less than 2^53, where a
+    double is exact; the space changes to less than 2^62; and `graphs.compiled` loads."""
+    import math
+
+
+    if len(index.target) < passes.COMPILED_FROM:
+        return False
+    weights = index.weights
+    if not all(type(w) is int or (type(w) is float and math.isfinite(w)) for w in weights):
+        return False
+    ints = [w if type(w) is int else 0 for w in weights]
+    if any(ints) and exact_total(index.weight_codes, ints) >= _EXACT_INTS:
+        return False
+    total = exact_total(index.node_space, [abs(cpu) + abs(gpu) for cpu, gpu in
+                                           index.space_changes])
+    total += sum(abs(cpu) + abs(gpu) for changes in index.edge_space.values()
+                 for change in changes if change is not None for cpu, gpu in [change])
+    if total >= _EXACT_SPACE:
+        return False
+    return compiled_passes(len(index.target)) is not None
+
+
+def _run_compiled(index: _GraphIndex, procs: int, policy: Policy, numbers: array[int],
+                  by_number: array[int], record: bool, keep_steps: bool) -> ScheduleResult:
+    """`_Simulation._run_by_priority`'s schedule, simulated by `graphs.compiled` (where
+    `_fits_compiled`): the same result, number for number, each time an int where Python's
+    would be one."""
+    import numpy as np
+
+    compiled = compiled_passes(len(index.target))
+    assert compiled is not None
+    keep_steps = record and keep_steps
+    weights = index.weights
+    weight_values = np.array([float(w) for w in weights], dtype=np.float64)
+    weight_ints = np.array([type(w) is int for w in weights], dtype=np.bool_)
+    codes = numpy_view(index.weight_codes)
+    positive = weight_values > 0
+    tasks = int(sum(np.count_nonzero(positive[codes[low:low + CHUNK]])
+                    for low in range(0, len(codes), CHUNK)))
+    box_edges = np.array(sorted(index.edge_space), dtype=np.int64)
+    box_changes = np.zeros((len(box_edges), 2, 2), dtype=np.int64)
+    box_has = np.zeros((len(box_edges), 2), dtype=np.bool_)
+    for row, edge in enumerate(box_edges.tolist()):
+        for end, change in enumerate(index.edge_space[edge]):
+            if change is not None:
+                box_changes[row, end] = change
+                box_has[row, end] = True
+    (stepped_at, stepped_int, peak_cpu, peak_gpu, peak_total, step_count, clock, clock_ints,
+     bounds, instants, edges, trace, step_rows, step_starts,
+     step_nodes) = compiled.simulate_by_priority(
+        numpy_view(index.order), numpy_view(index.start), numpy_view(index.in_degree),
+        numpy_view(index.target),
+        codes, weight_values, weight_ints, numpy_view(index.node_space),
+        np.array(index.space_changes, dtype=np.int64).reshape(-1, 2), box_edges, box_changes,
+        box_has, numpy_view(numbers), numpy_view(by_number), index.source, tasks, procs,
+        policy is Policy.BREADTH_FIRST, record, keep_steps)
+    del codes
+    # Each typed result as soon as its numpy arrays can go: the times, a Python number an
+    # instant as the Python simulation keeps them, last.
+    bounds = bounds.tolist()
+    task_instants = [_typed(instants[low:high], NUMBER)
+                     for low, high in zip(bounds[:-1], bounds[1:], strict=True)]
+    del instants
+    task_edges = [_typed(edges[low:high], NUMBER)
+                  for low, high in zip(bounds[:-1], bounds[1:], strict=True)]
+    del edges
+    trace_columns = [_typed(np.ascontiguousarray(column, dtype=f"i{itemsize}"), typecode)
+                     for column, (typecode, itemsize) in zip(
+                         trace.T, ((NUMBER, 4), (NUMBER, 4), ("q", 8), ("q", 8)), strict=True)]
+    del trace
+    times = _python_numbers(clock, clock_ints) if record else []
+    del clock, clock_ints
+    space_trace = SpaceTrace(times)
+    space_trace.steps, space_trace.instants, space_trace.cpu, space_trace.gpu = trace_columns
+    steps: list[Step] = []
+    if keep_steps:
+        previous: float = 0
+        for (at, cpu, gpu, busy), low, high in zip(step_rows.tolist(), step_starts[:-1].tolist(),
+                                                   step_starts[1:].tolist(), strict=True):
+            time = times[at]
+            steps.append(_new_step(time, time - previous, tuple(step_nodes[low:high].tolist()),
+                                   cpu, gpu, busy))
+            previous = time
+    return ScheduleResult(
+        policy=policy,
+        procs=procs,
+        time=int(stepped_at) if stepped_int else float(stepped_at),
+        steps=tuple(steps),
+        peak_space_cpu=int(peak_cpu),
+        peak_space_gpu=int(peak_gpu),
+        peak_space=int(peak_total),
+        tasks=Tasks(task_instants, task_edges, times, index.weight_codes, weights,
+                    index.source_of, index.target) if record else None,
+        space_trace=space_trace if record else (),
+        step_count=int(step_count),
+    )
+
+
+def _typed(values: np.ndarray, typecode: str) -> array[int]:
+    """A numpy array of ints as a typed array of `typecode` (the same item size)."""
+    import numpy as np
+
+    result = array(typecode)
+    result.frombytes(np.ascontiguousarray(values).view(np.uint8))  # type: ignore[arg-type]
+    return result
+
+
+def _python_numbers(values: np.ndarray, ints: np.ndarray) -> list[float]:
+    """Doubles as the Python numbers they stand for: an int where `ints` says so, else a float."""
+    import numpy as np
+
+    if ints.all():
+        return values.astype(np.int64).tolist()
+    if not ints.any():
+        return values.tolist()
+    return [int(value) if is_int else value
+            for value, is_int in zip(values.tolist(), ints.tolist(), strict=True)]

@@ -23,6 +23,7 @@ from collections.abc import Callable, Iterable, Iterator
 from typing import TYPE_CHECKING, Any
 
 from graphs.costgraph import CHUNK, NUMBER, NUMBER_DTYPE, CostGraph, DeviceBoxInfo, EdgeKind
+from graphs.passes import compiled_passes
 from graphs.schedule import ScheduleResult, SpaceTrace, Tasks
 from profiler.syntax import Span
 
@@ -146,10 +147,23 @@ def build_timeline(graph: CostGraph, result: ScheduleResult,
     coarsened = sum(len(firsts) for firsts, _, _ in runs) > MAX_INTERVALS
     if coarsened:
         window = max(result.time, 1e-12) / max(1, MAX_INTERVALS // max(1, result.procs))
-        # First without hiding idle time; if that is not enough, across gaps too.
-        gathered = [_coarsen(track(p), window, across_gaps=False) for p in range(len(runs))]
-        if sum(len(t) for t in gathered) > MAX_INTERVALS:
-            gathered = [_coarsen(track(p), window, across_gaps=True) for p in range(len(runs))]
+        # First without hiding idle time; if that is not enough, across gaps too. Compiled
+        # where the times are exact in doubles and there are enough runs to pay.
+        assert tasks is not None
+        compiled = (compiled_passes(sum(len(firsts) for firsts, _, _ in runs))
+                    if in_doubles is not None else None)
+        if compiled is not None:
+            assert in_doubles is not None
+            coarsen = _CompiledCoarsen(compiled, tasks, runs, rows, graph, in_doubles)
+            gathered = [coarsen.processor(p, window, False) for p in range(len(runs))]
+            if sum(len(t) for t in gathered) > MAX_INTERVALS:
+                gathered = [coarsen.processor(p, window, True) for p in range(len(runs))]
+        else:
+            gathered = [_coarsen(track(p), window, across_gaps=False)
+                        for p in range(len(runs))]
+            if sum(len(t) for t in gathered) > MAX_INTERVALS:
+                gathered = [_coarsen(track(p), window, across_gaps=True)
+                            for p in range(len(runs))]
         processors[:len(gathered)] = gathered
     else:
         processors[:len(runs)] = [list(track(p)) for p in range(len(runs))]
@@ -163,6 +177,60 @@ def build_timeline(graph: CostGraph, result: ScheduleResult,
         "space": space_samples(result),
         "coarsened": coarsened,
     }
+
+
+class _CompiledCoarsen:
+    """`_coarsen` of each processor's runs by `graphs.compiled.coarsen`: the runs' starts and
+    ends as doubles (`_in_doubles`, exact), their names and kinds as numbers; the intervals it
+    makes are written as `_coarsen` writes them, each start and end the Python number that
+    `track` gives (read from the schedule's times, added as it adds them)."""
+
+    def __init__(self, compiled: Any, tasks: Tasks,
+                 runs: list[tuple[array[int], array[int], array[int]]],
+                 rows: list[tuple[str, str, str, int]], graph: CostGraph,
+                 in_doubles: tuple[np.ndarray, np.ndarray]) -> None:
+        import numpy as np
+
+        self.compiled, self.tasks, self.runs, self.rows = compiled, tasks, runs, rows
+        self.graph, self.in_doubles = graph, in_doubles
+        kind_numbers: dict[str, int] = {}
+        self.names = np.array([row[3] for row in rows], dtype=np.int32)  # -1: a device box
+        self.kinds = np.array([kind_numbers.setdefault(row[1], len(kind_numbers))
+                               for row in rows], dtype=np.int32)
+        self.name_of = {row[3]: row[0] for row in rows if row[3] >= 0}
+        self.name_count = max(self.name_of, default=-1) + 1
+
+    def processor(self, processor: int, window: float, across_gaps: bool) -> list[list[Any]]:
+        import numpy as np
+
+        tasks, rows = self.tasks, self.rows
+        firsts, lasts, labels = self.runs[processor]
+        all_times, all_weights = self.in_doubles
+        with memoryview(self.graph.edge_records.codes) as memory:
+            first, last, total, mixed, main, distinct, box = self.compiled.coarsen(
+                *(np.frombuffer(numbers, dtype=NUMBER_DTYPE)
+                  for numbers in (firsts, lasts, labels, tasks.instants[processor],
+                                  tasks.edges[processor])),
+                np.frombuffer(memory, dtype=f"u{memory.itemsize}"), all_times, all_weights,
+                self.names, self.kinds, float(window), across_gaps, self.name_count)
+        times, weight_codes, weights = tasks.times, tasks.weight_codes, tasks.weights
+        task_instants, task_edges = tasks.instants[processor], tasks.edges[processor]
+        out: list[list[Any]] = []
+        for run, last_run, count, kinds_mixed, name, names_in, device_box in zip(
+                first.tolist(), last.tolist(), total.tolist(), mixed.tolist(), main.tolist(),
+                distinct.tolist(), box.tolist(), strict=True):
+            label_name, kind, location, _ = rows[labels[run]]
+            end_task = lasts[last_run]
+            start = times[task_instants[firsts[run]]]
+            end = times[task_instants[end_task]] + weights[weight_codes[task_edges[end_task]]]
+            if device_box:
+                out.append([start, end, label_name, kind, location, count])
+                continue
+            main_name = self.name_of[name]
+            out.append([start, end, main_name if names_in == 1
+                        else f"{main_name} (+{names_in - 1} more)",
+                        "mixed" if kinds_mixed else kind, location, count])
+        return out
 
 
 def _follows_at_once(tasks: Tasks, processor: int, low: int, high: int, codes: np.ndarray,
