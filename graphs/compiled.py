@@ -86,12 +86,7 @@ def _box_change(box, end, state, box_changes, box_has, record, trace, traced, st
     state[1] += box_changes[box, end, 1]
     if end:
         cpu, gpu = state[0], state[1]
-        if cpu > state[2]:
-            state[2] = cpu
-        if gpu > state[3]:
-            state[3] = gpu
-        if cpu + gpu > state[4]:
-            state[4] = cpu + gpu
+        _note_peaks(state, cpu, gpu)
         if record and (cpu != state[5] or gpu != state[6]):
             state[5], state[6] = cpu, gpu
             trace[traced, 0] = max(0, step_count - 1)
@@ -100,6 +95,17 @@ def _box_change(box, end, state, box_changes, box_has, record, trace, traced, st
             trace[traced, 3] = gpu
             traced += 1
     return traced
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _note_peaks(state, cpu, gpu):  # pragma: no cover - compiled
+    """The simulation's three peaks (state[2:5]: CPU, GPU, both) after `cpu` and `gpu` words."""
+    if cpu > state[2]:
+        state[2] = cpu
+    if gpu > state[3]:
+        state[3] = gpu
+    if cpu + gpu > state[4]:
+        state[4] = cpu + gpu
 
 
 @njit(cache=True, nogil=True, inline="always")
@@ -353,12 +359,7 @@ def simulate_by_priority(order, start, in_degree, target, weight_codes, weight_v
                 started += 1
         # Close the instant: sample space and, if some node was reached, count the step.
         cpu, gpu = state[0], state[1]
-        if cpu > state[2]:
-            state[2] = cpu
-        if gpu > state[3]:
-            state[3] = gpu
-        if cpu + gpu > state[4]:
-            state[4] = cpu + gpu
+        _note_peaks(state, cpu, gpu)
         if reached:
             if keep_steps:
                 step_rows[step_count, 0] = at

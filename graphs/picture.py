@@ -326,38 +326,34 @@ class _Reader:
         # (a float plus a number adds as a float plus that number as a double, `array("d")`).
         made: dict[tuple[float, float, int, bool], _Branch] = {}
         leaf_overheads = array("d")
+
+        def leaf(top: int, bottom: int, fork_sum: float, join_sum: float, critical_so_far: bool,
+                 fork_weight: float) -> None:
+            """A leaf of the tree, a branch of the n-ary ⊗ (`fork_weight` its fork edge's)."""
+            chain, join_weight, join_critical = self.branch_chain(top, bottom, depth)
+            leaf_overheads.append(fork_weight + join_weight)
+            join_total = join_sum + join_weight
+            critical = critical_so_far and join_critical
+            key = (fork_sum, join_total, id(chain), critical)
+            branch = made.get(key)
+            if branch is None:
+                branch = made[key] = _Branch(fork_sum, join_total, chain, critical,
+                                             self.shape(("br", fork_sum, join_total, chain.sig)))
+            par.branches.append(branch)
+
         if self.fork_trees is not None:
             # The tree's walk compiled; the leaves read here, in its order, as below.
             par.overhead, *leaves = self.fork_trees.walk(fork, join)
             for top, bottom, fork_sum, join_sum, critical_so_far, edge in zip(
                     *(column.tolist() for column in leaves), strict=True):
-                chain, join_weight, join_critical = self.branch_chain(top, bottom, depth)
-                leaf_overheads.append(weights[weight_codes[edge]] + join_weight)
-                join_total = join_sum + join_weight
-                critical = critical_so_far and join_critical
-                key = (fork_sum, join_total, id(chain), critical)
-                branch = made.get(key)
-                if branch is None:
-                    branch = made[key] = _Branch(fork_sum, join_total, chain, critical,
-                                                 self.shape(("br", fork_sum, join_total,
-                                                             chain.sig)))
-                par.branches.append(branch)
+                leaf(top, bottom, fork_sum, join_sum, critical_so_far,
+                     weights[weight_codes[edge]])
         tasks: list[tuple] = [] if self.fork_trees is not None else [
             (True, fork, join, 0.0, 0.0, True)]
         while tasks:
             expand, top, bottom, fork_sum, join_sum, critical_so_far, *rest = tasks.pop()
             if not expand:
-                chain, join_weight, join_critical = self.branch_chain(top, bottom, depth)
-                leaf_overheads.append(rest[0] + join_weight)
-                join_total = join_sum + join_weight
-                critical = critical_so_far and join_critical
-                key = (fork_sum, join_total, id(chain), critical)
-                branch = made.get(key)
-                if branch is None:
-                    branch = made[key] = _Branch(fork_sum, join_total, chain, critical,
-                                                 self.shape(("br", fork_sum, join_total,
-                                                             chain.sig)))
-                par.branches.append(branch)
+                leaf(top, bottom, fork_sum, join_sum, critical_so_far, rest[0])
                 continue
             found: list[tuple] = []
             for e in order[first_edge[top]:first_edge[top + 1]]:
