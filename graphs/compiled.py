@@ -87,13 +87,8 @@ def _box_change(box, end, state, box_changes, box_has, record, trace, traced, st
     if end:
         cpu, gpu = state[0], state[1]
         _note_peaks(state, cpu, gpu)
-        if record and (cpu != state[5] or gpu != state[6]):
-            state[5], state[6] = cpu, gpu
-            trace[traced, 0] = max(0, step_count - 1)
-            trace[traced, 1] = at
-            trace[traced, 2] = cpu
-            trace[traced, 3] = gpu
-            traced += 1
+        if record:
+            traced = _trace_space(state, cpu, gpu, trace, traced, step_count, at)
     return traced
 
 
@@ -106,6 +101,20 @@ def _note_peaks(state, cpu, gpu):  # pragma: no cover - compiled
         state[3] = gpu
     if cpu + gpu > state[4]:
         state[4] = cpu + gpu
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _trace_space(state, cpu, gpu, trace, traced, step_count, at):  # pragma: no cover - compiled
+    """The space trace's row at instant `at` where the words changed since its last row
+    (state[5:7]): returns the trace's new length."""
+    if cpu != state[5] or gpu != state[6]:
+        state[5], state[6] = cpu, gpu
+        trace[traced, 0] = max(0, step_count - 1)
+        trace[traced, 1] = at
+        trace[traced, 2] = cpu
+        trace[traced, 3] = gpu
+        traced += 1
+    return traced
 
 
 @njit(cache=True, nogil=True, inline="always")
@@ -371,13 +380,8 @@ def simulate_by_priority(order, start, in_degree, target, weight_codes, weight_v
             stepped_at = time
             stepped_int = time_int
             reached = False
-        if record and (cpu != state[5] or gpu != state[6]):
-            state[5], state[6] = cpu, gpu
-            trace[traced, 0] = max(0, step_count - 1)
-            trace[traced, 1] = at
-            trace[traced, 2] = cpu
-            trace[traced, 3] = gpu
-            traced += 1
+        if record:
+            traced = _trace_space(state, cpu, gpu, trace, traced, step_count, at)
         if events == 0:
             break
         time = event_ends[0]
