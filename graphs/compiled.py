@@ -177,6 +177,15 @@ def _event_less(ends, processors, a, b):  # pragma: no cover - compiled
 
 
 @njit(cache=True, nogil=True, inline="always")
+def _swap_events(ends, ints, processors, edges, a, b):  # pragma: no cover - compiled
+    """Swap events a and b of the heap's four arrays."""
+    ends[a], ends[b] = ends[b], ends[a]
+    ints[a], ints[b] = ints[b], ints[a]
+    processors[a], processors[b] = processors[b], processors[a]
+    edges[a], edges[b] = edges[b], edges[a]
+
+
+@njit(cache=True, nogil=True, inline="always")
 def _push_event(ends, ints, processors, edges, size, end, is_int, processor,
                 edge):  # pragma: no cover - compiled
     """heapq.heappush of the event (end, processor, edge) (`is_int`: whether Python holds its end
@@ -188,10 +197,7 @@ def _push_event(ends, ints, processors, edges, size, end, is_int, processor,
         parent = (position - 1) >> 1
         if not _event_less(ends, processors, position, parent):
             break
-        ends[position], ends[parent] = ends[parent], ends[position]
-        ints[position], ints[parent] = ints[parent], ints[position]
-        processors[position], processors[parent] = processors[parent], processors[position]
-        edges[position], edges[parent] = edges[parent], edges[position]
+        _swap_events(ends, ints, processors, edges, position, parent)
         position = parent
     return size + 1
 
@@ -213,10 +219,7 @@ def _pop_event(ends, ints, processors, edges, size):  # pragma: no cover - compi
             child += 1
         if not _event_less(ends, processors, child, position):
             break
-        ends[position], ends[child] = ends[child], ends[position]
-        ints[position], ints[child] = ints[child], ints[position]
-        processors[position], processors[child] = processors[child], processors[position]
-        edges[position], edges[child] = edges[child], edges[position]
+        _swap_events(ends, ints, processors, edges, position, child)
         position = child
     return processor, edge
 
