@@ -328,10 +328,10 @@ class _Reader:
         leaf_overheads = array("d")
 
         def leaf(top: int, bottom: int, fork_sum: float, join_sum: float, critical_so_far: bool,
-                 fork_weight: float) -> None:
-            """A leaf of the tree, a branch of the n-ary ⊗ (`fork_weight` its fork edge's)."""
+                 fork_weight: float) -> tuple[_Branch, float]:
+            """A leaf of the tree, a branch of the n-ary ⊗ (`fork_weight` its fork edge's): its
+            branch and what it adds to the overhead."""
             chain, join_weight, join_critical = self.branch_chain(top, bottom, depth)
-            leaf_overheads.append(fork_weight + join_weight)
             join_total = join_sum + join_weight
             critical = critical_so_far and join_critical
             key = (fork_sum, join_total, id(chain), critical)
@@ -339,21 +339,20 @@ class _Reader:
             if branch is None:
                 branch = made[key] = _Branch(fork_sum, join_total, chain, critical,
                                              self.shape(("br", fork_sum, join_total, chain.sig)))
-            par.branches.append(branch)
+            return branch, fork_weight + join_weight
 
         if self.fork_trees is not None:
-            # The tree's walk compiled; the leaves read here, in its order, as below.
+            # The tree's walk compiled; the leaves read in its order, as below.
             par.overhead, *leaves = self.fork_trees.walk(fork, join)
-            for top, bottom, fork_sum, join_sum, critical_so_far, edge in zip(
-                    *(column.tolist() for column in leaves), strict=True):
-                leaf(top, bottom, fork_sum, join_sum, critical_so_far,
-                     weights[weight_codes[edge]])
+            self.compiled_leaves(leaves, depth, leaf, par.branches, leaf_overheads)
         tasks: list[tuple] = [] if self.fork_trees is not None else [
             (True, fork, join, 0.0, 0.0, True)]
         while tasks:
             expand, top, bottom, fork_sum, join_sum, critical_so_far, *rest = tasks.pop()
             if not expand:
-                leaf(top, bottom, fork_sum, join_sum, critical_so_far, rest[0])
+                branch, addend = leaf(top, bottom, fork_sum, join_sum, critical_so_far, rest[0])
+                par.branches.append(branch)
+                leaf_overheads.append(addend)
                 continue
             found: list[tuple] = []
             for e in order[first_edge[top]:first_edge[top + 1]]:
@@ -385,6 +384,79 @@ class _Reader:
         par.sig = self.shape(("p", par.overhead, *(b.sig for b in branches)))
         par.skeleton = self.shape(("P", *(b.chain.skeleton for b in branches)))
         return par
+
+    def compiled_leaves(self, leaves: list, depth: int, leaf, branches: list,
+                        overheads: array) -> None:
+        """The leaves of a fork tree that `graphs.compiled.fork_tree` walked (its columns), in
+        order: each one's branch onto `branches` and what it adds to the overhead onto
+        `overheads`, as `leaf` gives them. A batch's replicas (`branch_chain`'s shared chain) with
+        the same sums and criticality as one read before get that one's branch, and their fork
+        edge's weight plus its join weight, without reading them one by one in Python: every
+        other leaf, and the first of each such group, is read by `leaf`, in order (so the
+        summary's shapes are numbered as before)."""
+        import numpy as np
+
+        tops, bottoms, fork_sums, join_sums, criticals, edges = leaves
+        count = len(tops)
+        assert self.fork_trees is not None  # the leaves are its walk's
+        _, _, _, codes, weight_values, _ = self.fork_trees.arrays
+        fork_weights = weight_values[codes[edges]]
+        group = np.full(count, -1, dtype=np.int64)  # the replica group of each leaf; -1: none
+        if self.replicas and count:
+            starts = np.array(self.replica_starts, dtype=np.int64)
+            at = np.searchsorted(starts, tops, side="right") - 1
+            first, nodes, source, threads = (np.array(column) for column in zip(
+                *(r[:4] for r in self.replicas), strict=True))
+            known = at >= 0
+            here = np.where(known, at, 0)
+            thread, local = np.divmod(tops - first[here], nodes[here])
+            alike = (known & (thread < threads[here]) & (local == source[here])
+                     & ~np.isin(tops, np.fromiter(self.critical_nodes, np.int64)))
+            for r, replica in enumerate(self.replicas):  # its threads whose copy differs
+                if replica[4]:
+                    where = np.flatnonzero(here == r)
+                    alike[where[np.isin(thread[where], np.fromiter(replica[4], np.int64))]] = (
+                        False)
+            # A group: the same replica, sums and criticality (the same key in `leaf`), each
+            # column numbered by its distinct values (a 0.0 and a -0.0 alike, as in a dict).
+            # (renumbered after each column, so that the key stays below count squared)
+            key = np.zeros(count, dtype=np.int64)
+            for column in (here, fork_sums, join_sums, criticals):
+                values, number = np.unique(column, return_inverse=True)
+                key = np.unique(key * len(values) + number.ravel(), return_inverse=True)[1]
+                key = key.ravel().astype(np.int64)
+            _, first_of, group_of = np.unique(key[alike], return_index=True,
+                                              return_inverse=True)
+            group[alike] = group_of.ravel()
+            firsts = np.flatnonzero(alike)[first_of]
+        else:
+            firsts = np.empty(0, dtype=np.int64)
+        read = np.flatnonzero(group < 0)
+        read = np.union1d(read, firsts)  # in order
+        made_branches = np.empty(count, dtype=object)
+        addends = np.empty(count, dtype=np.float64)
+        joins = {}  # a group's join weight: what its first leaf's addend adds to its fork weight
+        group_branch = {}
+        columns = [c[read].tolist() for c in (tops, bottoms, fork_sums, join_sums, criticals)]
+        for k, top, bottom, fork_sum, join_sum, critical in zip(read.tolist(), *columns,
+                                                                strict=True):
+            fork_weight = self.weight[int(edges[k])]
+            branch, addend = leaf(top, bottom, fork_sum, join_sum, critical, fork_weight)
+            made_branches[k], addends[k] = branch, addend
+            if group[k] >= 0:
+                group_branch[int(group[k])] = branch
+                joins[int(group[k])] = self.branch_chain(top, bottom, depth)[1]
+        rest = np.flatnonzero(group >= 0)
+        rest = rest[~np.isin(rest, read)]
+        if len(rest):
+            table = np.empty(len(group_branch), dtype=object)
+            join_table = np.empty(len(group_branch), dtype=np.float64)
+            for g, branch in group_branch.items():
+                table[g], join_table[g] = branch, joins[g]
+            made_branches[rest] = table[group[rest]]
+            addends[rest] = fork_weights[rest] + join_table[group[rest]]
+        branches.extend(made_branches.tolist())
+        overheads.extend(addends.tolist())
 
     def branch_chain(self, start: int, join: int, depth: int) -> tuple[_Chain, float, bool]:
         """`chain` for a branch of a ⊗; a thread's copy of a batch's sub-graph
