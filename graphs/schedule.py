@@ -120,7 +120,7 @@ class Tasks:
 
     instants: list[array[int]]
     edges: list[array[int]]
-    times: list[float]
+    times: Sequence[float]  # a list, or the compiled simulation's `Clock`
     weight_codes: Sequence[int]
     weights: Sequence[float]
     sources: Sequence[int]
@@ -137,6 +137,45 @@ class Tasks:
             yield start, start + weights[weight_codes[edge]], edge
 
 
+class Clock(Sequence[float]):
+    """The instants' times as the compiled simulation keeps them: doubles, and whether each is
+    an int in Python (`doubles`, `ints`: numpy arrays), read as the Python numbers that the
+    Python simulation's list holds: 9 bytes an instant where that list costs about 32 (a
+    million-task schedule has a million instants), and no list made when a pass reads the
+    doubles themselves (graphs.timeline). Equal to any sequence of the same numbers."""
+
+    __slots__ = ("doubles", "ints", "every_int", "no_int")
+
+    def __init__(self, doubles: np.ndarray, ints: np.ndarray) -> None:
+        self.doubles, self.ints = doubles, ints
+        self.every_int = bool(ints.all())
+        self.no_int = not self.every_int and not ints.any()
+
+    def __len__(self) -> int:
+        return len(self.doubles)
+
+    def __getitem__(self, index):  # type: ignore[override]
+        if isinstance(index, slice):
+            return _python_numbers(self.doubles[index], self.ints[index])
+        value = self.doubles.item(index)
+        if self.no_int:
+            return value
+        return int(value) if self.every_int or self.ints.item(index) else value
+
+    def __iter__(self) -> Iterator[float]:
+        for low in range(0, len(self.doubles), CHUNK):
+            yield from _python_numbers(self.doubles[low:low + CHUNK],
+                                       self.ints[low:low + CHUNK])
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, Sequence):
+            return NotImplemented
+        return len(self) == len(other) and all(
+            a == b and type(a) is type(b) for a, b in zip(self, other, strict=True))
+
+    __hash__ = None  # type: ignore[assignment]
+
+
 class SpaceTrace(Sequence[tuple[int, float, int, int]]):
     """`ScheduleResult.space_trace`: (step index, time, CPU words, GPU words) entries, kept as
     typed arrays (24 bytes an entry, where a tuple of four numbers costs about 120: a
@@ -146,7 +185,7 @@ class SpaceTrace(Sequence[tuple[int, float, int, int]]):
 
     __slots__ = ("steps", "instants", "cpu", "gpu", "times")
 
-    def __init__(self, times: list[float]) -> None:
+    def __init__(self, times: Sequence[float]) -> None:
         self.steps: array[int] = array(NUMBER)
         self.instants: array[int] = array(NUMBER)
         self.cpu: array[int] = array("q")
@@ -1075,7 +1114,7 @@ def _run_compiled(index: _GraphIndex, procs: int, policy: Policy, numbers: array
                      for column, (typecode, itemsize) in zip(
                          trace.T, ((NUMBER, 4), (NUMBER, 4), ("q", 8), ("q", 8)), strict=True)]
     del trace
-    times = _python_numbers(clock, clock_ints) if record else []
+    times: Sequence[float] = Clock(clock, clock_ints) if record else []
     del clock, clock_ints
     space_trace = SpaceTrace(times)
     space_trace.steps, space_trace.instants, space_trace.cpu, space_trace.gpu = trace_columns

@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Any
 
 from graphs.costgraph import CHUNK, NUMBER, NUMBER_DTYPE, CostGraph, DeviceBoxInfo, EdgeKind
 from graphs.passes import compiled_passes
-from graphs.schedule import ScheduleResult, SpaceTrace, Tasks
+from graphs.schedule import Clock, ScheduleResult, SpaceTrace, Tasks
 from profiler.syntax import Span
 
 if TYPE_CHECKING:  # numpy is imported where used (start-up time)
@@ -261,7 +261,9 @@ def _in_doubles(tasks: Tasks) -> tuple[np.ndarray, np.ndarray] | None:
     # The clock only moves on: its last time is its largest.
     if any(type(w) is int for w in weights) and tasks.times and tasks.times[-1] >= 2**52:
         return None
-    return np.array(tasks.times, dtype=np.float64), np.array(weights, dtype=np.float64)
+    times = tasks.times
+    doubles = times.doubles if isinstance(times, Clock) else np.array(times, dtype=np.float64)
+    return doubles, np.array(weights, dtype=np.float64)
 
 
 def _numbers(values: np.ndarray) -> array[int]:
