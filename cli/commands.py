@@ -165,6 +165,10 @@ def command_profile(args: argparse.Namespace, holder: SourceHolder) -> int:
             return symbolic.command_symbolic_profile(args, holder)
         except NotRegular as irregular:
             return _fallback(args, holder, irregular)
+    if args.format == "html":
+        from cli.pictures import profile_html  # matplotlib's helpers, forked children
+
+        return profile_html(args, holder)
     check_procs(args)
     checked, params, evaluation, profile = run_program(args, holder)
     evaluation = evaluation.without_heap()  # the program's heap goes before the analysis

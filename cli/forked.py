@@ -3,6 +3,8 @@
 
 - `Beside`: one computation in a child while this process does something else (a picture's data
   while matplotlib loads; the report's formulas while its pictures are drawn).
+- `Helpers`: children forked early that make themselves ready (load matplotlib) while this process
+  works, then take jobs handed to them later (the HTML profile's plots, once their data exists).
 - `forked_map`: the rows of `hetprof rewrite` and the sites of `hetprof place`, shared between this
   process and children as each takes the next undone item.
 
@@ -15,13 +17,14 @@ shared by all; what is computed after it stays in the process that computed it.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import pickle
 import select
 import signal
 import struct
 from collections.abc import Callable
-from typing import Generic, TypeVar
+from typing import Any, BinaryIO, Generic, NoReturn, TypeVar
 
 T = TypeVar("T")
 
@@ -77,6 +80,148 @@ class Beside(Generic[T]):
             self.pipe.close()
             os.waitpid(self.pid, 0)
             self.pid = 0
+
+
+class Helpers:
+    """`copies` children that run `prepare()` (loading matplotlib, say) while this process goes
+    on, then the jobs `submit` hands them, each job a picklable callable, in turn: the first
+    child is forked now and forks the others once prepared, so that each starts ready and this
+    process pays one fork. `result(handle)` is the job's value. A job that fails in its child,
+    or whose child died, could not be forked or hand a job to, runs here in `result`, so that
+    its error is raised here as it would have been; so does every job where the system cannot
+    fork or has one core."""
+
+    def __init__(self, prepare: Callable[[], object], copies: int = 2) -> None:
+        self.pid = 0
+        # per copy: the pipe its jobs go down, the pipe its results come up (None once gone)
+        self.copies: list[tuple[BinaryIO, BinaryIO] | None] = []
+        self.jobs: list[tuple[int, Callable[[], object]]] = []  # handle -> (copy, job)
+        self.done: dict[int, object] = {}
+        self.waiting: list[list[int]] = []  # per copy: the handles sent whose results are due
+        if not hasattr(os, "fork") or (os.cpu_count() or 1) < 2 or copies < 1:
+            return
+        pipes = [(os.pipe(), os.pipe()) for _ in range(copies)]
+        try:
+            pid = os.fork()
+        except OSError:
+            for (jobs_read, jobs_write), (results_read, results_write) in pipes:
+                for fd in (jobs_read, jobs_write, results_read, results_write):
+                    os.close(fd)
+            return
+        if pid == 0:
+            _helper(prepare, pipes)
+        for (jobs_read, jobs_write), (results_read, results_write) in pipes:
+            os.close(jobs_read)
+            os.close(results_write)
+            self.copies.append((os.fdopen(jobs_write, "wb"), os.fdopen(results_read, "rb")))
+            self.waiting.append([])
+        self.pid = pid
+
+    def submit(self, job: Callable[[], T]) -> int:
+        """Hand `job` to the copy with the fewest jobs due; its handle."""
+        handle = len(self.jobs)
+        alive = [k for k, copy in enumerate(self.copies) if copy is not None]
+        copy = min(alive, key=lambda k: len(self.waiting[k])) if alive else -1
+        self.jobs.append((copy, job))
+        if copy >= 0:
+            pipes = self.copies[copy]
+            assert pipes is not None
+            try:
+                pickle.dump(job, pipes[0])
+                pipes[0].flush()
+            except (OSError, pickle.PicklingError, AttributeError, TypeError):
+                self._lose(copy)
+            else:
+                self.waiting[copy].append(handle)
+        return handle
+
+    def result(self, handle: int) -> Any:
+        copy, job = self.jobs[handle]
+        while handle not in self.done and copy >= 0 and handle in self.waiting[copy]:
+            pipes = self.copies[copy]
+            assert pipes is not None
+            try:
+                ok, value = pickle.load(pipes[1])
+            except (OSError, EOFError, pickle.UnpicklingError):
+                self._lose(copy)
+                break
+            first = self.waiting[copy].pop(0)
+            if ok:
+                self.done[first] = value
+        if handle in self.done:
+            return self.done.pop(handle)
+        return job()
+
+    def close(self, kill: bool = False) -> None:
+        """Let the children go (killed where this process stops early, `kill`) and wait for the
+        first."""
+        for copy in range(len(self.copies)):
+            self._lose(copy)
+        if self.pid:
+            if kill:
+                os.kill(self.pid, signal.SIGKILL)
+            try:
+                os.waitpid(self.pid, 0)
+            except ChildProcessError:
+                pass
+            self.pid = 0
+
+    def _lose(self, copy: int) -> None:
+        """No more from `copy`: its pipes closed (it ends when it reads their end); its jobs
+        due run here."""
+        pipes = self.copies[copy]
+        if pipes is None:
+            return
+        self.copies[copy] = None
+        self.waiting[copy].clear()
+        for pipe in pipes:
+            with contextlib.suppress(OSError):
+                pipe.close()
+
+
+def _helper(prepare: Callable[[], object],
+            pipes: list[tuple[tuple[int, int], tuple[int, int]]]) -> NoReturn:
+    """A `Helpers` child: prepared, it forks the other copies, and each serves its own pipes:
+    (ok, value) for each job, in order, until its jobs' pipe ends."""
+    code = 1
+    try:
+        for (_, jobs_write), (results_read, _) in pipes:
+            os.close(jobs_write)
+            os.close(results_read)
+        prepare()
+        mine = 0
+        children: list[int] = []
+        for k in range(1, len(pipes)):
+            try:
+                child = os.fork()
+            except OSError:
+                break
+            if child == 0:
+                mine, children = k, []
+                break
+            children.append(child)
+        for k, ((jobs_read, _), (_, results_write)) in enumerate(pipes):
+            if k != mine:
+                os.close(jobs_read)
+                os.close(results_write)
+        (jobs_read, _), (_, results_write) = pipes[mine]
+        with os.fdopen(jobs_read, "rb") as jobs, os.fdopen(results_write, "wb") as results:
+            while True:
+                try:
+                    job = pickle.load(jobs)
+                except EOFError:
+                    break
+                try:
+                    answer = (True, job())
+                except Exception:  # noqa: BLE001 - the parent runs it again, for its error
+                    answer = (False, None)
+                pickle.dump(answer, results)
+                results.flush()
+        for child in children:
+            os.waitpid(child, 0)
+        code = 0
+    finally:
+        os._exit(code)  # no clean-up of the parent's: its buffers, atexit, threads
 
 
 def forked_map(work: Callable[[int], T], count: int,

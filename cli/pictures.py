@@ -23,6 +23,7 @@ import shutil
 import sys
 from collections.abc import Callable
 from dataclasses import replace
+from functools import partial
 from pathlib import Path
 from typing import TypeVar
 
@@ -39,7 +40,7 @@ from cli.common import (
     parse_sizes,
     write_output,
 )
-from cli.forked import Beside
+from cli.forked import Beside, Helpers
 from graphs import plots
 from graphs.analysis import ProfileResult, analyse, snippet
 from graphs.costgraph import CostGraph, cyclic_gc_paused
@@ -48,6 +49,7 @@ from graphs.picture import cost_picture
 from graphs.placement import SizePoint, time_by_size
 from graphs.render_dot import graphviz_picture, picture_to_dot
 from graphs.render_html import HtmlRenderer, ReportExtras
+from graphs.schedule import Policy
 from graphs.semantics.explicit import evaluate
 from graphs.semantics.irregular import NotRegular
 from graphs.semantics.options import EvaluationOptions
@@ -75,13 +77,14 @@ def _title(args: argparse.Namespace, params: dict[str, int]) -> str:
 
 
 def _analysed(args: argparse.Namespace, checked, params: dict[str, int], evaluation,
-              profile, graph_picture: bool = True) -> ProfileResult:
+              profile, graph_picture: bool = True,
+              timeline_made: Callable[[dict], object] | None = None) -> ProfileResult:
     return analyse(
         evaluation, args.procs, args.schedule, file=args.file, params=params, body=checked.body,
         source=checked.program.source, units=profile.units, profile_name=profile.name,
         seconds_per_unit={"cpu": profile.cpu.seconds_per_unit,
                           "gpu": profile.gpu.seconds_per_unit},
-        graph_picture=graph_picture,
+        graph_picture=graph_picture, timeline_made=timeline_made,
     )
 
 
@@ -279,6 +282,48 @@ def command_plot_validation(args: argparse.Namespace, holder: SourceHolder) -> i
     except ValueError as error:
         raise UsageError(f"{args.report}: {error}") from None
     write_output(plots.validation_plot(cases, fmt), args.output)
+    return EXIT_OK
+
+
+def profile_html(args: argparse.Namespace, holder: SourceHolder) -> int:
+    """`hetprof profile --format html`: the profile's page, on two cores where the system can
+    fork (issue 20). Matplotlib loads in helper children (`cli.forked.Helpers`, two copies)
+    while this process evaluates the program; the cost-graph figure is made in a child
+    (`Beside`) while this one schedules it; the timeline and the space plot are drawn by the
+    helpers, one each, while this one waits for the figure. The page is the one
+    `HtmlRenderer().render` of the whole result writes, byte for byte."""
+    check_procs(args)
+    helpers = Helpers(plots.warm_matplotlib)
+    figure: Beside | None = None
+    try:
+        checked, params, evaluation, profile = run_program(args, holder)
+        evaluation = evaluation.without_heap()
+        graph = evaluation.graph
+        renderer = HtmlRenderer()
+        source = checked.program.source
+        figure = Beside(lambda: renderer.cost_graph_figure(
+            cost_picture(graph, lambda span: snippet(source, span, 32)), args.file,
+            profile.units))
+        jobs: dict[str, int] = {}
+
+        def draw(timeline: dict) -> None:  # as soon as the schedule's timeline is made
+            jobs["timeline"] = helpers.submit(partial(renderer.timeline_figure, timeline,
+                                                      args.file))
+            jobs["space"] = helpers.submit(partial(
+                renderer.space_figure, {Policy(args.schedule).value: timeline["space"]},
+                profile.units, args.file))
+
+        result = _analysed(args, checked, params, evaluation, profile, graph_picture=False,
+                           timeline_made=draw)
+        drawn = {"cost-graph": figure.result()}
+        drawn.update({name: helpers.result(job) for name, job in jobs.items()})
+    except BaseException:
+        if figure is not None:
+            figure.cancel()
+        helpers.close(kill=True)
+        raise
+    helpers.close()
+    write_output(renderer.render(result, drawn), args.output)
     return EXIT_OK
 
 

@@ -8,7 +8,7 @@ a profile can be saved and rendered again without re-running the program.
 from __future__ import annotations
 
 import json
-from collections.abc import Hashable
+from collections.abc import Callable, Hashable
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
@@ -23,7 +23,7 @@ from graphs.numbers import json_text
 from graphs.picture import cost_picture
 from graphs.schedule import Policy, ScheduleResult, schedule
 from graphs.semantics.explicit import Evaluation
-from graphs.timeline import build_timeline
+from graphs.timeline import Timeline, build_timeline
 from profiler.errors import SavedProfileError
 from profiler.syntax import Expr, Span, World, children
 
@@ -191,13 +191,15 @@ def analyse(evaluation: Evaluation, procs: int = 2, policy: Policy | str = Polic
             profile_name: str = "",
             seconds_per_unit: dict[str, float | None] | None = None,
             pictures: bool = True, graph_picture: bool = True,
-            timeline_picture: bool = True) -> ProfileResult:
+            timeline_picture: bool = True,
+            timeline_made: Callable[[Timeline], object] | None = None) -> ProfileResult:
     """Work, span, time(e, ⊴) and space(⊴) (eqs. 5, 8, 9) of an evaluation, and attribution.
 
     With `pictures`, the result also carries the schedule's timeline (unless not
     `timeline_picture`: the DOT picture draws none) and a summary of the cost graph (unless not
     `graph_picture`: a timeline's plot or trace needs none), both bounded in size, for
-    `hetprof profile --format dot|trace|html`."""
+    `hetprof profile --format dot|trace|html`. `timeline_made(timeline)` is called as soon as
+    the timeline is made, before the rest is analysed (a command can draw it meanwhile)."""
     # Millions of small objects live through the analysis (see cyclic_gc_paused).
     with cyclic_gc_paused():
         graph = evaluation.graph
@@ -208,6 +210,15 @@ def analyse(evaluation: Evaluation, procs: int = 2, policy: Policy | str = Polic
         result: ScheduleResult = schedule(graph, procs, policy,
                                           record=timeline_picture or graph.edge_centres.any(),
                                           keep_steps=False)
+
+        def describe(span: Span) -> str:
+            return snippet(source, span, 32) if source else ""
+
+        timeline = cost_graph = None
+        if timeline_picture:
+            timeline = build_timeline(graph, result, describe, units)
+            if timeline_made is not None:
+                timeline_made(timeline)
         work = graph.work()
         # The pictures' critical path needs each node's best in-edge: found in the same pass.
         span = graph.longest_path(best_edges=graph_picture).length
@@ -215,12 +226,6 @@ def analyse(evaluation: Evaluation, procs: int = 2, policy: Policy | str = Polic
         centres = _centres(evaluation, result)
         spans = _span_tree(evaluation, body, source) if body is not None else []
         regions = {r.label: r.ap for r in evaluation.regions.values()}
-        timeline = cost_graph = None
-        def describe(span: Span) -> str:
-            return snippet(source, span, 32) if source else ""
-
-        if timeline_picture:
-            timeline = build_timeline(graph, result, describe, units)
         if graph_picture:
             cost_graph = cost_picture(graph, describe)
         return ProfileResult(

@@ -111,17 +111,13 @@ class HtmlRenderer:
             case "cost-graph" if result.cost_graph is not None:
                 return self.cost_graph_figure(result.cost_graph, result.file, result.units)
             case "timeline" if result.timeline is not None:
-                return _figure(plots.timeline_plot(result.timeline, "svg", program=result.file),
-                               "timeline", "The schedule per simulated processor, GPU work group "
-                               "and transfer.")
+                return self.timeline_figure(result.timeline, result.file)
             case "space":
                 space = extras.space
                 if space is None and result.timeline is not None:
                     space = {result.schedule: result.timeline["space"]}
                 if space:
-                    return _figure(plots.space_plot(space, "svg", units=result.units,
-                                                    program=result.file), "space",
-                                   "Words live per world over the schedule's time (eq. 8).")
+                    return self.space_figure(space, result.units, result.file)
             case "speedup" if extras.speedup:
                 return _figure(
                     plots.speedup_plot(result.work, result.span, extras.speedup, "svg",
@@ -134,6 +130,17 @@ class HtmlRenderer:
                                      units=result.units, program=result.file),
                     "sizes", "Time against size for the CPU and the GPU placement.")
         return ""
+
+    def timeline_figure(self, timeline: dict[str, Any], file: str) -> str:
+        """The page's timeline figure: `timeline` (graphs.timeline.build_timeline) drawn."""
+        return _figure(plots.timeline_plot(timeline, "svg", program=file), "timeline",
+                       "The schedule per simulated processor, GPU work group and transfer.")
+
+    def space_figure(self, space: dict[str, list[list[float]]], units: str, file: str) -> str:
+        """The page's space figure: each schedule's space samples (graphs.timeline's
+        `space_samples`) by its name."""
+        return _figure(plots.space_plot(space, "svg", units=units, program=file), "space",
+                       "Words live per world over the schedule's time (eq. 8).")
 
     def cost_graph_figure(self, picture: Picture, file: str, units: str = "") -> str:
         """The page's cost-graph figure for `picture` (graphs.picture.cost_picture), drawn as the

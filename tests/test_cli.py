@@ -7,11 +7,12 @@ import os
 import subprocess
 import sys
 import time
+from functools import partial
 
 import pytest
 from conftest import ROOT
 
-from cli.forked import Beside, forked_map
+from cli.forked import Beside, Helpers, forked_map
 
 
 def hetprof(*args: str, cwd=ROOT) -> subprocess.CompletedProcess:
@@ -293,6 +294,90 @@ def test_forked_map_calls_forked_once_here():
     assert forked_map(lambda i: i, 3, forked=lambda: calls.append(os.getpid())) == [0, 1, 2]
     assert forked_map(lambda i: i, 1, forked=lambda: calls.append(os.getpid())) == [0]
     assert calls == [os.getpid(), os.getpid()]
+
+
+_PREPARED: list[int] = []  # the processes `_prepare` ran in (each process its own copy)
+
+
+def _prepare() -> None:
+    _PREPARED.append(os.getpid())
+
+
+def _where(tag: str) -> tuple[str, int, list[int]]:
+    return tag, os.getpid(), list(_PREPARED)
+
+
+def test_helpers_run_each_job_in_a_prepared_child_and_give_its_value_here():
+    """Two jobs, two copies: each job runs in a child that ran `prepare` first (the second copy
+    forked from the first once prepared), none here; values come back by handle, in any
+    order asked."""
+    helpers = Helpers(_prepare)
+    try:
+        first = helpers.submit(partial(_where, "a"))
+        second = helpers.submit(partial(_where, "b"))
+        b_tag, b_pid, b_prepared = helpers.result(second)
+        a_tag, a_pid, a_prepared = helpers.result(first)
+    finally:
+        helpers.close()
+    assert (a_tag, b_tag) == ("a", "b")
+    assert _PREPARED == []  # `prepare` never ran here
+    if (os.cpu_count() or 1) > 1:
+        assert a_pid != os.getpid() and b_pid != os.getpid() and a_pid != b_pid
+        assert a_prepared == [a_pid] or b_prepared == [b_pid]  # one copy prepared itself
+        assert a_prepared and b_prepared  # the other was forked from it, prepared
+        assert a_prepared[0] == b_prepared[0]
+
+
+def test_a_helper_job_that_fails_is_run_again_here_and_fails_here():
+    helpers = Helpers(_prepare)
+    try:
+        failing = helpers.submit(partial(int, "not a number"))
+        fine = helpers.submit(partial(_where, "fine"))
+        with pytest.raises(ValueError, match="not a number"):
+            helpers.result(failing)
+        assert helpers.result(fine)[0] == "fine"
+    finally:
+        helpers.close()
+
+
+def test_helper_jobs_run_here_when_the_helpers_died_or_a_job_cannot_be_sent():
+    """A child that died while preparing, and a job that does not pickle (a local function):
+    each job's value is computed here."""
+    helpers = Helpers(lambda: os._exit(3))
+    try:
+        assert helpers.result(helpers.submit(partial(_where, "x")))[1] == os.getpid()
+    finally:
+        helpers.close()
+    helpers = Helpers(_prepare)
+    try:
+        def local() -> int:
+            return os.getpid()
+
+        assert helpers.result(helpers.submit(local)) == os.getpid()
+        assert helpers.result(helpers.submit(partial(_where, "y")))[0] == "y"
+    finally:
+        helpers.close()
+
+
+def test_the_html_profile_drawn_beside_is_the_one_drawn_here(tmp_path, monkeypatch):
+    """`profile --format html` draws its figures in children (cli.pictures.profile_html): the
+    page is byte for byte the one made where nothing can fork."""
+    from cli.main import main
+
+    beside, here = tmp_path / "beside.html", tmp_path / "here.html"
+    command = ["profile", "examples/dot.lg", "--param", "n=300", "--format", "html"]
+    monkeypatch.chdir(ROOT)
+    assert main([*command, "-o", str(beside)]) == 0
+
+    def no_fork() -> int:
+        raise OSError("no fork here")
+
+    monkeypatch.setattr(os, "fork", no_fork)
+    assert main([*command, "-o", str(here)]) == 0
+    assert beside.read_bytes() == here.read_bytes()
+    page = here.read_text()
+    for figure in ('id="cost-graph"', 'id="timeline"', 'id="space"'):
+        assert figure in page
 
 
 def test_a_report_has_the_formulas_of_a_regular_program_only(tmp_path):
