@@ -190,22 +190,31 @@ def test_device_selection_takes_a_matching_device_that_builds(monkeypatch):
 
 def test_runner_step_launch_is_each_later_steps_time_beyond_its_predicted_work(pocl):
     """`runner_step_launch` runs its λG microbenchmark through the runner and takes the median,
-    over the steps after the first, of measured less predicted-without-launch; its points are
-    each step's measurement beside its prediction with that launch."""
+    over the steps after the first, of measured less predicted-without-launch (the mean of
+    that over its rounds); its points are each step's measurement beside its prediction with
+    that launch."""
     import statistics
 
     from models.device_profile import load_profile
     from models.opencl.calibrate import runner_step_launch
 
     profile = load_profile(ROOT / "profiles" / "nvidia-h200-placed.json")
-    launch, fit = runner_step_launch(pocl, profile, repeats=3)
+    launch, fit = runner_step_launch(pocl, profile, repeats=3, rounds=1)
     assert [k for k, _, _ in fit.points] == [0, 1, 2, 3, 4]
     assert all(m > 0 for _, m, _ in fit.points)
     beyond = [m - (p - launch) for _, m, p in fit.points[1:]]
     assert launch == pytest.approx(statistics.median(beyond))
     assert fit.parameters["seconds"] == launch
+    assert fit.parameters["rounds"] == 1 and fit.parameters["round_spread_s"] == 0
     # the launch-free prediction of a later step is its work alone: far below any launch
     assert all(p - launch < 2e-6 for _, _, p in fit.points[1:])
+    # over rounds (the runner's buffers placed anew each): their mean, each step's median
+    launch, fit = runner_step_launch(pocl, profile, repeats=3, rounds=3)
+    assert fit.parameters["rounds"] == 3 and fit.parameters["seconds"] == launch
+    spread = fit.parameters["round_spread_s"]
+    assert spread >= 0
+    beyond = [m - (p - launch) for _, m, p in fit.points[1:]]
+    assert min(beyond) - spread <= launch <= max(beyond) + spread
 
 
 def test_quick_calibration_and_validation_on_pocl(pocl, tmp_path):

@@ -596,7 +596,8 @@ def calibrate(session, cpu_session=None, quick: bool = False,
     # the runner (`runner_step_launch`); the empty kernels' stay in the fits for comparison.
     step("a kernel step through the runner", 0.99)
     step_launch, step_fit = runner_step_launch(session, per_mode["cache"],
-                                               repeats=5 if quick else 15)
+                                               repeats=5 if quick else 15,
+                                               rounds=2 if quick else RUNNER_ROUNDS)
     # beside it, the empty kernels' launch that stays where the step's work is predicted above
     # what it measured (PoCL's can be)
     fits.append(replace(step_fit, parameters={**step_fit.parameters,
@@ -689,12 +690,27 @@ launched as `validate` launches every `on` (models/opencl/runner.py's run_offloa
 small blocking copies between the steps)."""
 
 
-def runner_step_launch(session, profile: DeviceProfile, repeats: int = 15) -> tuple[float, Fit]:
+RUNNER_ROUNDS = 8
+"""Rounds of `runner_step_launch`, each with the runner's buffers in another place: on the H200
+one round's figure is a draw spread over 1-2 µs (2026-11-28, card GPU-2132dc6b, 48 rounds in one
+process: 5.4-8.3 µs; three processes one after the other: 7.36, 5.99 and 6.52 µs, while the
+suite's small kernels' 78 steps came out 0.97-1.08 µs above the profile in each of them;
+docs/validation/runner-step-places-probe-nvidia-h200-2026-11-28.txt): the mean of eight is
+within about 0.3 µs of the mean of many. As `ATOMIC_PLACES` does for an atomic's place."""
+
+RUNNER_SPACER = 65536  # bytes a round's spacer buffer grows by, so that the next lands elsewhere
+
+
+def runner_step_launch(session, profile: DeviceProfile, repeats: int = 15,
+                       rounds: int = RUNNER_ROUNDS) -> tuple[float, Fit]:
     """The launch of a kernel step as the backend's runner pays it, in seconds: over the steps of
     `RUNNER_STEPS` after its first, the median of each step's measured time (the median of
     `repeats` runs after a warm-up) less what `profile`'s GPU mode predicts for that step's
-    phase with no launch. The first step is reported but left out: it also pays the page walks
-    after the copy, which the profile prices apart.
+    phase with no launch; the mean of that over `rounds` rounds, round k after a spacer buffer
+    of k · `RUNNER_SPACER` bytes was allocated, so that the runner's buffers (its allocation
+    pointers, which every step's atomics hit) lie elsewhere each round. The first step is
+    reported but left out: it also pays the page walks after the copy, which the profile
+    prices apart. The fit's points are each step's median over the rounds.
 
     Why it is measured: on the H200 an empty kernel launched over and over takes 4.9-5.9 µs, but
     the steps of the suite's small `on`s 6-12 µs each in the runner, a few µs of which their work
@@ -721,18 +737,33 @@ def runner_step_launch(session, profile: DeviceProfile, repeats: int = 15) -> tu
     assert offload.on is not None  # RUNNER_STEPS's one offload is its `on`
     unit = free.gpu.unit_seconds
     phases = [p for p in offload.on.info.box.phases if phase_launches(p)]
-    run = run_offload(session, offload, checked.types, params, repeats=repeats)
-    if run.matches is False:
-        raise RuntimeError("the runner-step microbenchmark computed a wrong value")
-    steps = run.plan.steps
-    if len(steps) != len(phases) or len(steps) < 2:
-        raise RuntimeError(f"the runner-step microbenchmark has {len(steps)} kernel steps and "
-                           f"{len(phases)} launching phases")
-    points = [(k, run.kernels[step.kernel].median, phase.time * unit)
-              for k, (step, phase) in enumerate(zip(steps, phases, strict=True))]
-    launch = statistics.median(m - p for _, m, p in points[1:])
+    predicted = [phase.time * unit for phase in phases]
+    figures: list[float] = []
+    medians: list[list[float]] = []  # per round, each step's median
+    cl = session.cl
+    for k in range(max(1, rounds)):
+        spacer = None
+        if k:  # filled, so that the device gives it memory before the runner's buffers
+            spacer = cl.Buffer(session.context, cl.mem_flags.READ_WRITE, k * RUNNER_SPACER)
+            cl.enqueue_fill_buffer(session.queue, spacer, np.uint8(0), 0,
+                                   k * RUNNER_SPACER).wait()
+        run = run_offload(session, offload, checked.types, params, repeats=repeats)
+        del spacer
+        if run.matches is False:
+            raise RuntimeError("the runner-step microbenchmark computed a wrong value")
+        steps = run.plan.steps
+        if len(steps) != len(phases) or len(steps) < 2:
+            raise RuntimeError(f"the runner-step microbenchmark has {len(steps)} kernel steps "
+                               f"and {len(phases)} launching phases")
+        medians.append([run.kernels[step.kernel].median for step in steps])
+        figures.append(statistics.median(m - p for m, p in zip(medians[-1][1:], predicted[1:],
+                                                                 strict=True)))
+    launch = statistics.fmean(figures)
+    points = [(k, statistics.median(round_[k] for round_ in medians), p)
+              for k, p in enumerate(predicted)]
     return launch, Fit("kernel launch of a runner step (beyond its predicted work)",
-                       {"seconds": launch},
+                       {"seconds": launch, "rounds": len(figures),
+                        "round_spread_s": max(figures) - min(figures)},
                        [(k, m, p + launch) for k, m, p in points])
 
 
