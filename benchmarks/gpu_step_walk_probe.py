@@ -7,7 +7,7 @@ docs/validation/kernel-steps-probe-nvidia-h200-2026-11-28.txt).
 The calibration's own runner program (models/opencl/calibrate.py's `RUNNER_STEPS`: five kernel
 steps of almost no work on 64 items) run through the runner as `validate` runs an `on`, after
 `pad` words allocated in its region on the CPU, which the `on` pushes and never reads: only the
-heap's span changes. Each step's median (of `--repeats` runs) is printed beside the profile's
+heap's span changes; and with `--items`, its maps over longer vectors. Each step's median (of `--repeats` runs) is printed beside the profile's
 predicted work for it (no launch; the first step's includes the walk the model charges once) and
 the profile's page walk for that heap (`models.gpu_cache.page_walk`, from `hetprof calibrate`'s
 walk microbenchmark, which the model charges the first step). If the later steps grow with the walk, each step pays it.
@@ -15,7 +15,7 @@ walk microbenchmark, which the model charges the first step). If the later steps
 Nothing is fitted.
 
     python benchmarks/gpu_step_walk_probe.py --profile PROFILE.json [--device nvidia]
-        [--repeats 15] [--pads 0,4096,32768,131072,524288]
+        [--repeats 15] [--pads 0,4096,32768,131072,524288] [--items 64,1024,4096]
 """
 
 from __future__ import annotations
@@ -38,9 +38,10 @@ from profiler.parser import parse  # noqa: E402
 
 PADDED_STEPS = """\
 param pad : int = 0
+param items : int = 64
 letregion r in
 let unused = parmap (lambda k: int r [r]. k) (iota pad) at r in
-on (let a = parmap (lambda k: int r [r]. k + 1) (iota 64) in
+on (let a = parmap (lambda k: int r [r]. k + 1) (iota items) in
     let b = parmap (lambda k: int r [r]. k + 1) a in
     parmap (lambda k: int r [r]. k + 1) b)
 at r
@@ -53,6 +54,8 @@ def main() -> None:
     parser.add_argument("--profile", type=Path, required=True)
     parser.add_argument("--repeats", type=int, default=15)
     parser.add_argument("--pads", default="0,4096,32768,131072,524288")
+    parser.add_argument("--items", default="64",
+                        help="the maps' lengths, each run at every pad (RUNNER_STEPS: 64)")
     args = parser.parse_args()
     profile = load_profile(args.profile)
     free = replace(profile, gpu=replace(profile.gpu, launch=0.0))
@@ -61,8 +64,9 @@ def main() -> None:
     checked = check_program(parse(PADDED_STEPS, "<padded runner steps>"))
     print(f"device: {session.info.describe()}; profile {args.profile.name} ({free.gpu.mode}), "
           f"launch {profile.gpu.launch * unit * 1e6:.2f} µs")
-    for pad in (int(p) for p in args.pads.split(",")):
-        params = bind_parameters(checked, {"pad": pad})
+    for pad, items in ((int(p), int(i)) for i in args.items.split(",")
+                       for p in args.pads.split(",")):
+        params = bind_parameters(checked, {"pad": pad, "items": items})
         collector = OffloadCollector()
         evaluate(checked, params, EvaluationOptions(profile=free, gpu_mode=free.gpu.mode,
                                                     observer=collector))
@@ -76,7 +80,7 @@ def main() -> None:
                 for k, p in enumerate(phases)]
         beyond = [m - w for m, w in zip(measured, work, strict=False)]
         later = statistics.median(beyond[1:]) if len(beyond) > 1 else float("nan")
-        print(f"pad {pad:>8,} words: the model's walk for this heap {walk * 1e6:5.2f} µs"
+        print(f"{items:,} items, pad {pad:>8,} words: the model's walk for this heap {walk * 1e6:5.2f} µs"
               + "\n  steps (µs)       " + " ".join(f"{m * 1e6:6.2f}" for m in measured)
               + "\n  work, no walk    " + " ".join(f"{w * 1e6:6.2f}" for w in work)
               + "\n  beyond the work  " + " ".join(f"{b * 1e6:6.2f}" for b in beyond)
