@@ -289,9 +289,10 @@ def profile_html(args: argparse.Namespace, holder: SourceHolder) -> int:
     """`hetprof profile --format html`: the profile's page, on two cores where the system can
     fork (issue 20). Matplotlib loads in helper children (`cli.forked.Helpers`, two copies)
     while this process evaluates the program; the cost-graph figure is made in a child
-    (`Beside`) while this one schedules it; the timeline and the space plot are drawn by the
-    helpers, one each, while this one waits for the figure. The page is the one
-    `HtmlRenderer().render` of the whole result writes, byte for byte."""
+    (`Beside`) while this one schedules it; the timeline and the space plot are handed to the
+    helpers, one each, as soon as the timeline is made, and drawn while this one finishes the
+    analysis. The page is the one `HtmlRenderer().render` of the whole result writes, byte for
+    byte."""
     check_procs(args)
     helpers = Helpers(plots.warm_matplotlib)
     figure: Beside | None = None

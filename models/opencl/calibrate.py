@@ -695,8 +695,9 @@ RUNNER_ROUNDS = 8
 one round's figure is a draw spread over 1-2 µs (2026-11-28, card GPU-2132dc6b, 48 rounds in one
 process: 5.4-8.3 µs; three processes one after the other: 7.36, 5.99 and 6.52 µs, while the
 suite's small kernels' 78 steps came out 0.97-1.08 µs above the profile in each of them;
-docs/validation/runner-step-places-probe-nvidia-h200-2026-11-28.txt): the mean of eight is
-within about 0.3 µs of the mean of many. As `ATOMIC_PLACES` does for an atomic's place."""
+docs/validation/runner-step-places-probe-nvidia-h200-2026-11-28.txt: rounds' standard deviation
+0.83 and 0.59 µs in two processes), so the mean of eight has a standard error of 0.2-0.3 µs. As
+`ATOMIC_PLACES` does for an atomic's place."""
 
 RUNNER_SPACER = 65536  # bytes a round's spacer buffer grows by, so that the next lands elsewhere
 
