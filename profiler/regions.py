@@ -6,9 +6,10 @@ functions report (whether a write expanded its region, by how much).
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from functools import partial
+from itertools import islice
 from typing import NamedTuple
 
 from profiler.errors import EvaluationError
@@ -182,6 +183,20 @@ class MergeResult:
     new_words: int  # words the GPU allocated, copied back by ω†β
 
 
+def _same_start(shorter: Iterable, longer: Iterable, chunk: int = 1 << 16) -> bool:
+    """Whether `longer` begins with the items of `shorter`, each the same object or equal (==),
+    compared a chunk at a time as lists, in C (a list's == takes an item that `is` the other as
+    equal before it asks ==): at dot n = 10^5 the merge compares 500 000 pairs, about 0.03 s one
+    at a time in Python; chunks keep the lists to a few MB."""
+    first, second = iter(shorter), iter(longer)
+    while True:
+        part = list(islice(first, chunk))
+        if part != list(islice(second, len(part))):
+            return False
+        if len(part) < chunk:
+            return True
+
+
 def merge(cpu: Region, gpu: Region, span: Span, base: int | None = None) -> MergeResult:
     """R1; R1' ▶ R2; δ (Definition 4.3): the CPU region gains what the GPU copy allocated.
 
@@ -206,9 +221,9 @@ def merge(cpu: Region, gpu: Region, span: Span, base: int | None = None) -> Merg
     # v1 ∪ v1' is the copy's own table, in the same order, and is taken without a copy (the
     # copy is dropped after the merge). Anything else, or a value that differs, is checked as
     # below, which reports the conflict.
-    prefix = len(cpu_values) <= len(gpu_values) and all(
-        c == g and (cv is gv or cv == gv)
-        for (c, cv), (g, gv) in zip(cpu_values.items(), gpu_values.items(), strict=False))
+    prefix = len(cpu_values) <= len(gpu_values) and _same_start(
+        cpu_values.keys(), gpu_values.keys()) and _same_start(cpu_values.values(),
+                                                             gpu_values.values())
     for offset in () if prefix else cpu_values.keys() & gpu_values.keys():
         # The GPU copy holds the very values it was pushed with, so most pairs are one object.
         cpu_value, gpu_value = cpu_values[offset], gpu_values[offset]
