@@ -12,7 +12,7 @@ from conftest import edge_kinds, node_kinds, run
 
 from graphs.costgraph import CostGraph, EdgeKind, InternedRecords, NodeKind, RecordField, Sub
 from profiler.errors import EvaluationError
-from profiler.regions import IntV, Region, allocate, merge
+from profiler.regions import IntV, Region, _same_start, allocate, merge
 from profiler.syntax import Span, World
 
 LETREGION = 3  # Δa(BSIZE) + the two ⊕ edges around the body
@@ -343,6 +343,19 @@ def test_a_shared_gpu_copy_merges_back_into_the_same_table():
     merged = merge(cpu, gpu, Span("t.lg", 1, 1, 1, 2))
     assert merged.region.values is cpu.values and merged.new_words == 1
     assert merged.region.ap == 3 and cpu.copy_to(World.GPU).values is not cpu.values
+
+
+@pytest.mark.parametrize("chunk", [1, 2, 3, 4, 64])
+def test_a_merge_takes_the_gpu_table_where_it_begins_with_the_cpu_one(chunk):
+    """The merge's prefix test (`_same_start`, a chunk at a time): the same object or an equal
+    value at each place counts, a differing one anywhere does not, however the chunks fall."""
+    values = [IntV(k) for k in range(8)]
+    assert _same_start(values[:6], values, chunk) and _same_start([], values, chunk)
+    assert _same_start(values, [IntV(k) for k in range(8)], chunk)  # equal, not the same
+    for place in range(6):
+        changed = values[:place] + [IntV(99)] + values[place + 1:]
+        assert not _same_start(values[:6], changed, chunk)
+    assert not _same_start(values, values[:5], chunk)  # the longer one ends first
 
 
 @pytest.mark.parametrize("chunk", [3, 64, 2**18])
