@@ -37,11 +37,13 @@ class Beside(Generic[T]):
     speedup curve, the space plot's other schedule) are computed while its pictures are drawn:
     together they take about half of its time. Where there is no
     fork, or the child fails (an error in the program then shows here as it would have), `work`
-    runs here, in `result()`."""
+    runs here, in `result()`. `result()` asked again gives the same result (the work is not done
+    again)."""
 
     def __init__(self, work: Callable[[], T]) -> None:
         self.work = work
         self.pid = 0
+        self.done: list[T] = []  # the result, once had
         if not hasattr(os, "fork"):  # Windows
             return
         read, write = os.pipe()
@@ -64,6 +66,11 @@ class Beside(Generic[T]):
         self.pipe = os.fdopen(read, "rb")
 
     def result(self) -> T:
+        if not self.done:
+            self.done.append(self._result())
+        return self.done[0]
+
+    def _result(self) -> T:
         if self.pid:
             with self.pipe:
                 data = self.pipe.read()

@@ -42,7 +42,7 @@ from cli.common import (
 )
 from cli.forked import Beside, Helpers
 from graphs import plots
-from graphs.analysis import ProfileResult, analyse, snippet
+from graphs.analysis import GraphMeasures, ProfileResult, analyse, graph_measures, snippet
 from graphs.costgraph import CostGraph, cyclic_gc_paused
 from graphs.draw import draw_cost_graph
 from graphs.picture import cost_picture
@@ -78,13 +78,16 @@ def _title(args: argparse.Namespace, params: dict[str, int]) -> str:
 
 def _analysed(args: argparse.Namespace, checked, params: dict[str, int], evaluation,
               profile, graph_picture: bool = True,
-              timeline_made: Callable[[dict], object] | None = None) -> ProfileResult:
+              timeline_made: Callable[[dict], object] | None = None,
+              space_made: Callable[[list], object] | None = None,
+              measured: Callable[[], GraphMeasures] | None = None) -> ProfileResult:
     return analyse(
         evaluation, args.procs, args.schedule, file=args.file, params=params, body=checked.body,
         source=checked.program.source, units=profile.units, profile_name=profile.name,
         seconds_per_unit={"cpu": profile.cpu.seconds_per_unit,
                           "gpu": profile.gpu.seconds_per_unit},
-        graph_picture=graph_picture, timeline_made=timeline_made,
+        graph_picture=graph_picture, timeline_made=timeline_made, space_made=space_made,
+        measured=measured,
     )
 
 
@@ -289,9 +292,9 @@ def profile_html(args: argparse.Namespace, holder: SourceHolder) -> int:
     """`hetprof profile --format html`: the profile's page, on two cores where the system can
     fork (issue 20). Matplotlib loads in helper children (`cli.forked.Helpers`, two copies)
     while this process evaluates the program; the cost-graph figure is made in a child
-    (`Beside`) while this one schedules it; the timeline and the space plot are handed to the
-    helpers, one each, as soon as the timeline is made, and drawn while this one finishes the
-    analysis. The page is the one `HtmlRenderer().render` of the whole result writes, byte for
+    (`Beside`) while this one schedules it; the space plot and the timeline are handed to the
+    helpers, one each, as soon as their data is made (the schedule's space samples come before
+    its timeline), and drawn while this one finishes the analysis. The page is the one `HtmlRenderer().render` of the whole result writes, byte for
     byte."""
     check_procs(args)
     helpers = Helpers(plots.warm_matplotlib)
@@ -302,21 +305,27 @@ def profile_html(args: argparse.Namespace, holder: SourceHolder) -> int:
         graph = evaluation.graph
         renderer = HtmlRenderer()
         source = checked.program.source
-        figure = Beside(lambda: renderer.cost_graph_figure(
-            cost_picture(graph, lambda span: snippet(source, span, 32)), args.file,
-            profile.units))
+        def beside() -> tuple[str, GraphMeasures]:  # what needs the cost graph only
+            picture = cost_picture(graph, lambda span: snippet(source, span, 32))
+            return (renderer.cost_graph_figure(picture, args.file, profile.units),
+                    graph_measures(evaluation, checked.body, source))
+
+        figure = Beside(beside)
         jobs: dict[str, int] = {}
 
-        def draw(timeline: dict) -> None:  # as soon as the schedule's timeline is made
+        def draw_space(space: list) -> None:  # as soon as the schedule's space is sampled
+            jobs["space"] = helpers.submit(partial(
+                renderer.space_figure, {Policy(args.schedule).value: space}, profile.units,
+                args.file))
+
+        def draw_timeline(timeline: dict) -> None:  # as soon as its timeline is made
             jobs["timeline"] = helpers.submit(partial(renderer.timeline_figure, timeline,
                                                       args.file))
-            jobs["space"] = helpers.submit(partial(
-                renderer.space_figure, {Policy(args.schedule).value: timeline["space"]},
-                profile.units, args.file))
 
         result = _analysed(args, checked, params, evaluation, profile, graph_picture=False,
-                           timeline_made=draw)
-        drawn = {"cost-graph": figure.result()}
+                           timeline_made=draw_timeline, space_made=draw_space,
+                           measured=lambda: figure.result()[1])
+        drawn = {"cost-graph": figure.result()[0]}
         drawn.update({name: helpers.result(job) for name, job in jobs.items()})
     except BaseException:
         if figure is not None:

@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 from collections.abc import Callable, Hashable
 from dataclasses import asdict, dataclass, field
-from typing import Any
+from typing import Any, NamedTuple
 
 from graphs.costgraph import (
     CostGraph,
@@ -23,7 +23,7 @@ from graphs.numbers import json_text
 from graphs.picture import cost_picture
 from graphs.schedule import Policy, ScheduleResult, schedule
 from graphs.semantics.explicit import Evaluation
-from graphs.timeline import Timeline, build_timeline
+from graphs.timeline import Timeline, build_timeline, space_samples
 from profiler.errors import SavedProfileError
 from profiler.syntax import Expr, Span, World, children
 
@@ -192,14 +192,20 @@ def analyse(evaluation: Evaluation, procs: int = 2, policy: Policy | str = Polic
             seconds_per_unit: dict[str, float | None] | None = None,
             pictures: bool = True, graph_picture: bool = True,
             timeline_picture: bool = True,
-            timeline_made: Callable[[Timeline], object] | None = None) -> ProfileResult:
+            timeline_made: Callable[[Timeline], object] | None = None,
+            space_made: Callable[[list[list[float]]], object] | None = None,
+            measured: Callable[[], GraphMeasures] | None = None) -> ProfileResult:
     """Work, span, time(e, ⊴) and space(⊴) (eqs. 5, 8, 9) of an evaluation, and attribution.
 
     With `pictures`, the result also carries the schedule's timeline (unless not
     `timeline_picture`: the DOT picture draws none) and a summary of the cost graph (unless not
     `graph_picture`: a timeline's plot or trace needs none), both bounded in size, for
-    `hetprof profile --format dot|trace|html`. `timeline_made(timeline)` is called as soon as
-    the timeline is made, before the rest is analysed (a command can draw it meanwhile)."""
+    `hetprof profile --format dot|trace|html`. `space_made(samples)` is called as soon as the
+    timeline's space samples are made (before the rest of the timeline), `timeline_made(timeline)`
+    as soon as the timeline is, both before the rest is analysed (a command can draw them
+    meanwhile). `measured()`, where given, is what `graph_measures` would make of the evaluation
+    (computed elsewhere: `hetprof profile --format html` has a child compute it while this
+    process schedules), asked for once the schedule and its timeline are made."""
     # Millions of small objects live through the analysis (see cyclic_gc_paused).
     with cyclic_gc_paused():
         graph = evaluation.graph
@@ -216,15 +222,17 @@ def analyse(evaluation: Evaluation, procs: int = 2, policy: Policy | str = Polic
 
         timeline = cost_graph = None
         if timeline_picture:
-            timeline = build_timeline(graph, result, describe, units)
+            space = space_samples(result)
+            if space_made is not None:
+                space_made(space)
+            timeline = build_timeline(graph, result, describe, units, space)
             if timeline_made is not None:
                 timeline_made(timeline)
-        work = graph.work()
         # The pictures' critical path needs each node's best in-edge: found in the same pass.
-        span = graph.longest_path(best_edges=graph_picture).length
+        work, span, spans = (measured() if measured is not None else
+                             graph_measures(evaluation, body, source, graph_picture))
         ons = [_on_cost(record) for record in evaluation.ons]
         centres = _centres(evaluation, result)
-        spans = _span_tree(evaluation, body, source) if body is not None else []
         regions = {r.label: r.ap for r in evaluation.regions.values()}
         if graph_picture:
             cost_graph = cost_picture(graph, describe)
@@ -256,6 +264,25 @@ def analyse(evaluation: Evaluation, procs: int = 2, policy: Policy | str = Polic
             timeline=timeline,
             cost_graph=cost_graph,
         )
+
+
+class GraphMeasures(NamedTuple):
+    """What a profile reads of the cost graph alone, whatever the schedule: work (eq. 5's
+    W), span (the longest path) and the costs by source span (`_span_tree`)."""
+
+    work: float
+    span: float
+    spans: list[SpanCost]
+
+
+def graph_measures(evaluation: Evaluation, body: Expr | None, source: str,
+                   best_edges: bool = False) -> GraphMeasures:
+    """The evaluation's `GraphMeasures` (no span tree without the program's `body`); with
+    `best_edges`, the longest path's pass also finds each node's best in-edge (which the cost
+    graph's picture reads)."""
+    graph = evaluation.graph
+    return GraphMeasures(graph.work(), graph.longest_path(best_edges=best_edges).length,
+                         _span_tree(evaluation, body, source) if body is not None else [])
 
 
 def location(span: Span | None) -> str:

@@ -40,9 +40,10 @@ _DEVICE_BOX = EdgeKind.DEVICE_BOX  # a global: Python 3.11 looks up an Enum memb
 
 def build_timeline(graph: CostGraph, result: ScheduleResult,
                    describe: Callable[[Span], str] | None = None,
-                   units: str = "abstract") -> Timeline:
+                   units: str = "abstract", space: list[list[float]] | None = None) -> Timeline:
     """The timeline of `graph` under the schedule `result`, as JSON data. `describe` names a
-    source span (e.g. by its text); tasks are named by their edge kind and that name.
+    source span (e.g. by its text); tasks are named by their edge kind and that name. `space`:
+    `space_samples(result)`, where the caller made them already.
 
     Keys: `units`, `procs`, `schedule`, `makespan`; `processors`: per processor a list of
     [start, end, name, kind, location, tasks]; `device`: per device box run, its parts and its
@@ -174,7 +175,7 @@ def build_timeline(graph: CostGraph, result: ScheduleResult,
         "makespan": result.time,
         "processors": processors,
         "device": device,
-        "space": space_samples(result),
+        "space": space_samples(result) if space is None else space,
         "coarsened": coarsened,
     }
 

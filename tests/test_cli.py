@@ -251,6 +251,27 @@ def test_work_that_fails_beside_is_done_again_here_and_fails_here():
     assert calls == [os.getpid()]
 
 
+def test_work_beside_asked_for_again_is_not_done_again(monkeypatch):
+    """`result()` twice: the same object, the work done once, whether in a child or, where
+    nothing forks, here."""
+    calls: list[int] = []
+
+    def work() -> list[int]:
+        calls.append(os.getpid())
+        return [len(calls)]
+
+    beside = Beside(work)
+    assert beside.result() is beside.result() and beside.result() == [1]
+
+    def no_fork() -> int:
+        raise OSError("no fork here")
+
+    monkeypatch.setattr(os, "fork", no_fork)
+    here = Beside(work)
+    assert here.result() is here.result() and here.result() == [1]
+    assert calls == [os.getpid()]  # the child's call was in its own copy
+
+
 def test_work_beside_is_stopped_when_not_waited_for():
     beside = Beside(lambda: __import__("time").sleep(60))
     beside.cancel()

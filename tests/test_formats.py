@@ -11,7 +11,7 @@ import pytest
 from conftest import ROOT, run
 
 from cli.arguments import PROFILE_FORMATS
-from graphs.analysis import analyse
+from graphs.analysis import analyse, graph_measures
 from graphs.render_cilkscale import CilkscaleRenderer
 from graphs.render_speedscope import SpeedscopeRenderer
 from graphs.renderers import RENDERERS
@@ -67,3 +67,25 @@ def test_cilkscale_rows_are_the_program_and_each_cost_centre():
 
 def test_the_command_line_offers_every_renderer():
     assert sorted(PROFILE_FORMATS) == sorted(RENDERERS)
+
+
+def test_a_profile_with_its_graph_measured_elsewhere_is_the_same():
+    """`analyse`'s hooks (what `profile --format html` uses to draw and measure beside it):
+    `space_made` is handed the timeline's own space samples before the timeline is made, and
+    work, span and span tree given by `measured` make the profile the one analysed here."""
+    source = (ROOT / "examples" / "dot.lg").read_text()
+    checked = check_program(parse(source, "examples/dot.lg"))
+    evaluation = run(source, {"n": 40})
+    here = analyse(evaluation, 2, "1df", file="examples/dot.lg", params={"n": 40},
+                   body=checked.body, source=source)
+    seen: list[str] = []
+    measures = graph_measures(run(source, {"n": 40}), checked.body, source)
+    hooked = analyse(evaluation, 2, "1df", file="examples/dot.lg", params={"n": 40},
+                     body=checked.body, source=source,
+                     space_made=lambda space: seen.append(json.dumps(space)),
+                     timeline_made=lambda timeline: seen.append(json.dumps(timeline["space"])),
+                     measured=lambda: measures)
+    assert len(seen) == 2 and seen[0] == seen[1] and json.loads(seen[0])
+    assert (hooked.work, hooked.span) == (here.work, here.span) and here.work > here.span > 0
+    assert hooked.spans and hooked.spans == here.spans
+    assert hooked == here
