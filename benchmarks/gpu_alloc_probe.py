@@ -9,7 +9,12 @@ aggregate rate is the allocations of all items over that time. Printed one line 
 calibrated cache profile's atomic latency and rate beside it for comparison (no model parameter
 is fitted here: it only prints).
 
+With `--reps 1` the chain is one allocation a thread, as a map's kernel makes it: T(1) - T(0)
+is then what a single allocating step costs a kernel of that many items, and T(0) (a kernel of
+one store a thread) how the launch grows with them; both are printed.
+
     python benchmarks/gpu_alloc_probe.py [--device nvidia] [--profile PROFILE.json]
+        [--groups 1,4,16,66] [--reps 32] [--runs 5]
 """
 
 from __future__ import annotations
@@ -36,7 +41,11 @@ def main() -> None:
     parser.add_argument("--device", default="nvidia")
     parser.add_argument("--profile", type=Path)
     parser.add_argument("--groups", default="1,4,16,66,132,264,528,1056")
+    parser.add_argument("--reps", type=int, default=REPS,
+                        help="allocations in each thread's chain (1: a map's single step)")
+    parser.add_argument("--runs", type=int, default=RUNS, help="timed runs of each kernel")
     args = parser.parse_args()
+    reps, runs = args.reps, args.runs
     session = DeviceSession(select_device(args.device))
     print(f"device: {session.info.describe()}")
     if args.profile:
@@ -47,7 +56,7 @@ def main() -> None:
               f"L1 {gpu.l1_latency * unit * 1e9:.1f} ns")
     for groups in (int(g) for g in args.groups.split(",")):
         items = groups * GROUP
-        words = items * REPS * (RUNS + 1) + 16  # the runs share the buffers: room for all
+        words = items * reps * (runs + 1) + 16  # the runs share the buffers: room for all
 
         def buffers(words: int = words, items: int = items) -> list[np.ndarray]:
             return [np.zeros(words, np.int64), np.zeros(1, np.int64),
@@ -55,15 +64,16 @@ def main() -> None:
                     np.zeros(items, np.int64)]
 
         zero, _ = time_kernel(session, GROUP_ALLOC, "group_alloc", items, GROUP, buffers(),
-                              [np.int32(0), np.int32(0)], RUNS)
+                              [np.int32(0), np.int32(0)], runs)
         full, out = time_kernel(session, GROUP_ALLOC, "group_alloc", items, GROUP, buffers(),
-                                [np.int32(REPS), np.int32(0)], RUNS)
-        if int(out[4][0]) != 0 or int(out[5][1]) != 1 + REPS:
+                                [np.int32(reps), np.int32(0)], runs)
+        if int(out[4][0]) != 0 or int(out[5][1]) != 1 + reps:
             raise RuntimeError("the allocation chain computed a wrong value or overflowed")
-        step = (full.median - zero.median) / REPS
-        rate = items * REPS / max(1e-12, full.median - zero.median)
+        step = (full.median - zero.median) / reps
+        rate = items * reps / max(1e-12, full.median - zero.median)
         print(f"groups {groups:5d} items {items:7d}: {step * 1e9:9.1f} ns a step per thread, "
-              f"{1e9 / rate:7.3f} ns an allocation (all threads), empty {zero.median * 1e6:.1f} µs")
+              f"{1e9 / rate:7.3f} ns an allocation (all threads), empty {zero.median * 1e6:.2f} "
+              f"µs, with the chain {full.median * 1e6:.2f} µs", flush=True)
 
 
 if __name__ == "__main__":
