@@ -54,7 +54,15 @@ A kernel cannot move bytes faster than the card does, however its warps overlap,
 allocation pointer faster than the L2's atomic unit serialises them. `kernel_time` takes the
 largest of: the rounds' lock-step time (latency), the DRAM bytes over `dram_bytes_per_s`, the
 L2 traffic (L1 misses) over `l2_bytes_per_s`, and the atomic adds times `atomic` (the time one
-costs when the whole device bumps one address). DRAM bytes are each work group's distinct
+costs when the whole device bumps one address). The atomics of every warp's first allocating
+step reach the pointer together, at the kernel's start, where no other work hides their queue:
+that queue (`KernelTime.burst`) is added to the latency, as Nakano's UMM pipeline adds k
+requests to the latency l. Measured on the H200 (`benchmarks/gpu_alloc_probe.py --reps 1`,
+2026-11-28): one allocation a thread costs a kernel 1.6, 2.3, 3.3-3.8 and 5.3-6.0 µs at 32 768,
+65 536, 131 072 and 262 144 items, about a step's 0.3 µs plus the queue (1.05, 1.8, 3.3, 6.3 µs)
+where the largest term alone says 0.75, 1.5, 3.0 and 6.0; a chain of 32 allocations a thread
+costs each step the larger of the two (0.26-0.41 µs up to 16 384 items, then 0.78-6.9 µs, 0.024
+ns an allocation). DRAM bytes are each work group's distinct
 sectors, summed: the compulsory misses when groups touch disjoint data, more than the card moves
 when they share it (then the L2 serves the repeats, and the L2 ceiling is the one that matters).
 """
@@ -99,6 +107,7 @@ class Traffic:
     forwarded: int = 0  # reads served by store-to-load forwarding
     stores: int = 0  # sectors stored (write-through to the L2)
     atomics: int = 0  # allocating writes (atomic adds on a region's pointer)
+    first_atomics: int = 0  # those of each warp's first allocating step (the kernel's burst)
     footprint: int = 0  # distinct sectors the group touched (its compulsory misses)
 
     def add(self, other: Traffic, times: int = 1) -> None:
@@ -107,6 +116,7 @@ class Traffic:
         self.forwarded += other.forwarded * times
         self.stores += other.stores * times
         self.atomics += other.atomics * times
+        self.first_atomics += other.first_atomics * times
         self.footprint += other.footprint * times
 
 
@@ -146,11 +156,13 @@ class KernelTime:
     dram: float
     l2: float
     atomics: float
+    burst: float = 0.0  # the queue of every warp's first allocation, behind the latency
 
     @property
     def bound(self) -> str:
-        """"latency", "DRAM bandwidth", "L2 bandwidth" or "atomics": the largest term."""
-        terms = {"latency": self.latency, "DRAM bandwidth": self.dram,
+        """"latency", "DRAM bandwidth", "L2 bandwidth" or "atomics": the largest term (the
+        latency with the first allocations' queue behind it)."""
+        terms = {"latency": self.latency + self.burst, "DRAM bandwidth": self.dram,
                  "L2 bandwidth": self.l2, "atomics": self.atomics}
         return max(terms, key=terms.__getitem__)
 
@@ -240,6 +252,8 @@ class CacheGpu(GpuModel):
                 state.touch(s)
             traffic.stores += len(stores)
             traffic.atomics += len(stored_words)
+            if warp not in state.last_stored:  # the warp's first allocation
+                traffic.first_atomics += len(stored_words)
             state.last_stored[warp] = frozenset(stored_words)
             memory = max(memory, p.warp_atomic_latency
                          if len(stored_words) > 1 and p.warp_atomic_latency > 0
@@ -266,7 +280,8 @@ class CacheGpu(GpuModel):
 
     def kernel_time(self, latency: float, traffic: Traffic) -> KernelTime:
         """The kernel's time, in model units, from its rounds' lock-step time and its traffic:
-        the largest of latency, DRAM, L2 and atomic-rate terms (see the module's docstring)."""
+        the largest of latency (with the first allocations' queue behind it), DRAM, L2 and
+        atomic-rate terms (see the module's docstring)."""
         p = self.parameters
         unit = p.unit_seconds
         sector = p.sector_bytes
@@ -275,4 +290,6 @@ class CacheGpu(GpuModel):
         l2 = ((traffic.l1_misses + traffic.stores) * sector / p.l2_bytes_per_s / unit
               if p.l2_bytes_per_s else 0.0)
         atomics = traffic.atomics * p.atomic
-        return KernelTime(max(latency, dram, l2, atomics), latency, dram, l2, atomics)
+        burst = traffic.first_atomics * p.atomic
+        return KernelTime(max(latency + burst, dram, l2, atomics), latency, dram, l2, atomics,
+                          burst)

@@ -113,6 +113,30 @@ def test_the_kernel_takes_the_largest_of_latency_and_its_ceilings():
     assert m.kernel_time(1e6, traffic).bound == "latency"
 
 
+def test_every_warps_first_allocations_queue_behind_the_latency():
+    """The atomics of each warp's first allocating step reach the pointer together at the
+    kernel's start, so their queue adds to the latency (one allocation a thread: T(1) - T(0)
+    grows as latency + k · atomic, docs/validation/alloc-burst-probe-nvidia-h200-2026-11-28.txt);
+    later allocations spread out and only their whole count is a ceiling."""
+    m = model(seconds_per_unit=1e-9, atomic=0.5)
+    state = m.new_group()
+    for warp in range(2):
+        for step in range(3):  # three allocating steps each: the first is the burst's
+            writes = [MemoryAccess(WRITE, 1000 * warp + 100 * step + lane, Space.GLOBAL)
+                      for lane in range(32)]
+            m.warp_step_in(state, warp, writes, [])
+    traffic = state.traffic
+    assert (traffic.atomics, traffic.first_atomics) == (192, 64)
+    kernel = m.kernel_time(100.0, traffic)
+    assert (kernel.burst, kernel.atomics) == (32.0, 96.0)
+    assert kernel.time == 132.0 and kernel.bound == "latency"  # 100 + 32 over 96
+    assert m.kernel_time(50.0, traffic).time == 96.0  # the whole queue, where it is longer
+    assert m.kernel_time(50.0, traffic).bound == "atomics"
+    scaled = Traffic()
+    scaled.add(traffic, 3)  # three groups alike
+    assert scaled.first_atomics == 192
+
+
 def test_a_device_box_in_cache_mode_reports_its_traffic_and_bound():
     profile = DeviceProfile(gpu=P, region=RegionParameters(word_bytes=8))
     threads = [[PathEdge(EdgeKind.READ, 0.0, MemoryAccess(READ, t, Space.GLOBAL)),
