@@ -89,9 +89,14 @@ def build_timeline(graph: CostGraph, result: ScheduleResult,
             chunk = codes[low - before:]
             box = boxes[chunk]
             keys = key_of_record[chunk]
-            # The labels that the chunk makes first, and its device boxes' rows, in task order.
-            made, first_tasks = np.unique(keys[~box], return_index=True)
-            first_tasks = np.flatnonzero(~box)[first_tasks][label_of_key[made] < 0]
+            # The labels that the chunk makes first, and its device boxes' rows, in task order:
+            # each key's first task by a minimum over its tasks (np.unique's sort took a third
+            # of zipmul 10^5's timeline).
+            plain = np.flatnonzero(~box)
+            first_of_key = np.full(len(label_of_key), len(chunk), dtype=np.int64)
+            np.minimum.at(first_of_key, keys[plain], plain)
+            made = np.flatnonzero(first_of_key < len(chunk))
+            first_tasks = first_of_key[made][label_of_key[made] < 0]
             task_rows = np.full(len(chunk), -1, dtype=np.int32)  # a device box's own row
             for task in np.sort(np.concatenate((first_tasks, np.flatnonzero(box)))).tolist():
                 kind, span = kinds[chunk[task]], spans[chunk[task]]
