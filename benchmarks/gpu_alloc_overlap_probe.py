@@ -1,0 +1,101 @@
+"""Whether a thread's independent allocations overlap (issue 14: the cache mode charges every
+allocating step of a thread's path the atomic's latency, one after the other, and over-predicts
+kernels whose loop iterations allocate several values at once: mandelbrot +34%, serial_loop
++24%, blackscholes +28%, signed medians of runs 13-15 re-predicted).
+
+Every work item of G work groups (256 items each) runs `reps` allocations as the generated code
+makes them (codegen's PRELUDE `ALLOC`: the atomic add on the region's pointer, the capacity
+check), each followed by a store of a value into the new cell, in two ways:
+
+- `chain` (models/opencl/calibrate_cache.py's GROUP_ALLOC): each allocation's value depends on a
+  load of the cell before, so one allocation waits for the last;
+- `independent`: nothing an allocation does depends on the one before (the addresses are
+  summed), as a λG loop step allocates the parts of a pair and the pair itself.
+
+The time per allocation is (T(reps) - T(0)) / reps, each T the median of `--runs` launches; the
+profile's atomic latency is printed beside it. No model parameter is fitted: it only prints.
+
+    python benchmarks/gpu_alloc_overlap_probe.py [--device nvidia] [--profile PROFILE.json]
+        [--groups 1,16,66] [--reps 1,2,4,8,32] [--runs 21]
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from models.device_profile import load_profile  # noqa: E402
+from models.opencl.calibrate_cache import GROUP_ALLOC  # noqa: E402  (the chain)
+from models.opencl.codegen import PRELUDE  # noqa: E402
+from models.opencl.runner import DeviceSession, select_device, time_kernel  # noqa: E402
+
+GROUP = 256
+
+INDEPENDENT_ALLOC = PRELUDE + """
+__kernel void independent_alloc(COMMON, const int reps, const int r) {
+    long x = get_global_id(0);
+    long sum = 0;
+    for (int k = 0; k < reps; k++) {
+        long a = ALLOC(r, 1);
+        heap[a] = x + k;  /* the store of the new value; nothing after waits for it */
+        sum += a;
+    }
+    slots[get_global_id(0)] = sum;
+}
+"""
+
+KERNELS = {"chain": (GROUP_ALLOC, "group_alloc"),
+           "independent": (INDEPENDENT_ALLOC, "independent_alloc")}
+
+
+def allocation_time(session, kind: str, items: int, reps: int, runs: int) -> tuple[float, float]:
+    """(T(reps) - T(0)) / reps in seconds, and T(0), for `items` threads of the `kind` kernel."""
+    source, name = KERNELS[kind]
+    words = items * max(reps, 1) * (runs + 1) + 16  # the runs share the buffers: room for all
+
+    def buffers() -> list[np.ndarray]:
+        return [np.zeros(words, np.int64), np.zeros(1, np.int64),
+                np.array([words], np.int32), np.zeros(1, np.int32), np.zeros(1, np.int32),
+                np.zeros(items, np.int64)]
+
+    zero, _ = time_kernel(session, source, name, items, GROUP, buffers(),
+                          [np.int32(0), np.int32(0)], runs)
+    full, out = time_kernel(session, source, name, items, GROUP, buffers(),
+                            [np.int32(reps), np.int32(0)], runs)
+    if int(out[4][0]) != 0:
+        raise RuntimeError("the allocations overflowed their region")
+    return (full.median - zero.median) / max(reps, 1), zero.median
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--device", default="nvidia")
+    parser.add_argument("--profile", type=Path)
+    parser.add_argument("--groups", default="1,16,66")
+    parser.add_argument("--reps", default="1,2,4,8,32")
+    parser.add_argument("--runs", type=int, default=21)
+    args = parser.parse_args()
+    session = DeviceSession(select_device(args.device))
+    print(f"device: {session.info.describe()}")
+    if args.profile:
+        gpu = load_profile(args.profile).gpu
+        unit = gpu.unit_seconds
+        print(f"profile {args.profile.name}: atomic latency {gpu.atomic_latency * unit * 1e9:.1f} "
+              f"ns, with every lane {gpu.warp_atomic_latency * unit * 1e9:.1f} ns")
+    for groups in (int(g) for g in args.groups.split(",")):
+        items = groups * GROUP
+        for reps in (int(r) for r in args.reps.split(",")):
+            line = [f"groups {groups:4d} items {items:6d} reps {reps:3d}:"]
+            for kind in KERNELS:
+                step, empty = allocation_time(session, kind, items, reps, args.runs)
+                line.append(f"{kind} {step * 1e9:7.1f} ns an allocation (T(0) {empty * 1e6:.2f} µs)")
+            print("  ".join(line), flush=True)
+
+
+if __name__ == "__main__":
+    main()
