@@ -25,16 +25,13 @@ import argparse
 import sys
 from pathlib import Path
 
-import numpy as np
-
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+from benchmarks.gpu_alloc_probe import GROUP, time_allocations  # noqa: E402
 from models.device_profile import load_profile  # noqa: E402
 from models.opencl.calibrate_cache import GROUP_ALLOC  # noqa: E402  (the chain)
 from models.opencl.codegen import PRELUDE  # noqa: E402
-from models.opencl.runner import DeviceSession, select_device, time_kernel  # noqa: E402
-
-GROUP = 256
+from models.opencl.runner import DeviceSession, select_device  # noqa: E402
 
 INDEPENDENT_ALLOC = PRELUDE + """
 __kernel void independent_alloc(COMMON, const int reps, const int r) {
@@ -55,18 +52,7 @@ KERNELS = {"chain": (GROUP_ALLOC, "group_alloc"),
 
 def allocation_time(session, kind: str, items: int, reps: int, runs: int) -> tuple[float, float]:
     """(T(reps) - T(0)) / reps in seconds, and T(0), for `items` threads of the `kind` kernel."""
-    source, name = KERNELS[kind]
-    words = items * max(reps, 1) * (runs + 1) + 16  # the runs share the buffers: room for all
-
-    def buffers() -> list[np.ndarray]:
-        return [np.zeros(words, np.int64), np.zeros(1, np.int64),
-                np.array([words], np.int32), np.zeros(1, np.int32), np.zeros(1, np.int32),
-                np.zeros(items, np.int64)]
-
-    zero, _ = time_kernel(session, source, name, items, GROUP, buffers(),
-                          [np.int32(0), np.int32(0)], runs)
-    full, out = time_kernel(session, source, name, items, GROUP, buffers(),
-                            [np.int32(reps), np.int32(0)], runs)
+    zero, full, out = time_allocations(session, *KERNELS[kind], items, reps, runs)
     if int(out[4][0]) != 0:
         raise RuntimeError("the allocations overflowed their region")
     return (full.median - zero.median) / max(reps, 1), zero.median

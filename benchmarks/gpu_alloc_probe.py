@@ -29,11 +29,30 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from models.device_profile import load_profile  # noqa: E402
 from models.opencl.calibrate_cache import GROUP_ALLOC  # noqa: E402  (the same chain)
-from models.opencl.runner import DeviceSession, select_device, time_kernel  # noqa: E402
+from models.opencl.runner import DeviceSession, Timing, select_device, time_kernel  # noqa: E402
 
 GROUP = 256
 REPS = 32
 RUNS = 5
+
+
+def time_allocations(session, source: str, name: str, items: int, reps: int,
+                     runs: int) -> tuple[Timing, Timing, list[np.ndarray]]:
+    """An allocation kernel of the generated code's buffers (heap, bases, caps, aps, err, slots)
+    and arguments (reps, region), `source`'s `name`, on `items` threads in groups of `GROUP`:
+    its time with 0 and with `reps` allocations a thread, and the buffers after the second."""
+    words = items * max(reps, 1) * (runs + 1) + 16  # the runs share the buffers: room for all
+
+    def buffers() -> list[np.ndarray]:
+        return [np.zeros(words, np.int64), np.zeros(1, np.int64),
+                np.array([words], np.int32), np.zeros(1, np.int32), np.zeros(1, np.int32),
+                np.zeros(items, np.int64)]
+
+    zero, _ = time_kernel(session, source, name, items, GROUP, buffers(),
+                          [np.int32(0), np.int32(0)], runs)
+    full, out = time_kernel(session, source, name, items, GROUP, buffers(),
+                            [np.int32(reps), np.int32(0)], runs)
+    return zero, full, out
 
 
 def main() -> None:
@@ -56,17 +75,7 @@ def main() -> None:
               f"L1 {gpu.l1_latency * unit * 1e9:.1f} ns")
     for groups in (int(g) for g in args.groups.split(",")):
         items = groups * GROUP
-        words = items * reps * (runs + 1) + 16  # the runs share the buffers: room for all
-
-        def buffers(words: int = words, items: int = items) -> list[np.ndarray]:
-            return [np.zeros(words, np.int64), np.zeros(1, np.int64),
-                    np.array([words], np.int32), np.zeros(1, np.int32), np.zeros(1, np.int32),
-                    np.zeros(items, np.int64)]
-
-        zero, _ = time_kernel(session, GROUP_ALLOC, "group_alloc", items, GROUP, buffers(),
-                              [np.int32(0), np.int32(0)], runs)
-        full, out = time_kernel(session, GROUP_ALLOC, "group_alloc", items, GROUP, buffers(),
-                                [np.int32(reps), np.int32(0)], runs)
+        zero, full, out = time_allocations(session, GROUP_ALLOC, "group_alloc", items, reps, runs)
         if int(out[4][0]) != 0 or int(out[5][1]) != 1 + reps:
             raise RuntimeError("the allocation chain computed a wrong value or overflowed")
         step = (full.median - zero.median) / reps
