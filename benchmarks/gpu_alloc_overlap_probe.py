@@ -27,11 +27,9 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from benchmarks.gpu_alloc_probe import GROUP, time_allocations  # noqa: E402
-from models.device_profile import load_profile  # noqa: E402
+from benchmarks.gpu_alloc_probe import GROUP, device_and_profile, time_allocations  # noqa: E402
 from models.opencl.calibrate_cache import GROUP_ALLOC  # noqa: E402  (the chain)
 from models.opencl.codegen import PRELUDE  # noqa: E402
-from models.opencl.runner import DeviceSession, select_device  # noqa: E402
 
 INDEPENDENT_ALLOC = PRELUDE + """
 __kernel void independent_alloc(COMMON, const int reps, const int r) {
@@ -66,10 +64,8 @@ def main() -> None:
     parser.add_argument("--reps", default="1,2,4,8,32")
     parser.add_argument("--runs", type=int, default=21)
     args = parser.parse_args()
-    session = DeviceSession(select_device(args.device))
-    print(f"device: {session.info.describe()}")
-    if args.profile:
-        gpu = load_profile(args.profile).gpu
+    session, gpu = device_and_profile(args.device, args.profile)
+    if gpu is not None:
         unit = gpu.unit_seconds
         print(f"profile {args.profile.name}: atomic latency {gpu.atomic_latency * unit * 1e9:.1f} "
               f"ns, with every lane {gpu.warp_atomic_latency * unit * 1e9:.1f} ns")

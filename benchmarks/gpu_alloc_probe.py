@@ -22,6 +22,7 @@ from __future__ import annotations
 import argparse
 import sys
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -34,6 +35,14 @@ from models.opencl.runner import DeviceSession, Timing, select_device, time_kern
 GROUP = 256
 REPS = 32
 RUNS = 5
+
+
+def device_and_profile(device: str, profile: Path | None) -> tuple[DeviceSession, Any]:
+    """The session on `device` (its description printed) and the GPU parameters of `profile`
+    (None without one)."""
+    session = DeviceSession(select_device(device))
+    print(f"device: {session.info.describe()}")
+    return session, load_profile(profile).gpu if profile else None
 
 
 def time_allocations(session, source: str, name: str, items: int, reps: int,
@@ -65,10 +74,8 @@ def main() -> None:
     parser.add_argument("--runs", type=int, default=RUNS, help="timed runs of each kernel")
     args = parser.parse_args()
     reps, runs = args.reps, args.runs
-    session = DeviceSession(select_device(args.device))
-    print(f"device: {session.info.describe()}")
-    if args.profile:
-        gpu = load_profile(args.profile).gpu
+    session, gpu = device_and_profile(args.device, args.profile)
+    if gpu is not None:
         unit = gpu.unit_seconds
         print(f"profile {args.profile.name}: atomic latency {gpu.atomic_latency * unit * 1e9:.1f} "
               f"ns, atomic (serialised, one address) {gpu.atomic * unit * 1e9:.3f} ns, "
