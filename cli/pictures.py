@@ -292,9 +292,10 @@ def profile_html(args: argparse.Namespace, holder: SourceHolder) -> int:
     """`hetprof profile --format html`: the profile's page, on two cores where the system can
     fork (issue 20). Matplotlib loads in helper children (`cli.forked.Helpers`, two copies)
     while this process evaluates the program; the cost-graph figure is made in a child
-    (`Beside`) while this one schedules it; the space plot and the timeline are handed to the
-    helpers, one each, as soon as their data is made (the schedule's space samples come before
-    its timeline), and drawn while this one finishes the analysis. The page is the one `HtmlRenderer().render` of the whole result writes, byte for
+    (`Beside`, with the graph's work, span and span tree) while this one schedules it; the space
+    plot and the timeline are handed to the helpers, one each, as soon as their data is made (the
+    schedule's space samples come before its timeline), and drawn while this one finishes the
+    analysis. The page is the one `HtmlRenderer().render` of the whole result writes, byte for
     byte."""
     check_procs(args)
     helpers = Helpers(plots.warm_matplotlib)
@@ -305,6 +306,7 @@ def profile_html(args: argparse.Namespace, holder: SourceHolder) -> int:
         graph = evaluation.graph
         renderer = HtmlRenderer()
         source = checked.program.source
+
         def beside() -> tuple[str, GraphMeasures]:  # what needs the cost graph only
             picture = cost_picture(graph, lambda span: snippet(source, span, 32))
             return (renderer.cost_graph_figure(picture, args.file, profile.units),

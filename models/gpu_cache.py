@@ -62,9 +62,9 @@ requests to the latency l. Measured on the H200 (`benchmarks/gpu_alloc_probe.py 
 65 536, 131 072 and 262 144 items, about a step's 0.3 µs plus the queue (1.05, 1.8, 3.3, 6.3 µs)
 where the largest term alone says 0.75, 1.5, 3.0 and 6.0; a chain of 32 allocations a thread
 costs each step the larger of the two (0.26-0.41 µs up to 16 384 items, then 0.78-6.9 µs, 0.024
-ns an allocation). DRAM bytes are each work group's distinct
-sectors, summed: the compulsory misses when groups touch disjoint data, more than the card moves
-when they share it (then the L2 serves the repeats, and the L2 ceiling is the one that matters).
+ns an allocation). DRAM bytes are each work group's distinct sectors, summed: the compulsory
+misses when groups touch disjoint data, more than the card moves when they share it (then the
+L2 serves the repeats, and the L2 ceiling is the one that matters).
 """
 
 from __future__ import annotations

@@ -753,16 +753,13 @@ def _gather(values: list) -> BHeap:
     raise Unbatchable("threads call different closures")
 
 
-
-
 def _gather_values(values: list) -> BValue:
     """Values (locations or booleans), one per thread, into one batched value."""
     first = values[0]
     if isinstance(first, Loc):
         # Types and regions read in C (map, set): at dot n = 10^5, 600 000 values a level.
-        if not all(issubclass(kind, Loc) for kind in set(map(type, values))):
-            raise Unbatchable("threads hold locations in different regions")
-        if len(set(map(_region_of, values))) != 1:
+        if (not all(issubclass(kind, Loc) for kind in set(map(type, values)))
+                or len(set(map(_region_of, values))) != 1):
             raise Unbatchable("threads hold locations in different regions")
         return BLoc(first.region, np.array(list(map(_offset_of, values)), dtype=np.int64), False)
     if any(not isinstance(v, bool) for v in values):
