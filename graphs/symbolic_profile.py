@@ -504,8 +504,11 @@ class SymbolicProfile:
             latency = (rounds - 1) * _tidy_number(full) + _tidy_number(last)
         share = count / concrete
         ceiling = model.kernel_time(0.0, cost.traffic)
+        # The allocation queue scales with the threads; its last allocation's wait does not.
         terms = [latency + share * _tidy_number(ceiling.burst)] + [
-            share * _tidy_number(t) for t in (ceiling.dram, ceiling.l2, ceiling.atomics) if t]
+            share * _tidy_number(t) for t in (ceiling.dram, ceiling.l2) if t] + (
+            [share * _tidy_number(ceiling.atomics) + _tidy_number(ceiling.tail)]
+            if ceiling.atomics else [])
         return sp.Max(*terms) + _tidy_number(p.launch)
 
     def _price_group(self, template: SPhase, values: dict, ids: range,

@@ -56,13 +56,15 @@ largest of: the rounds' lock-step time (latency), the DRAM bytes over `dram_byte
 L2 traffic (L1 misses) over `l2_bytes_per_s`, and the atomic adds times `atomic` (the time one
 costs when the whole device bumps one address). The atomics of every warp's first allocating
 step reach the pointer together, at the kernel's start, where no other work hides their queue:
-that queue (`KernelTime.burst`) is added to the latency, as Nakano's UMM pipeline adds k
-requests to the latency l. Measured on the H200 (`benchmarks/gpu_alloc_probe.py --reps 1`,
-2026-11-28): one allocation a thread costs a kernel 1.6, 2.3, 3.3-3.8 and 5.3-6.0 µs at 32 768,
-65 536, 131 072 and 262 144 items, about a step's 0.3 µs plus the queue (1.05, 1.8, 3.3, 6.3 µs)
-where the largest term alone says 0.75, 1.5, 3.0 and 6.0; a chain of 32 allocations a thread
-costs each step the larger of the two (0.26-0.41 µs up to 16 384 items, then 0.78-6.9 µs, 0.024
-ns an allocation). DRAM bytes are each work group's distinct sectors, summed: the compulsory
+that queue (`KernelTime.burst`) is added to the latency, and the whole queue's last allocation
+still waits for its result (`atomic_latency` after the queue), as Nakano's UMM pipeline takes
+k + l - 1 for k requests of latency l. Measured on the H200 (`benchmarks/gpu_alloc_probe.py
+--reps 1|2|32`, 2026-11-28): one allocation a thread costs a kernel 1.6, 2.3, 3.3-3.8 and 5.3-6.0
+µs at 32 768, 65 536, 131 072 and 262 144 items, about a step's 0.3 µs plus the queue (1.05, 1.8,
+3.3, 6.3 µs) where the largest term alone says 0.75, 1.5, 3.0 and 6.0; two a thread 1.9-2.3,
+3.1-3.8 and 6.8-6.9 µs at 32 768-131 072 items (this rule: 1.8, 3.3, 6.3; the largest term: 1.5,
+3.0, 6.0); a chain of 32 allocations a thread costs each step the larger of the two (0.26-0.41
+µs up to 16 384 items, then 0.78-6.9 µs, 0.024 ns an allocation). DRAM bytes are each work group's distinct sectors, summed: the compulsory
 misses when groups touch disjoint data, more than the card moves when they share it (then the
 L2 serves the repeats, and the L2 ceiling is the one that matters).
 """
@@ -157,13 +159,15 @@ class KernelTime:
     l2: float
     atomics: float
     burst: float = 0.0  # the queue of every warp's first allocation, behind the latency
+    tail: float = 0.0  # the last allocation's wait, after the whole queue (where there is one)
 
     @property
     def bound(self) -> str:
         """"latency", "DRAM bandwidth", "L2 bandwidth" or "atomics": the largest term (the
-        latency with the first allocations' queue behind it)."""
+        latency with the first allocations' queue behind it; the allocation queue with its last
+        allocation's wait)."""
         terms = {"latency": self.latency + self.burst, "DRAM bandwidth": self.dram,
-                 "L2 bandwidth": self.l2, "atomics": self.atomics}
+                 "L2 bandwidth": self.l2, "atomics": self.atomics + self.tail}
         return max(terms, key=terms.__getitem__)
 
 
@@ -291,5 +295,7 @@ class CacheGpu(GpuModel):
               if p.l2_bytes_per_s else 0.0)
         atomics = traffic.atomics * p.atomic
         burst = traffic.first_atomics * p.atomic
-        return KernelTime(max(latency + burst, dram, l2, atomics), latency, dram, l2, atomics,
-                          burst)
+        # The queue's last allocation still waits for its result (UMM: k requests, k + l - 1).
+        tail = p.atomic_latency if traffic.atomics else 0.0
+        return KernelTime(max(latency + burst, dram, l2, atomics + tail), latency, dram, l2,
+                          atomics, burst, tail)

@@ -117,8 +117,9 @@ def test_every_warps_first_allocations_queue_behind_the_latency():
     """The atomics of each warp's first allocating step reach the pointer together at the
     kernel's start, so their queue adds to the latency (one allocation a thread: T(1) - T(0)
     grows as latency + k · atomic, docs/validation/alloc-burst-probe-nvidia-h200-2026-11-28.txt);
-    later allocations spread out and only their whole count is a ceiling."""
-    m = model(seconds_per_unit=1e-9, atomic=0.5)
+    later allocations spread out and only their whole queue is a ceiling, which its last
+    allocation's wait follows (UMM: k + l - 1)."""
+    m = model(seconds_per_unit=1e-9, atomic=0.5, atomic_latency=10.0)
     state = m.new_group()
     for warp in range(2):
         for step in range(3):  # three allocating steps each: the first is the burst's
@@ -128,10 +129,11 @@ def test_every_warps_first_allocations_queue_behind_the_latency():
     traffic = state.traffic
     assert (traffic.atomics, traffic.first_atomics) == (192, 64)
     kernel = m.kernel_time(100.0, traffic)
-    assert (kernel.burst, kernel.atomics) == (32.0, 96.0)
-    assert kernel.time == 132.0 and kernel.bound == "latency"  # 100 + 32 over 96
-    assert m.kernel_time(50.0, traffic).time == 96.0  # the whole queue, where it is longer
+    assert (kernel.burst, kernel.atomics, kernel.tail) == (32.0, 96.0, 10.0)
+    assert kernel.time == 132.0 and kernel.bound == "latency"  # 100 + 32 over 96 + 10
+    assert m.kernel_time(50.0, traffic).time == 106.0  # the whole queue, where it is longer
     assert m.kernel_time(50.0, traffic).bound == "atomics"
+    assert m.kernel_time(50.0, Traffic()).time == 50.0  # no allocation: no queue, no wait
     scaled = Traffic()
     scaled.add(traffic, 3)  # three groups alike
     assert scaled.first_atomics == 192
