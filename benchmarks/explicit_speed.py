@@ -15,11 +15,12 @@ Each case runs with the CLI's default limits, as a user would run it, unless the
 with the limits raised (`RAISED`), which its lines say. Each line also says whether the compiled
 passes were built before it ran (`graphs.passes`: the first large run of a checkout builds them).
 
-The project's modules are compiled to bytecode first (`compileall`, into their __pycache__), as
-an installed package's are and as Python's first import of them writes them: where
-PYTHONDONTWRITEBYTECODE is set (this project's machine sets it) and nothing wrote them, every
-command compiles hetprof's own modules from source, about 0.06 s of each case's time
-(2026-11-28).
+Bytecode, as `benchmarks/latency.py` takes it: the project's modules are compiled first
+(`compileall`, into their __pycache__) and the cases run without PYTHONDONTWRITEBYTECODE, as an
+installed package's modules are read; where that variable is set (this project's machine sets
+it) and nothing wrote the cache, every command compiles hetprof's own modules from source,
+about 0.06 s of each case's time (2026-11-28). `--no-bytecode-cache` runs the cases with the
+environment as it is.
 
     python benchmarks/explicit_speed.py                       # the cases of issue 20
     python benchmarks/explicit_speed.py zipmul=1e5 dot=1e5    # chosen cases
@@ -29,7 +30,6 @@ command compiles hetprof's own modules from source, about 0.06 s of each case's 
 from __future__ import annotations
 
 import argparse
-import compileall
 import csv
 import os
 import subprocess
@@ -39,9 +39,12 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from benchmarks.latency import cached_bytecode  # noqa: E402
+
 FORMATS = ("csv", "text", "json", "dot", "trace", "html")
 CASES = ("zipmul=1e5", "dot=1e5", "nbody=512", "zipmul=1e6")
-PACKAGES = ("cli", "graphs", "models", "profiler")
 LARGEST_GRAPH = 20_000_000  # --max-graph-size for the cases (zipmul at 10^6 has 12 M nodes)
 
 
@@ -52,14 +55,14 @@ past its default also makes the CLI count the graph's nodes first with the symbo
 peak (zipmul 10^5 text: 338 MiB with them, 306 MiB without, 2026-11-27)."""
 
 
-def run_case(example: str, n: int, fmt: str, output: Path,
-             raised: bool = False) -> tuple[float, float, int, str]:
-    """Run one case in a fresh process, with `RAISED`'s limits or the CLI's defaults: (wall
-    seconds, peak MiB, exit status, its error output)."""
+def run_case(example: str, n: int, fmt: str, output: Path, raised: bool = False,
+             env: dict[str, str] | None = None) -> tuple[float, float, int, str]:
+    """Run one case in a fresh process, with `RAISED`'s limits or the CLI's defaults, in `env`
+    (default: this one): (wall seconds, peak MiB, exit status, its error output)."""
     command = [sys.executable, "-m", "cli", "profile", str(ROOT / "examples" / f"{example}.lg"),
                "--param", f"n={n}", "--format", fmt, "-o", str(output),
                *(RAISED if raised else [])]
-    environment = {**os.environ, "PYTHONPATH": str(ROOT)}
+    environment = {**(os.environ if env is None else env), "PYTHONPATH": str(ROOT)}
     start = time.perf_counter()
     # In ROOT: `python -m` puts the working directory first on the path.
     process = subprocess.Popen(command, env=environment, cwd=ROOT, stdout=subprocess.DEVNULL,
@@ -90,13 +93,6 @@ def compiled_state() -> str:
         sys.path.remove(str(ROOT))
 
 
-def compile_bytecode() -> None:
-    """Compile hetprof's packages to bytecode where their cached bytecode is missing or stale."""
-    for package in PACKAGES:
-        if not compileall.compile_dir(ROOT / package, quiet=2):
-            raise SystemExit(f"{package}: does not compile")
-
-
 def nodes_of(csv_report: Path) -> int:
     """The cost graph's node count, from a CSV report's summary rows."""
     with csv_report.open(encoding="utf-8") as handle:
@@ -110,9 +106,11 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("cases", nargs="*", default=list(CASES), metavar="EXAMPLE=N")
     parser.add_argument("--formats", default=",".join(FORMATS))
+    parser.add_argument("--no-bytecode-cache", action="store_true",
+                        help="run in this environment as it is (PYTHONDONTWRITEBYTECODE as set)")
     args = parser.parse_args()
     formats = args.formats.split(",")
-    compile_bytecode()
+    env = None if args.no_bytecode_cache else cached_bytecode()
     with tempfile.TemporaryDirectory() as scratch:
         for case in args.cases:
             example, _, size = case.partition("=")
@@ -126,11 +124,11 @@ def main() -> None:
                 output = Path(scratch) / f"report.{fmt}"
                 load = os.getloadavg()[0]
                 built = compiled_state()
-                seconds, peak, status, errors = run_case(example, n, fmt, output, raised)
+                seconds, peak, status, errors = run_case(example, n, fmt, output, raised, env)
                 if status and fmt == "csv" and not raised and needs_raised_limits(errors):
                     raised = True
                     load = os.getloadavg()[0]
-                    seconds, peak, status, errors = run_case(example, n, fmt, output, raised)
+                    seconds, peak, status, errors = run_case(example, n, fmt, output, raised, env)
                 if status:
                     sys.stderr.write(errors)
                     print(f"{example} n={n} {fmt}: exit {status} after {seconds:.2f} s, peak "

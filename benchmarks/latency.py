@@ -84,6 +84,16 @@ def target(command: str) -> float:
     return 10.0 if command == "rewrite" else 2.0
 
 
+def cached_bytecode() -> dict[str, str]:
+    """Compile hetprof's packages to bytecode (`compileall`, as pip does; a no-op where it is
+    current) and return the environment to run commands in: this one without
+    PYTHONDONTWRITEBYTECODE, so that they read and write the cache as an installed package's do."""
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+    packages = [str(ROOT / p) for p in ("profiler", "models", "graphs", "cli")]
+    subprocess.run([sys.executable, "-m", "compileall", "-q", *packages], check=True, env=env)
+    return env
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--commands", default=",".join([*GLOBAL, *COMMANDS]))
@@ -98,12 +108,7 @@ def main() -> None:
     if args.repeat < 1:
         parser.error("--repeat must be at least 1")
     commands = args.commands.split(",")
-    env = None
-    if not args.no_bytecode_cache:
-        env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
-        packages = [str(ROOT / p) for p in ("profiler", "models", "graphs", "cli")]
-        subprocess.run([sys.executable, "-m", "compileall", "-q", *packages], check=True,
-                       env=env)
+    env = None if args.no_bytecode_cache else cached_bytecode()
     measure(["check", "examples/dc_sum.lg"], args.timeout, env)  # the parser's cached tables
     lines = [(command, "-", GLOBAL[command]) for command in commands if command in GLOBAL]
     lines += [(command, example, COMMANDS[command]) for command in commands
