@@ -1,0 +1,55 @@
+"""benchmarks/runner_step_table.py: the step the suite's small kernels paid beyond the model's
+work, from saved reports, on a synthetic run whose figures are computed by hand."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from benchmarks.runner_step_table import suite_steps
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def case(program, measured, predicted, items, steps=3, part="kernel"):
+    return {"program": program, "n": 64, "part": part, "measured_s": measured,
+            "predicted_s": predicted, "cache_s": predicted,
+            "steps": [{"kernel": f"k{i}", "work_items": 1 if i == 0 else items,
+                       "median_s": measured / steps} for i in range(steps)]}
+
+
+@pytest.fixture
+def run(tmp_path):
+    cases = [
+        case("jacobi1d", 30e-6, 24e-6, 1024),  # 6 µs over 3 steps: 2 µs a step beyond
+        case("jacobi1d", 27e-6, 24e-6, 4096),  # 1 µs a step beyond
+        case("nn", 24e-6, 27e-6, 1024),  # 1 µs a step under
+        case("gemm", 900e-6, 800e-6, 16384),  # not small: left out
+        case("serial_loop", 90e-6, 50e-6, 1, steps=1),  # a one-thread loop: left out
+        case("jacobi1d", 5e-6, 4e-6, 1024, part="transfer in"),  # not a kernel
+    ]
+    (tmp_path / "val_a.json").write_text(json.dumps({"cases": cases}))
+    return tmp_path
+
+
+def test_each_small_kernel_gives_its_step_beyond_the_work(run):
+    steps = suite_steps(run, launch_s=6e-6, small_s=60e-6)
+    assert sorted(steps) == [10, 12]
+    assert steps[10] == pytest.approx([8e-6, 5e-6])
+    assert steps[12] == pytest.approx([7e-6])
+
+
+def test_the_table_prints_the_profile_step_beside_the_suite_median(run, tmp_path):
+    profile = json.loads((ROOT / "profiles" / "nvidia-h200-run18.json").read_text())
+    profile["gpu"]["launch"] = 6000.0  # model units of 1 ns: a 6 µs step
+    path = tmp_path / "profile.json"
+    path.write_text(json.dumps(profile))
+    out = subprocess.run([sys.executable, str(ROOT / "benchmarks" / "runner_step_table.py"),
+                          str(run), str(path)], capture_output=True, text=True, check=True)
+    row = out.stdout.splitlines()[1]
+    assert row.startswith(f"{run.name} | 6.00 | 7.00, 3 | ")
+    assert "2^10 6.50 (2)" in row and "2^12 7.00 (1)" in row
