@@ -309,8 +309,12 @@ class SymbolicProfile:
         cost = PhaseCost(count, math.ceil(count / width), groups, 0, 0, 0.0, 0.0, parallel=True)
         if count == 0:
             return cost
-        regular = (_shift_invariant(template, values, p)
-                   or _lockstep_alike(template, values, p, count))
+        shift = _shift_invariant(template, values, p)
+        period = None if shift else _lockstep_period(template, values, p, count, LOCKSTEP_PERIODS,
+                                                      _shift_quantum(p, model))
+        regular = shift or period == 1
+        full = count // size
+        by_period = 0  # > 1: full groups this many apart step alike, priced once a period
         priced: dict[int, tuple[float, PhaseCost]] = {}
         build: list[_CompiledPath] = []  # the template compiled at these sizes, once
 
@@ -318,6 +322,8 @@ class SymbolicProfile:
             return _own(template, values, t)
 
         def group(g: int) -> tuple[float, PhaseCost]:
+            if by_period and g < full:
+                g %= by_period  # full groups a period apart step alike (`_lockstep_period`)
             if g not in priced:
                 ids = range(g * size, min(count, (g + 1) * size))
                 if not build:
@@ -334,6 +340,8 @@ class SymbolicProfile:
                 raise NotRegular("a kernel whose work groups access memory differently (not "
                                  "affine in the thread index)")
             runs = [(g, g + 1) for g in range(groups)]
+            if period is not None and not any(a.local for a in _accesses(template.path)):
+                by_period = period  # each group priced as its period's first: the same time
         times = []
         if model.stateful:
             cost.traffic = Traffic()
@@ -1600,36 +1608,59 @@ def _thread_coefficient(address, var) -> int | None:
 
 
 LOCKSTEP_CHECK_THREADS = 2**23
-"""The most threads `_lockstep_alike` evaluates (a few int64 arrays of this length); a larger
+"""The most threads `_lockstep_period` evaluates (a few int64 arrays of this length); a larger
 kernel with addresses that are not polynomials in the thread index stays not regular (a
 break-even ladder asks for sizes up to 10^12)."""
 
+LOCKSTEP_PERIODS = 16
+"""The longest period of work groups `_lockstep_period` looks for: a matrix kernel whose rows of
+n threads break groups apart repeats every n / gcd(n, group size) groups (3 for n = 3 · 2^k, the
+sizes a break-even ladder asks for between its powers of two)."""
 
-def _lockstep_alike(template: SPhase, values: dict, p, count: int) -> bool:
-    """Whether every full work group of the kernel steps like the first, decided by evaluating
-    the thread template over all `count` thread indices (numpy) where `_shift_invariant` cannot
-    decide it symbolically: addresses that are not polynomials in the thread index, such as a
-    matrix kernel's row t / n and column t mod n. Full group g is alike the first when, lane by
-    lane, each address is the first group's plus one constant shift that is a multiple of the
-    banks (so global address groups and local banks fall alike: models.dmm), whatever the loop
-    indices, and each loop count and allocation size is the first group's. A term mixing the
-    thread index with loop indices must be a product whose thread part is the same in every
-    group; any other mix is not decided (False: the caller prices group by group), and so is
-    a kernel of more than LOCKSTEP_CHECK_THREADS threads."""
+
+def _shift_quantum(p, model) -> int:
+    """The shift in words that keeps a group's cost under `model`: a multiple of the banks
+    (models.dmm's address groups and banks), and under the cache mode also of a line, so that
+    its sectors and lines keep their alignment (models/gpu_cache.py)."""
+    if not model.stateful:
+        return p.banks
+    return math.lcm(p.banks, max(1, p.line_bytes // getattr(model, "word_bytes", 8)))
+
+
+def _lockstep_period(template: SPhase, values: dict, p, count: int,
+                     longest: int, quantum: int) -> int | None:
+    """The fewest groups P (1 to `longest`, and fewer than the full groups) after which every
+    full work group steps like the one P before it, decided by evaluating the thread template
+    over all `count` thread indices (numpy) where `_shift_invariant` cannot decide it
+    symbolically: addresses that are not polynomials in the thread index, such as a matrix
+    kernel's row t / n and column t mod n. P = 1: every full group steps like the first. Full
+    group g is alike group g - P when, lane by lane, each address is that group's plus one
+    constant shift that is a multiple of the banks (so global address groups and local banks
+    fall alike: models.dmm; `quantum`, `_shift_quantum`), whatever the loop indices, and each
+    loop count and allocation size is that group's. A term mixing the thread index with loop
+    indices must be a product whose thread part repeats with the same period; any other mix is
+    not decided (None: the caller prices group by group), and so is a kernel of more than
+    LOCKSTEP_CHECK_THREADS threads.
+
+    Alike by translation is alike in cost: each model prices a group's addresses relative to
+    one another (models.dmm's address groups and banks are residues of a multiple of the banks;
+    models/gpu_cache.py's L1 share is fully associative, its sectors and lines keep their
+    alignment under a shift of a multiple of a line, and its DRAM and L2 terms count distinct
+    sectors)."""
     var, size = template.var, p.work_group_size
     groups = count // size
     if template.reduce is not None or groups < 2 or groups * size > LOCKSTEP_CHECK_THREADS:
-        return False
+        return None
     import numpy as np
 
     lanes = np.arange(groups * size, dtype=np.int64)
+    width = p.warp_width
 
-    def parts(expr) -> tuple[np.ndarray, np.ndarray, bool] | None:
-        """The thread-index part of expr: each full group's value minus the first group's, lane
-        by lane (one row per group), the first group's values, and whether other terms mix the
-        thread index with loop indices; None where a term mixes them otherwise than as a
-        product whose thread part is the same in every group."""
-        own, mixed = sp.Integer(0), False
+    def parts(expr) -> tuple[np.ndarray, list[np.ndarray]] | None:
+        """The thread-index part of expr, one row per full group, lane by lane, and the same of
+        each thread part of a product with loop indices (those must repeat); None where a term
+        mixes the thread index with loop indices otherwise than as such a product."""
+        own, mixed = sp.Integer(0), []
         for term in sp.Add.make_args(sp.expand(_done(_given(expr, values)))):
             symbols = term.free_symbols
             if var not in symbols:
@@ -1639,63 +1670,77 @@ def _lockstep_alike(template: SPhase, values: dict, p, count: int) -> bool:
                 continue
             _, thread_part = term.as_independent(var, as_Add=False)
             inner = parts(thread_part) if thread_part.free_symbols == {var} else None
-            if inner is None or inner[0].any():
+            if inner is None:
                 return None
-            mixed = True
+            mixed += [inner[0], *inner[1]]
         if own == 0:
-            zeros = np.zeros((groups, 1), dtype=np.int64)
-            return zeros, zeros[0], mixed
+            return np.zeros((groups, 1), dtype=np.int64), mixed
         function = sp.lambdify(var, own, modules="numpy")
         with np.errstate(all="ignore"):
             rows = np.broadcast_to(np.asarray(function(lanes)), lanes.shape)
         if not np.all(np.isfinite(rows)):
             return None
-        table = np.rint(rows).astype(np.int64).reshape(groups, size)
-        return table - table[0], table[0], mixed
+        return np.rint(rows).astype(np.int64).reshape(groups, size), mixed
 
-    def same(expr) -> bool:
-        found = parts(expr)
-        return found is not None and not found[0].any()
+    def repeats(table: np.ndarray, period: int) -> bool:
+        return not (table[period:] - table[:-period]).any()
 
-    def aligned(address, local: bool = False) -> bool:
-        """Each warp of each group at the first group's addresses plus one shift, which keeps
-        its cost: any shift for local memory (banks are a residue: a common shift permutes
-        them); for global memory a multiple of the banks (address groups are address // banks),
-        or any shift where each warp's distinct addresses in the first group lie at least the
-        banks apart (every one its own address group whatever the shift: a broadcast, a
-        strided or transposed read)."""
-        found = parts(address)
-        if found is None:
+    def same(found, period: int) -> bool:
+        return all(repeats(t, period) for t in (found[0], *found[1]))
+
+    def aligned(found, period: int, local: bool) -> bool:
+        """Each warp of each group at the addresses of the group `period` before plus one
+        shift, which keeps its cost: any shift for local memory (banks are a residue: a common
+        shift permutes them); for global memory a multiple of the banks (address groups are
+        address // banks), or any shift where each warp's distinct addresses lie at least the
+        banks apart (every one its own address group whatever the shift: a broadcast, a strided
+        or transposed read)."""
+        table, mixed = found
+        if not all(repeats(t, period) for t in mixed):
             return False
-        moved, first, mixed = found
-        width = p.warp_width
-        if moved.shape[1] > 1:
+        moved = table[period:] - table[:-period]
+        if table.shape[1] > 1:
             if size % width:
                 return False
-            by_warp = moved.reshape(groups, size // width, width)
+            by_warp = moved.reshape(moved.shape[0], size // width, width)
             if (by_warp != by_warp[:, :, :1]).any():
                 return False
-        if local or not (moved % p.banks).any():
+        if local or not (moved % quantum).any():
             return True
         if mixed or size % width:
             return False
-        for warp in first.reshape(-1, width):
+        for warp in table[:period].reshape(-1, width):
             spread = np.diff(np.unique(warp))
-            if spread.size and spread.min() < p.banks:
+            if spread.size and spread.min() < quantum:
                 return False
         return True
 
-    for edge in _edges(template.path):
-        if isinstance(edge, TLoop):
-            spec = edge.reduce
-            if not same(edge.count) or (spec is not None and not (
-                    same(spec.n) and aligned(spec.element_address)
-                    and aligned(spec.result_address))):
-                return False
-        elif not same(edge.words) or (edge.access is not None and not aligned(
-                edge.access.address, edge.access.local)):
-            return False
-    return True
+    def checks():
+        """(expression, None: must repeat, else: an address, whether local), edge by edge."""
+        for edge in _edges(template.path):
+            if isinstance(edge, TLoop):
+                spec = edge.reduce
+                yield edge.count, None
+                if spec is not None:
+                    yield from ((spec.n, None), (spec.element_address, False),
+                                (spec.result_address, False))
+            else:
+                yield edge.words, None
+                if edge.access is not None:
+                    yield edge.access.address, bool(edge.access.local)
+
+    # One expression's table at a time (a few arrays of every thread), each narrowing the
+    # periods still possible; none left: not decided.
+    periods = list(range(1, min(longest, groups - 1) + 1))
+    for expr, local in checks():
+        found = parts(expr)
+        if found is None:
+            return None
+        periods = [period for period in periods
+                   if (same(found, period) if local is None else aligned(found, period, local))]
+        if not periods:
+            return None
+    return periods[0] if periods else None
 
 
 def _edges(path: list):

@@ -637,7 +637,7 @@ at r
 
 def test_a_kernel_indexed_by_row_and_column_equals_explicit():
     """Thread t's row t / n and column t mod n are not polynomials in t: whether every work group
-    steps alike is decided over the thread indices (`_lockstep_alike`). Rows a whole number of
+    steps alike is decided over the thread indices (`_lockstep_period`). Rows a whole number of
     groups long: the symbolic kernel (many groups, priced once) equals the explicit device box;
     rows that break groups apart (n = 80 with groups of 32) are refused, not mispriced."""
     options = EvaluationOptions(profile=EvaluationOptions().profile.with_gpu(
@@ -654,6 +654,46 @@ def test_a_kernel_indexed_by_row_and_column_equals_explicit():
     # out of memory on one)
     with pytest.raises(NotRegular, match="not affine"):
         profile.at({"n": 2**20})
+
+
+def test_groups_that_repeat_with_a_period_are_priced_once_a_period(monkeypatch):
+    """The suite's gemm at n = 12 on a small GPU (warps, work groups and banks of 8): rows of 12
+    threads break groups of 8 apart, so no two neighbouring groups step alike, but every third
+    does (12 / gcd(12, 8) = 3: two rows on, each address 24 words further, a multiple of the
+    banks). Its 18 groups are priced as 3 (`_lockstep_period`): the same report as the explicit
+    device box. Under the cache mode a shift must also keep the lines aligned, so the period is
+    12 groups, and the kernel times are the same as pricing every group (the period not looked
+    for)."""
+    options = EvaluationOptions(profile=EvaluationOptions().profile.with_gpu(
+        warp_width=8, work_group_size=8, banks=8, threads_at_once=64))
+    suite = Path(__file__).resolve().parent.parent / "benchmarks" / "suite"
+    checked = check_program(parse_file(suite / "gemm.lg"))
+    values = {"n": 12}
+    priced = []
+    price_group = graphs.symbolic_profile.SymbolicProfile._price_group
+
+    def counted(self, template, values, ids, *rest):
+        if len(ids) == 8:  # the kernel's groups (its other phases run one thread)
+            priced.append(ids.start)
+        return price_group(self, template, values, ids, *rest)
+
+    monkeypatch.setattr(graphs.symbolic_profile.SymbolicProfile, "_price_group", counted)
+    assert_same(symbolic(symbolic_profile(checked, options), values),
+                explicit(checked, values, options), values)
+    # one group of each phase; the last also on its own, where the formula prices its round
+    assert {0, 8, 16} <= set(priced) <= {0, 8, 16, 136}
+    cache = replace(options, gpu_mode="cache")
+    priced.clear()
+    by_period = [o["kernel"] for o in symbolic(symbolic_profile(checked, cache), values)["on"]]
+    # the cache mode's shifts keep its lines (128 bytes, 32 words of 4 bytes) aligned: every
+    # twelfth group (96 words on)
+    twelve = set(range(0, 96, 8))
+    assert twelve <= set(priced) <= twelve | {136}
+    monkeypatch.setattr(graphs.symbolic_profile, "LOCKSTEP_PERIODS", 1)
+    priced.clear()
+    every = [o["kernel"] for o in symbolic(symbolic_profile(checked, cache), values)["on"]]
+    assert sorted(set(priced)) == list(range(0, 144, 8))
+    assert by_period == every
 
 
 def test_gemm_priced_symbolically_equals_explicit():
