@@ -310,7 +310,9 @@ class SymbolicProfile:
         if count == 0:
             return cost
         shift = _shift_invariant(template, values, p)
-        period = None if shift else _lockstep_period(template, values, p, count, LOCKSTEP_PERIODS,
+        # a period longer than one group only serves a kernel priced group by group (below)
+        longest = LOCKSTEP_PERIODS if groups <= MOST_GROUPS_APART else 1
+        period = None if shift else _lockstep_period(template, values, p, count, longest,
                                                       _shift_quantum(p, model))
         regular = shift or period == 1
         full = count // size
@@ -336,7 +338,7 @@ class SymbolicProfile:
         cost.rounds = math.ceil(groups / resident)
         runs = _runs(template, values, p, count, groups) if regular else None
         if runs is None:
-            if groups > 64:
+            if groups > MOST_GROUPS_APART:
                 raise NotRegular("a kernel whose work groups access memory differently (not "
                                  "affine in the thread index)")
             runs = [(g, g + 1) for g in range(groups)]
@@ -1611,6 +1613,10 @@ LOCKSTEP_CHECK_THREADS = 2**23
 """The most threads `_lockstep_period` evaluates (a few int64 arrays of this length); a larger
 kernel with addresses that are not polynomials in the thread index stays not regular (a
 break-even ladder asks for sizes up to 10^12)."""
+
+MOST_GROUPS_APART = 64
+"""The most work groups a kernel priced group by group may have (its groups not all alike): a
+larger one is not regular."""
 
 LOCKSTEP_PERIODS = 16
 """The longest period of work groups `_lockstep_period` looks for: a matrix kernel whose rows of
