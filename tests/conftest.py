@@ -46,3 +46,25 @@ def node_kinds(evaluation: Evaluation) -> dict[str, int]:
 @pytest.fixture
 def root() -> Path:
     return ROOT
+
+
+def box_launches_as_run(checked, bound, offload, session) -> int:
+    """Asserts that an `on`'s device box prices a launch for every kernel the OpenCL runner
+    launches, run on `session`: its launching phases, serial and parallel, one for one with the
+    runner's one-item kernels and its parallel launches (a map, an iota, each level of a
+    reduce). Serial expressions one after another are one kernel (trace's zero and its count
+    were two before 2026-11-28). Returns the launches (0 for an offload that is no `on`)."""
+    from graphs.devicebox import phase_launches
+    from models.opencl.runner import run_offload
+
+    if offload.on is None:
+        return 0
+    run = run_offload(session, offload, checked.types, bound, repeats=1, warmup=0)
+    kinds = {step.kernel: step.kind for step in run.plan.steps}
+    serial = sum(n for kernel, n in run.launches.items() if kinds[kernel] == "serial")
+    parallel = sum(n for kernel, n in run.launches.items() if kinds[kernel] != "serial")
+    phases = [p for p in offload.on.info.box.phases if phase_launches(p)]
+    assert (sum(not p.parallel for p in phases), sum(p.parallel for p in phases)) == (
+        serial, parallel), run.launches
+    assert serial == sum(kind == "serial" for kind in kinds.values())
+    return serial + parallel

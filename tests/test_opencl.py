@@ -10,7 +10,7 @@ from dataclasses import replace
 
 import numpy as np
 import pytest
-from conftest import EXAMPLES, ROOT
+from conftest import EXAMPLES, ROOT, box_launches_as_run
 from hypothesis import HealthCheck, assume, given, note, settings
 
 from graphs.semantics.explicit import OffloadCollector, evaluate
@@ -50,6 +50,14 @@ def offloads(path, params):
 @pytest.fixture(scope="module")
 def pocl():
     return DeviceSession(select_device("pocl"))
+
+
+@pytest.mark.parametrize("path", EXAMPLES, ids=lambda p: p.stem)
+def test_device_boxes_launch_the_kernels_the_runner_launches(path, pocl):
+    checked, params, found = offloads(path, SMALL[path.stem])
+    if not any(o.on is not None for o in found):
+        pytest.skip(f"{path.stem} runs no `on` on the GPU")
+    assert sum(box_launches_as_run(checked, params, o, pocl) for o in found) >= 1
 
 
 @pytest.mark.parametrize("path", EXAMPLES, ids=lambda p: p.stem)

@@ -9,7 +9,7 @@ import math
 import re
 
 import pytest
-from conftest import ROOT
+from conftest import ROOT, box_launches_as_run
 
 from benchmarks.suite.reference import SUITE
 from graphs.semantics.explicit import Evaluation, Offload, OffloadCollector, evaluate
@@ -90,3 +90,10 @@ def test_on_bodies_on_pocl_equal_the_interpreter(name, params, pocl):
         run = run_offload(pocl, offload, checked.types, bound, repeats=1, warmup=0)
         assert run.matches, (run.value, run.expected)
         assert run.kernels
+
+
+
+@pytest.mark.parametrize("name, params", CASES, ids=map(_id, CASES))
+def test_device_boxes_launch_the_kernels_the_runner_launches(name, params, pocl):
+    checked, bound, _, offloads = evaluated(name, params)
+    assert sum(box_launches_as_run(checked, bound, o, pocl) for o in offloads) >= 1

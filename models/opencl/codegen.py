@@ -13,7 +13,8 @@ An `on` body becomes a *plan* of steps run in order by the host:
 - `parmap f v` at the top of the body: an NDRange kernel, one work item per element, the result
   vector reserved by the host;
 - `iota e` likewise, and `reduce f z v` one kernel per level of its tree;
-- any other expression: a kernel of one work item (the serial code around the kernels);
+- any other expression: a kernel of one work item (the serial code around the kernels), those
+  that follow one another with no parallel step between them in one kernel;
 - `let x = e1 in e2` at the top sequences them; x's location passes through a slot buffer.
 Inside a work item, every construct compiles to straight-line C: a `parmap`, `iota` or `reduce`
 inside a thread becomes a loop (the GPU cannot launch kernels from a kernel), and applications of
@@ -634,13 +635,27 @@ class Compiler:
         return self.serial_kernel(e, env)
 
     def serial_kernel(self, e: Expr, env: dict) -> int:
-        name = self.fresh("serial")
+        """One work item computes e into a new slot. Serial expressions one after another with
+        no parallel step between them (a reduction's zero and its vector's count, say) go into
+        one kernel: the cost semantics makes them one serial stretch of the device box, priced
+        as one launch (graphs.devicebox.launches_kernel), and on a GPU each launch of a
+        one-item kernel costs microseconds. Their slots are written in order, so a later
+        expression reads an earlier one's slot as it would after a launch of its own."""
         result = self.slot()
-        lines = [f"__kernel void {name}(COMMON) {{", "    if (get_global_id(0) != 0) return;"]
+        if self.steps and self.steps[-1].kind == "serial":
+            previous = self.steps.pop()
+            name = previous.kernel
+            lines = self.kernels.pop().split("\n")[:-1]  # reopened: its closing brace goes
+            span = previous.span
+        else:
+            name = self.fresh("serial")
+            lines = [f"__kernel void {name}(COMMON) {{",
+                     "    if (get_global_id(0) != 0) return;"]
+            span = e.span
         value = _Emitter(self, lines).value(e, env)
         lines += [f"    slots[{result}] = {value};", "}"]
         self.kernels.append("\n".join(lines))
-        self.steps.append(Step("serial", name, result, span=e.span))
+        self.steps.append(Step("serial", name, result, span=span))
         return result
 
     def map_kernel(self, func: Expr, vec: int, region: str | None, span: Span, env: dict) -> int:

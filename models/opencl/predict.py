@@ -231,9 +231,9 @@ class SymbolicPredictions:
 def plan_kernels(checked: CheckedProgram) -> dict[Span, tuple[int, int]]:
     """For each `on` of a program (by its span), the kernels the OpenCL backend launches for its
     body (models/opencl/codegen.py's plan): (one-work-item kernels, the "serial" steps: every
-    top-level expression that is not a parmap, iota, reduce, let or variable; parallel steps, a
-    map, an iota or a reduction, each counted once). The plan does not depend on the sizes; an
-    `on` the backend cannot compile is left out."""
+    run of top-level expressions that are not a parmap, iota, reduce, let or variable; parallel
+    steps, a map, an iota or a reduction, each counted once). The plan does not depend on the
+    sizes; an `on` the backend cannot compile is left out."""
     out: dict[Span, tuple[int, int]] = {}
     defaults = bind_parameters(checked, {})  # constants in the code; the steps are the same
     todo = [checked.body]

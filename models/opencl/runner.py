@@ -271,6 +271,8 @@ class OffloadRun:
     # transfer's latency (`validate` prices them so)
     copies_in: tuple[int, ...] = ()
     copies_out: tuple[int, ...] = ()
+    # step kernel name -> how many times one run launched it (a reduce's levels each once)
+    launches: dict[str, int] = field(default_factory=dict)
 
     @property
     def checked(self) -> bool:
@@ -606,6 +608,7 @@ def run_offload(session: DeviceSession, offload: Offload, types: dict, params: d
     copies_in: tuple[int, ...] = ()
     copies_out: tuple[int, ...] = ()
     work_items: dict[str, int] = {}
+    launches: dict[str, int] = {}
     attempts = 3
     for attempt in range(attempts):
         layout = _layout(regions, extra)
@@ -623,6 +626,7 @@ def run_offload(session: DeviceSession, offload: Offload, types: dict, params: d
                 value = device_value(outcome["heap"], outcome["result"], result_type)
                 copies_in, copies_out = outcome["copies_in"], outcome["copies_out"]
                 work_items = outcome["work_items"]
+                launches = outcome["launches"]
             break
         except _RegionFull as full:
             extra = [max(2 * e + 4096, 5 * n // 4 + 4096)
@@ -635,7 +639,7 @@ def run_offload(session: DeviceSession, offload: Offload, types: dict, params: d
     matches = _same(value, expected) if expected is not None else None
     return OffloadRun(where, session.info.describe(), value, expected, matches,
                       transfer_in, transfer_out, kernels, sum(copies_in), sum(copies_out),
-                      plan, work_items, copies_in, copies_out)
+                      plan, work_items, copies_in, copies_out, launches)
 
 
 class _RegionFull(Exception):
@@ -731,6 +735,7 @@ def _run_once(session: DeviceSession, program, plan: Plan, offload: Offload, lay
 
     times: dict[str, float] = {}
     widest: dict[str, int] = {}
+    launches: dict[str, int] = {}
 
     def launch(kernel_name: str, n: int, *extra) -> None:
         kernel = session.kernel(program, kernel_name)
@@ -738,6 +743,7 @@ def _run_once(session: DeviceSession, program, plan: Plan, offload: Offload, lay
         event = kernel(queue, global_size, local_size, *common, *extra)
         times[kernel_name] = times.get(kernel_name, 0.0) + event_seconds(event)
         widest[kernel_name] = max(widest.get(kernel_name, 0), n)
+        launches[kernel_name] = launches.get(kernel_name, 0) + 1
 
     for step in plan.steps:
         check_full()
@@ -746,6 +752,7 @@ def _run_once(session: DeviceSession, program, plan: Plan, offload: Offload, lay
             event = program_kernel(queue, (1,), None, *common)
             times[step.kernel] = times.get(step.kernel, 0.0) + event_seconds(event)
             widest[step.kernel] = max(widest.get(step.kernel, 0), 1)
+            launches[step.kernel] = launches.get(step.kernel, 0) + 1
         elif step.kind in ("map", "iota"):
             source = read_slot(step.vector)
             n = read_word(source)
@@ -792,7 +799,8 @@ def _run_once(session: DeviceSession, program, plan: Plan, offload: Offload, lay
     session.release_pinned()
     return {"in": seconds_in, "out": seconds_out, "kernels": times, "heap": heap,
             "result": result, "copies_in": tuple(int(w) for w in copies_in),
-            "copies_out": tuple(int(w) for w in copies_out), "work_items": widest}
+            "copies_out": tuple(int(w) for w in copies_out), "work_items": widest,
+            "launches": launches}
 
 
 # ---------------------------------------------------------------------------------------------------
