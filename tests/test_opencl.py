@@ -225,6 +225,30 @@ def test_runner_step_launch_is_each_later_steps_time_beyond_its_predicted_work(p
     assert min(beyond) - spread <= launch <= max(beyond) + spread
 
 
+def test_runner_step_figure_is_the_rounds_mean_of_the_later_steps_median_beyond_work():
+    """`runner_step_figure` on rounds made up from the profile's own predictions: a round
+    whose later steps each take their work plus c gives c, the first step left out, and rounds
+    are averaged."""
+    from graphs.devicebox import phase_launches
+    from models.device_profile import load_profile
+    from models.opencl.calibrate import _runner_step_offload, runner_step_figure
+
+    profile = load_profile(ROOT / "profiles" / "nvidia-h200-placed.json")
+    _, _, offload = _runner_step_offload(profile)
+    work = [p.time * profile.gpu.unit_seconds for p in offload.on.info.box.phases
+            if phase_launches(p)]
+    assert len(work) == 5 and all(0 < w < 2e-6 for w in work)
+    first = [[w + 6e-6 for w in work], [w + 8e-6 for w in work]]
+    first[0][0] += 5e-6  # the first step (its page walks) does not count
+    first[1][3] += 9e-6  # one slow step of four does not move their median
+    launch, fit = runner_step_figure(profile, first)
+    assert launch == pytest.approx((6e-6 + 8e-6) / 2)
+    assert fit.parameters["rounds"] == 2
+    assert fit.parameters["round_spread_s"] == pytest.approx(2e-6)
+    with pytest.raises(RuntimeError, match="5 launching phases"):
+        runner_step_figure(profile, [work[:4]])
+
+
 def test_quick_calibration_and_validation_on_pocl(pocl, tmp_path):
     """The whole loop on a real device: microbenchmarks, fits, a profile in seconds, and a
     validation report with the keys the issue names."""
@@ -289,6 +313,7 @@ def test_quick_calibration_and_validation_on_pocl(pocl, tmp_path):
     assert empty > 0
     assert profile.gpu.launch * 1e-9 == pytest.approx(expected if expected > 0 else empty)
     assert len(runner_step.points) == 5  # RUNNER_STEPS: the count, an iota, three maps
+    assert math.isfinite(runner_step.parameters["first_s"])  # measured before the rest, reported
     # the map step per busy unit, written (a part on fewer units is priced by their ratio)
     steps = {int(f.parameters["units"]): f.parameters["seconds"] for f in result.fits
              if f.name.startswith("CPU map step per unit")}

@@ -387,6 +387,12 @@ def calibrate(session, cpu_session=None, quick: bool = False,
     info = session.info
     transfer_repeats = 3 if quick else 15
     fits: list[Fit] = []
+    # The runner's step first, before any other microbenchmark has run (report only, beside the
+    # one at the end that the cache mode charges: issue 14 asks whether a process's history
+    # moves it)
+    step_repeats, step_rounds = (5, 2) if quick else (15, RUNNER_ROUNDS)
+    step("a kernel step through the runner, first", 0.0)
+    early_steps = runner_step_rounds(session, step_repeats, step_rounds)
     # -- transfers --------------------------------------------------------------------------------
     sizes = QUICK_TRANSFER_WORDS if quick else TRANSFER_WORDS
     max_words = info.global_memory // 8 // 4
@@ -595,13 +601,14 @@ def calibrate(session, cpu_session=None, quick: bool = False,
     # The cache mode's launch: a kernel step as the backend's runner pays it, measured through
     # the runner (`runner_step_launch`); the empty kernels' stay in the fits for comparison.
     step("a kernel step through the runner", 0.99)
-    step_launch, step_fit = runner_step_launch(session, per_mode["cache"],
-                                               repeats=5 if quick else 15,
-                                               rounds=2 if quick else RUNNER_ROUNDS)
+    step_launch, step_fit = runner_step_launch(session, per_mode["cache"], step_repeats,
+                                               step_rounds)
+    early_launch, _ = runner_step_figure(per_mode["cache"], early_steps)
     # beside it, the empty kernels' launch that stays where the step's work is predicted above
-    # what it measured (PoCL's can be)
+    # what it measured (PoCL's can be), and the step measured first
     fits.append(replace(step_fit, parameters={**step_fit.parameters,
-                                              "empty_kernel_s": cache_gpu.launch * CACHE_UNIT}))
+                                              "empty_kernel_s": cache_gpu.launch * CACHE_UNIT,
+                                              "first_s": early_launch}))
     if step_launch > 0:
         per_mode["cache"] = replace(profile, gpu=replace(cache_gpu,
                                                          launch=step_launch / CACHE_UNIT))
@@ -721,10 +728,14 @@ def runner_step_launch(session, profile: DeviceProfile, repeats: int = 15,
     fast. This measures the generated code through the runner, as every validated kernel runs,
     on a program of the calibration's own (on card GPU-273ca1de: 6.4 µs beyond its work, the
     empty kernel 5.9 µs)."""
-    from graphs.devicebox import phase_launches
+    return runner_step_figure(profile, runner_step_rounds(session, repeats, rounds))
+
+
+def _runner_step_offload(profile: DeviceProfile):
+    """`RUNNER_STEPS` checked, its parameters, and its `on`'s offload evaluated under `profile`
+    with no launch (so that its box's phases are the steps' work alone)."""
     from graphs.semantics.explicit import OffloadCollector, evaluate
     from graphs.semantics.options import EvaluationOptions
-    from models.opencl.runner import run_offload
     from profiler.checker import bind_parameters, check_program
     from profiler.parser import parse
 
@@ -736,11 +747,17 @@ def runner_step_launch(session, profile: DeviceProfile, repeats: int = 15,
                                                 observer=collector))
     (offload,) = collector.offloads
     assert offload.on is not None  # RUNNER_STEPS's one offload is its `on`
-    unit = free.gpu.unit_seconds
-    phases = [p for p in offload.on.info.box.phases if phase_launches(p)]
-    predicted = [phase.time * unit for phase in phases]
-    figures: list[float] = []
-    medians: list[list[float]] = []  # per round, each step's median
+    return checked, params, offload
+
+
+def runner_step_rounds(session, repeats: int = 15,
+                       rounds: int = RUNNER_ROUNDS) -> list[list[float]]:
+    """`RUNNER_STEPS` run through the runner in `rounds` rounds (see `runner_step_launch`):
+    per round, each kernel step's median over `repeats` runs after a warm-up, in seconds."""
+    from models.opencl.runner import run_offload
+
+    checked, params, offload = _runner_step_offload(DeviceProfile())
+    medians: list[list[float]] = []
     cl = session.cl
     for k in range(max(1, rounds)):
         spacer = None
@@ -752,13 +769,25 @@ def runner_step_launch(session, profile: DeviceProfile, repeats: int = 15,
         del spacer
         if run.matches is False:
             raise RuntimeError("the runner-step microbenchmark computed a wrong value")
-        steps = run.plan.steps
-        if len(steps) != len(phases) or len(steps) < 2:
-            raise RuntimeError(f"the runner-step microbenchmark has {len(steps)} kernel steps "
-                               f"and {len(phases)} launching phases")
-        medians.append([run.kernels[step.kernel].median for step in steps])
-        figures.append(statistics.median(m - p for m, p in zip(medians[-1][1:], predicted[1:],
-                                                                 strict=True)))
+        medians.append([run.kernels[step.kernel].median for step in run.plan.steps])
+    return medians
+
+
+def runner_step_figure(profile: DeviceProfile, medians: list[list[float]]) -> tuple[float, Fit]:
+    """The runner step's launch from rounds of `runner_step_rounds`: per round, the median over
+    the steps after the first of each step's time less what `profile`'s GPU mode predicts for
+    its phase with no launch; the mean over the rounds (see `runner_step_launch`)."""
+    from graphs.devicebox import phase_launches
+
+    _, _, offload = _runner_step_offload(profile)
+    unit = profile.gpu.unit_seconds
+    phases = [p for p in offload.on.info.box.phases if phase_launches(p)]
+    predicted = [phase.time * unit for phase in phases]
+    if any(len(round_) != len(phases) for round_ in medians) or len(phases) < 2:
+        raise RuntimeError(f"the runner-step microbenchmark has {len(medians[0])} kernel steps "
+                           f"and {len(phases)} launching phases")
+    figures = [statistics.median(m - p for m, p in zip(round_[1:], predicted[1:], strict=True))
+               for round_ in medians]
     launch = statistics.fmean(figures)
     points = [(k, statistics.median(round_[k] for round_ in medians), p)
               for k, p in enumerate(predicted)]
