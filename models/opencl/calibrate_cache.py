@@ -20,10 +20,11 @@ step is the latency itself) and on the whole device where it is a rate:
 - L2 bandwidth: every thread reading, coalesced, a buffer that fits the L2, many times over;
 - the rate of atomic adds on one address from the whole device (the allocation pointer that every
   thread of a generated kernel bumps), at several thread counts;
-- address translation after a copy (`measure_page_walks`): a buffer of 2^k bytes copied in, then
-  one warp reading 32 words spread evenly over it, twice; the first kernel's time less the
-  second's is the page walks the copy left cold (on the H200 about 1-5 µs up to 128 MiB and
-  12-17 µs from 256 MiB: `benchmarks/gpu_cold_read_probe.py --pages`).
+- address translation after a copy (`measure_page_walks`): a buffer of 2^k bytes filled and copied
+  in as the backend's runner does it (from page-locked memory), then one warp reading 32 words
+  spread evenly over it, twice; the first kernel's time less the second's is the page walks the
+  copy left cold (on the H200 about 1-3 µs up to 256 MiB: benchmarks/gpu_walk_sequence_probe.py;
+  from pageable memory 9-20 µs at 64-256 MiB, which the calibration measured until 2026-11-28).
 Sector effects (lane strides 1..32) are the existing global-stride microbenchmark of
 models/opencl/calibrate.py.
 
@@ -418,9 +419,20 @@ def measure_page_walks(session, quick: bool = False,
                        runs: int | None = None) -> list[tuple[int, float]]:
     """(heap bytes, seconds) of the page walks the first kernel after a copy pays, for heaps of
     2^k bytes, k in models.device_profile.WALK_BYTES (`QUICK_WALK_BYTES` with `quick`) up to a
-    quarter of the device's memory: the buffer is copied in, then one warp reads 32 words spread
-    evenly over it (`SPREAD_READS`) and at once again; each run's first kernel less its second,
-    the median over the runs, at least 0. Checked: every lane read its word."""
+    quarter of the device's memory. Each run goes as the backend's runner starts an offload
+    (models/opencl/runner.py's `_run_once`): a buffer created for the run and filled on the
+    device, the heap copied in from page-locked host memory allocated for the run, one word
+    read back; then one warp
+    reads 32 words spread evenly over it (`SPREAD_READS`) and at once again. Each run's first
+    kernel less its second, the median over the runs, at least 0. Checked: every lane read its
+    word.
+
+    Why the runner's sequence: on the H200 the same kernel after a copy from pageable numpy
+    memory paid 9-20 µs at 64-256 MiB, and after the runner's copy from page-locked memory
+    1-3 µs (benchmarks/gpu_walk_sequence_probe.py, 2026-11-28, card GPU-229229c1;
+    docs/validation/walk-sequence-probe-nvidia-h200-2026-11-28.txt). The calibration copied from
+    pageable memory until then, and the suite's sample and lookup, whose first kernels pay 1-3 µs
+    there, came out 20-55% over at 2^19 words and up."""
     from models.device_profile import WALK_BYTES
     from models.opencl.runner import event_seconds
 
@@ -428,6 +440,7 @@ def measure_page_walks(session, quick: bool = False,
     kernel = session.kernel(session.program(SPREAD_READS), "spread_reads")
     runs = runs or (3 if quick else 9)
     out = cl.Buffer(context, cl.mem_flags.READ_WRITE, 8 * WALK_LANES)
+    flag, flag_buffer = np.zeros(1, np.int64), cl.Buffer(context, cl.mem_flags.READ_WRITE, 8)
     limit = min(session.info.global_memory // 4, session.info.max_allocation or (1 << 62))
     result = []
     for k in QUICK_WALK_BYTES if quick else WALK_BYTES:
@@ -438,20 +451,25 @@ def measure_page_walks(session, quick: bool = False,
             progress(f"page walks after a copy of {size // 1024} KiB")
         words = size // 8
         step = words // WALK_LANES
-        data = np.arange(1, words + 1, dtype=np.int64)
-        buffer = cl.Buffer(context, cl.mem_flags.READ_WRITE, size)
+        values = np.arange(1, words + 1, dtype=np.int64)
         walks = []
+        got = np.zeros(WALK_LANES, np.int64)
         for _ in range(runs + 1):
+            data = session.pinned(words)  # each run's, as the runner's heap is
+            data[:] = values
+            buffer = cl.Buffer(context, cl.mem_flags.READ_WRITE, size)
+            cl.enqueue_fill_buffer(queue, buffer, np.int64(0), 0, size).wait()
             cl.enqueue_copy(queue, buffer, data).wait()
+            cl.enqueue_copy(queue, flag, flag_buffer).wait()  # as the runner reads its flag
             first = event_seconds(kernel(queue, (WALK_LANES,), (WALK_LANES,), buffer, out,
                                          np.int64(step)))
             again = event_seconds(kernel(queue, (WALK_LANES,), (WALK_LANES,), buffer, out,
                                          np.int64(step)))
             walks.append(first - again)
-        got = np.zeros(WALK_LANES, np.int64)
+            buffer.release()
+            session.release_pinned()
         cl.enqueue_copy(queue, got, out).wait()
-        buffer.release()
-        if not np.array_equal(got, data[::step][:WALK_LANES] + 1):
+        if not np.array_equal(got, values[::step][:WALK_LANES] + 1):
             raise RuntimeError("the page-walk microbenchmark read wrong words")
         result.append((size, max(0.0, float(np.median(walks[1:])))))  # the first: warm-up
     return result
