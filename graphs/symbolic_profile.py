@@ -26,6 +26,7 @@ Their exact values come from the explicit schedule (`--symbolic` prints it where
 
 from __future__ import annotations
 
+import functools
 import math
 from dataclasses import dataclass
 from typing import Any
@@ -397,15 +398,21 @@ class SymbolicProfile:
             count = int(_value(template.count, values)) if template.parallel else 1
             if count == 0:
                 continue
-            path = (_threads(template, values)(0) if template.parallel
-                    else _compile(template.path, values)({}))
+            build = _compile(template.path, values)
+            if template.parallel:  # counted on thread 0's path without building it
+                read, written, operations, allocations = build.counts(_own(template, values, 0))
+                launches = 1
+            else:  # a serial stretch: whether it launches is read off its edges
+                one = phase_counts(Phase([build({})], False, staged=0), gpu)
+                read, written, operations, allocations, launches = (
+                    one.words_read, one.words_written, one.operations, one.allocations,
+                    one.launches)
             staged = int(_value(template.staged, values))
-            one = phase_counts(Phase([path], template.parallel, staged=0), gpu)
             groups = math.ceil(count / gpu.work_group_size) if template.parallel else 0
             out.append(KernelCounts(
-                one.words_read * count + staged * groups,
-                one.words_written * count + (groups if template.writeback else 0),
-                one.operations * count, one.launches, count, one.allocations * count))
+                read * count + staged * groups,
+                written * count + (groups if template.writeback else 0),
+                operations * count, launches, count, allocations * count))
         return out
 
     # -- formulas -------------------------------------------------------------------------------
@@ -1230,6 +1237,42 @@ class _CompiledPath:
                                 self._part(index, "words")(values), edge.bookkeeping))
         return out
 
+    def counts(self, values: dict) -> tuple[int, int, int, int]:
+        """What graphs.devicebox.count_phase counts on the path `self(values)` builds (its
+        global words read and written, operations and allocations), without building it: a
+        loop whose body counts the same in every iteration (`_LoopBody.uniform`) is counted
+        once and multiplied."""
+        read = written = operations = allocations = 0
+        for index, (edge, first, second) in enumerate(self.parts):
+            if isinstance(edge, TLoop):
+                count = first(values)
+                if count <= 0:
+                    continue
+                if second.uniform:
+                    r, w, o, a = second.counts(0, values)
+                    read, written = read + count * r, written + count * w
+                    operations, allocations = operations + count * o, allocations + count * a
+                    continue
+                for j in range(count):
+                    r, w, o, a = second.counts(j, values)
+                    read, written, operations, allocations = (
+                        read + r, written + w, operations + o, allocations + a)
+                continue
+            if first is None:
+                operations += not edge.bookkeeping
+                continue
+            a = edge.access
+            assert a is not None  # `first` is set for the edges with an access
+            if a.local and (self._part(index, "offset")(values)
+                            < self._part(index, "limit")(values)):
+                continue
+            if a.kind is AccessKind.READ:
+                read += 1
+            else:
+                written += max(1, self._part(index, "words")(values))
+                allocations += 1
+        return read, written, operations, allocations
+
     def lockstep(self, values: dict):
         """The path of every thread of a work group, step by step, where the threads' own values
         are `_Lanes` (one value per thread): per step, ("other", weight) for an edge without
@@ -1385,6 +1428,34 @@ class _LoopBody:
         build, here = self._body(j, values)
         return build(here)
 
+    def counts(self, j: int, values: dict) -> tuple[int, int, int, int]:
+        """Iteration j's `_CompiledPath.counts`."""
+        build, here = self._body(j, values)
+        return build.counts(here)
+
+    @functools.cached_property
+    def uniform(self) -> bool:
+        """Whether every iteration counts the same: the body is compiled once, and the loop's
+        index enters none of what counting reads (a nested loop's count, an edge's words, a
+        staged access's offset and limit), only addresses of global memory."""
+        if self.per_iteration or self.operands is not None:
+            return False
+        var = self.loop.var
+
+        def free(items) -> bool:
+            for item in items:
+                if isinstance(item, TLoop):
+                    if _mentions(item.count, var) or not free(item.body):
+                        return False
+                elif _mentions(item.words, var) or (
+                        item.access is not None and item.access.local
+                        and (_mentions(item.access.offset, var)
+                             or _mentions(item.access.limit, var))):
+                    return False
+            return True
+
+        return free(self.loop.body)
+
     def lockstep(self, j: int, values: dict):
         """Iteration j for every thread of a work group (`_CompiledPath.lockstep`)."""
         build, here = self._body(j, values)
@@ -1453,6 +1524,11 @@ class _Operands:
         a = self.element_at(k, 2 * t, values)
         b = self.element_at(k, 2 * t + 1, values)
         return {a_address: a[0], b_address: b[0], a_offset: a[1], b_offset: b[1]}
+
+
+def _mentions(expr, symbol: sp.Symbol) -> bool:
+    """Whether a template's expression (sympy, or a plain number) has `symbol` in it."""
+    return isinstance(expr, sp.Basic) and symbol in expr.free_symbols
 
 
 def _path_length(path: list, values: dict) -> int:

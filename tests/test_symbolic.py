@@ -846,3 +846,42 @@ def test_page_walks_in_cache_mode_equal_explicit(name):
         assert all(k > u for k, u in zip(kernels, (o["kernel"] for o in
                                                   symbolic(unwalked, values)["on"]),
                                           strict=True)), n
+
+
+@pytest.mark.parametrize("name", ["strided", "dot", "matvec", "nbody", "suite/atax", "suite/gemm",
+                                  "suite/covariance"])
+def test_box_counts_equal_the_explicit_boxes_counts(name):
+    """`SymbolicProfile.box_counts` (each kernel's words read and written, operations and
+    allocations, for the roofline and the CPU part's floor) counts a thread's path without
+    building it, a loop whose body counts alike in every iteration once. Its kernels count what
+    the explicit evaluator's device boxes keep (graphs.devicebox.count_phase), kernel by kernel,
+    and its serial stretches (cut where the symbolic evaluator cuts them) add up to theirs, at
+    sizes where the threads' loops run 1 to 40 times and a staged region fits local memory or
+    not."""
+    from models.opencl.validate import size_params
+    from profiler.checker import bind_parameters
+
+    if name.startswith("suite/"):
+        path = Path(__file__).resolve().parent.parent / "benchmarks" / f"{name}.lg"
+        checked = check_program(parse_file(path))
+    else:
+        checked = load(name)
+    options = EvaluationOptions(gpu_mode="cache")
+    profile = symbolic_profile(checked, options)
+    fields = ("words_read", "words_written", "operations", "launches", "allocations")
+    for n in (1, 3, 17, 40):
+        values = (bind_parameters(checked, size_params(checked, n, name.removeprefix("suite/")))
+                  if name.startswith("suite/") else sizes_for(name, n))
+        subs = profile.substitution(values)
+        boxes = [[c for c in (p.counts for p in o.info.box.phases) if c.threads]
+                 for o in evaluate(checked, values, options).ons]
+        got = [profile.box_counts(box, subs) for box in profile.evaluation.boxes]
+        assert len(got) == len(boxes), n
+        for mine, theirs in zip(got, boxes, strict=True):
+            assert mine is not None
+            assert ([c for c in mine if c.threads > 1]
+                    == [c for c in theirs if c.threads > 1]), n
+            assert ([sum(getattr(c, f) for c in mine) for f in fields]
+                    == [sum(getattr(c, f) for c in theirs) for f in fields]), n
+        # each has a kernel whose threads loop (a thread's path of several reads)
+        assert any(c.words_read > 2 * c.threads for counts in got for c in counts or [])
