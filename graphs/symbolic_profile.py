@@ -1706,7 +1706,7 @@ def _shift_quantum(p, model) -> int:
     its sectors and lines keep their alignment (models/gpu_cache.py)."""
     if not model.stateful:
         return p.banks
-    return math.lcm(p.banks, max(1, p.line_bytes // getattr(model, "word_bytes", 8)))
+    return math.lcm(p.banks, _line_words(p, model))
 
 
 def _lockstep_period(template: SPhase, values: dict, p, count: int,
@@ -2169,7 +2169,8 @@ def _structured_loop(loop: TLoop, values: dict, threads: _Threads, model, p,
             here = here.with_values(operands.operands(level, j, everything))
         return _structured_group(list(loop.body), inner, here, model, p, cache, state)
 
-    period = _period(loop, values, threads.first(), p)
+    period = _period(loop, values, threads.first(), p,
+                     _line_words(p, model) if state is not None else p.banks)
     if state is not None:
         return _stateful_loop(iteration, count, period, state)
     total = _GroupCost()
@@ -2245,10 +2246,19 @@ def _local_ends(loop: TLoop, values: dict, threads: _Threads, p) -> list[int]:
     return ends
 
 
-def _period(loop: TLoop, values: dict, thread: dict, p) -> int | None:
+def _line_words(p, model) -> int:
+    """Words in a line of the cache mode (models/gpu_cache.py), a multiple of its sectors'."""
+    return max(1, p.line_bytes // getattr(model, "word_bytes", 8))
+
+
+def _period(loop: TLoop, values: dict, thread: dict, p, quantum: int | None = None,
+            ) -> int | None:
     """How many iterations until every address in the loop body has moved by a multiple of the
     banks (None where an address is not affine in the loop index, or a local region's offset
-    moves with it: then every iteration is priced)."""
+    moves with it: then every iteration is priced). With `quantum`, a global access need only
+    move by a multiple of it: under the cache mode a line's words, since there a global step's
+    cost depends on its sectors, its lines and which words it stores, never on banks (local
+    accesses keep the banks)."""
     period = 1
     here = {k: v for k, v in {**values, **thread}.items() if k != loop.var}
     for access in _accesses(list(loop.body)):
@@ -2268,6 +2278,7 @@ def _period(loop: TLoop, values: dict, thread: dict, p) -> int | None:
             moves = dict(offset.coefficients)
             if moves.get(loop.var, 0) and any(v != loop.var and v in thread for v in moves):
                 return None
-        step = p.banks // math.gcd(slope, p.banks) if slope else 1
+        moves = p.banks if access.local or quantum is None else quantum
+        step = moves // math.gcd(slope, moves) if slope else 1
         period = period * step // math.gcd(period, step)
     return period
