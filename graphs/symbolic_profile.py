@@ -2278,7 +2278,7 @@ def _period(loop: TLoop, values: dict, thread: dict, p, quantum: int | None = No
             moves = dict(offset.coefficients)
             if moves.get(loop.var, 0) and any(v != loop.var and v in thread for v in moves):
                 return None
-        moves = p.banks if access.local or quantum is None else quantum
-        step = moves // math.gcd(slope, moves) if slope else 1
+        shift = p.banks if access.local or quantum is None else quantum
+        step = shift // math.gcd(slope, shift) if slope else 1
         period = period * step // math.gcd(period, step)
     return period
