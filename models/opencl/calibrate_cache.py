@@ -422,10 +422,9 @@ def measure_page_walks(session, quick: bool = False,
     quarter of the device's memory. Each run goes as the backend's runner starts an offload
     (models/opencl/runner.py's `_run_once`): a buffer created for the run and filled on the
     device, the heap copied in from page-locked host memory allocated for the run, one word
-    read back; then one warp
-    reads 32 words spread evenly over it (`SPREAD_READS`) and at once again. Each run's first
-    kernel less its second, the median over the runs, at least 0. Checked: every lane read its
-    word.
+    read back; then one warp reads 32 words spread evenly over it (`SPREAD_READS`) and at once
+    again. Each run's first kernel less its second, the median over the runs, at least 0.
+    Checked: every lane read its word.
 
     Why the runner's sequence: on the H200 the same kernel after a copy from pageable numpy
     memory paid 9-20 µs at 64-256 MiB, and after the runner's copy from page-locked memory

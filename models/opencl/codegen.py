@@ -645,7 +645,9 @@ class Compiler:
         if self.steps and self.steps[-1].kind == "serial":
             previous = self.steps.pop()
             name = previous.kernel
-            lines = self.kernels.pop().split("\n")[:-1]  # reopened: its closing brace goes
+            reopened = self.kernels.pop()
+            assert reopened.startswith(f"__kernel void {name}("), "a step's kernel comes last"
+            lines = reopened.split("\n")[:-1]  # its closing brace goes
             span = previous.span
         else:
             name = self.fresh("serial")
