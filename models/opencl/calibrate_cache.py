@@ -216,8 +216,10 @@ for the rest (the L2's near and far halves, whose home an atomic must reach; a r
 from a near copy and does not vary so). One place is a draw from the two: the calibration took
 146 ns for the bare atomic and 310 ns for the generated code's ALLOC, and the suite's one-thread
 kernels came out 0% or +40-58% by where the backend's allocation pointers happened to lie. The
-atomic microbenchmarks run on `ATOMIC_PLACES` words `PLACE_STRIDE` entries apart and report
-the mean, the figure a kernel whose pointers lie anywhere takes on average."""
+bare atomic's microbenchmark runs on `ATOMIC_PLACES` words `PLACE_STRIDE` entries apart and
+reports the mean. The allocations' microbenchmarks no longer do: the runner keeps its allocation
+pointers at one place per process (models/opencl/runner.py's `DeviceSession.allocation_pointers`),
+and they measure there (`runner_regions`)."""
 
 CHASE_BYTES = [2**k for k in range(13, 31)]  # 8 KiB ... 1 GiB
 QUICK_CHASE_BYTES = [2**k for k in (13, 15, 17, 19, 21, 23, 25, 27)]
@@ -512,23 +514,38 @@ def placed_regions(words: int) -> list[np.ndarray]:
     return [np.zeros(size, np.int64), np.full(size, words, np.int32), np.zeros(size, np.int32)]
 
 
+def runner_regions(words: int) -> list:
+    """The generated code's bookkeeping buffers (bases, caps, aps) for one region of `words`
+    words from the heap's start, its pointer in the session's own pointer buffer, where the
+    runner puts it (models/opencl/runner.py's `DeviceSession.allocation_pointers`)."""
+    from models.opencl.runner import AllocationPointers
+
+    return [np.zeros(1, np.int64), np.full(1, words, np.int32),
+            AllocationPointers(np.zeros(1, np.int32))]
+
+
+ALLOC_ROUNDS = 4
+"""Runs of the one-thread allocation chain, whose mean is kept: at the runner's place it is steady
+to 1-2 ns (2026-11-28, benchmarks/gpu_alloc_runner_place_probe.py)."""
+
+
 def measure_thread_allocation(session, hops: int = CHASE_HOPS, repeats: int = 5) -> float:
     """Seconds per allocation of one thread's chain of the generated code's ALLOC
-    (`ALLOC_CHAIN`), the mean over `ATOMIC_PLACES` places of its region's pointer, checked:
-    every run allocates anew in one region large enough for all."""
+    (`ALLOC_CHAIN`), its region's pointer where the runner puts it (`runner_regions`); the mean
+    of `ALLOC_ROUNDS` runs, checked: every run allocates anew in one region large enough for
+    all. Until 2026-11-28 the mean over `ATOMIC_PLACES` places of the pointer (253 ns on the
+    H200 where the runner's place gave 197-316 ns, by the heap before it)."""
     words = 3 * hops * (repeats + 1) + 16
-    places = []
-    for k in range(ATOMIC_PLACES):
-        def buffers() -> list[np.ndarray]:
-            return [np.zeros(words, np.int64), *placed_regions(words), np.zeros(1, np.int32),
-                    np.zeros(1, np.int64)]
-
-        seconds, out = _chain_latency(session, ALLOC_CHAIN, "alloc_chain", buffers, hops,
-                                      repeats, [np.int32(k * PLACE_STRIDE)])
-        if int(out[4][0]) != 0 or int(out[3][k * PLACE_STRIDE]) != hops * (repeats + 1):
+    rounds = []
+    for _ in range(ALLOC_ROUNDS):
+        seconds, out = _chain_latency(session, ALLOC_CHAIN, "alloc_chain",
+                                      lambda: [np.zeros(words, np.int64), *runner_regions(words),
+                                               np.zeros(1, np.int32), np.zeros(1, np.int64)],
+                                      hops, repeats, [np.int32(0)])
+        if int(out[4][0]) != 0 or int(out[3][0]) != hops * (repeats + 1):
             raise RuntimeError("the allocation chain overflowed or lost allocations")
-        places.append(seconds)
-    return float(np.mean(places))
+        rounds.append(seconds)
+    return float(np.mean(rounds))
 
 
 def measure_local_read(session, hops: int = CHASE_HOPS, repeats: int = 5) -> float:
@@ -549,32 +566,36 @@ def measure_local_read(session, hops: int = CHASE_HOPS, repeats: int = 5) -> flo
     return seconds
 
 
+GROUP_ROUNDS = 16
+"""Runs of the work group's allocation step, whose mean is kept: one run's figure spreads over
+210-400 ns on the H200 (2026-11-28, benchmarks/gpu_alloc_runner_place_probe.py)."""
+
+
 def measure_group_allocation(session, repeats: int = 5, reps: int = 32) -> float:
     """Seconds an allocation step takes each item of one work group (of up to 256 items) when
     every item allocates at once, as the generated code does (`GROUP_ALLOC`): (T(reps) - T(0))
-    / reps, one work group alone on the device; the mean over `ATOMIC_PLACES` places of its
-    region's pointer."""
+    / reps, one work group alone on the device, its region's pointer where the runner puts it
+    (`runner_regions`); the mean of `GROUP_ROUNDS` runs."""
     from models.opencl.runner import time_kernel
 
     items = min(256, session.info.max_work_group_size)
     words = items * reps * (repeats + 1) + 16  # the runs share the buffers: room for all
 
-    def buffers() -> list[np.ndarray]:
-        return [np.zeros(words, np.int64), *placed_regions(words), np.zeros(1, np.int32),
+    def buffers() -> list:
+        return [np.zeros(words, np.int64), *runner_regions(words), np.zeros(1, np.int32),
                 np.zeros(items, np.int64)]
 
-    places = []
-    for k in range(ATOMIC_PLACES):
-        r = np.int32(k * PLACE_STRIDE)
+    rounds = []
+    for _ in range(GROUP_ROUNDS):
         zero, _ = time_kernel(session, GROUP_ALLOC, "group_alloc", items, items, buffers(),
-                              [np.int32(0), r], repeats)
+                              [np.int32(0), np.int32(0)], repeats)
         full, out = time_kernel(session, GROUP_ALLOC, "group_alloc", items, items, buffers(),
-                                [np.int32(reps), r], repeats)
+                                [np.int32(reps), np.int32(0)], repeats)
         if int(out[4][0]) != 0 or int(out[5][items - 1]) != items - 1 + reps:
             raise RuntimeError("the work group's allocation chain overflowed or computed a "
                                "wrong value")
-        places.append(max(0.0, full.median - zero.median) / reps)
-    return float(np.mean(places))
+        rounds.append(max(0.0, full.median - zero.median) / reps)
+    return float(np.mean(rounds))
 
 
 def fit_line_time(points: list[tuple[int, float]], warps: int, reps: int) -> float:

@@ -42,6 +42,18 @@ from profiler.regions import (
 from profiler.syntax import BoolT, Boxed, FloatS, FunS, IntS, On, PairS, RegionFunS, Type, VecS
 from profiler.transform import free_variables
 
+POINTER_SLOTS = 256
+"""Regions whose allocation pointers the session's fixed buffer holds
+(`DeviceSession.allocation_pointers`)."""
+
+
+@dataclass(frozen=True)
+class AllocationPointers:
+    """A kernel argument of `time_kernel` given as the session's allocation-pointer buffer set to
+    `values` (int32, one per region), where the runner puts them."""
+
+    values: np.ndarray
+
 
 def _cl():
     try:
@@ -159,6 +171,9 @@ class DeviceSession:
         self.context = cl.Context([device])
         self.queue = cl.CommandQueue(
             self.context, properties=cl.command_queue_properties.PROFILING_ENABLE)
+        # First, before any other buffer, so that it lies at the same address in every process:
+        # the generated code's allocation pointers (see `allocation_pointers`).
+        self.pointers = cl.Buffer(self.context, cl.mem_flags.READ_WRITE, 4 * POINTER_SLOTS)
         self.max_group = min(WORK_GROUP, device.max_work_group_size)
         self._programs: dict[str, Any] = {}
         self._kernels: dict[tuple[int, str], Any] = {}
@@ -186,6 +201,28 @@ class DeviceSession:
                                          np.int64)
         self._pinned.append(buffer)  # keep the buffer alive as long as its mapping is used
         return array
+
+    def allocation_pointers(self, aps: np.ndarray):
+        """The device buffer holding the generated code's allocation pointers (`aps`, one int32
+        per region), set to `aps`: the session's own `pointers`, made before any other buffer,
+        so that every run and the calibration's allocation microbenchmarks
+        (models/opencl/calibrate_cache.py) bump pointers at one place; a fresh buffer past
+        `POINTER_SLOTS` regions.
+
+        Why one place: an atomic's latency depends on its word's place
+        (`ATOMIC_PLACES`), and a fresh buffer per run put the pointers wherever the driver's
+        allocator left room after that run's heap. On the H200 (2026-11-28, cards GPU-d7b4bd9f
+        and GPU-a6b7fc5c, benchmarks/gpu_alloc_runner_place_probe.py) one thread's allocation
+        then cost 197-216 ns after heaps of 2^17-2^22 words and 316 ns after 2^24, the same in
+        every trial and process; serial_loop came out -8..-18% at n = 10, 25, 50, 300 and
+        +21..+40% at its other sizes in every suite run since run 10, against the mean over
+        places that the calibration charged."""
+        if len(aps) > POINTER_SLOTS:
+            flags = self.cl.mem_flags
+            return self.cl.Buffer(self.context, flags.READ_WRITE | flags.COPY_HOST_PTR,
+                                  hostbuf=aps)
+        self.cl.enqueue_copy(self.queue, self.pointers, aps).wait()
+        return self.pointers
 
     def release_pinned(self) -> None:
         self._pinned.clear()
@@ -677,7 +714,7 @@ def _run_once(session: DeviceSession, program, plan: Plan, offload: Offload, lay
     heap_buf = cl.Buffer(context, flags.READ_WRITE, heap.nbytes)
     cl.enqueue_fill_buffer(queue, heap_buf, np.int64(0), 0, heap.nbytes).wait()
     caps_buf = cl.Buffer(context, flags.READ_WRITE | flags.COPY_HOST_PTR, hostbuf=caps)
-    aps_buf = cl.Buffer(context, flags.READ_WRITE | flags.COPY_HOST_PTR, hostbuf=aps)
+    aps_buf = session.allocation_pointers(aps)
     bases_buf = cl.Buffer(context, flags.READ_ONLY | flags.COPY_HOST_PTR, hostbuf=bases)
     err = np.zeros(1, dtype=np.int32)
     err_buf = cl.Buffer(context, flags.READ_WRITE | flags.COPY_HOST_PTR, hostbuf=err)
@@ -828,16 +865,18 @@ def time_transfers(session: DeviceSession, words: int, repeats: int) -> tuple[Ti
 
 
 def time_kernel(session: DeviceSession, source: str, name: str, global_size: int,
-                local_size: int | None, buffers: list[np.ndarray], scalars: list,
-                repeats: int) -> tuple[Timing, list[np.ndarray]]:
+                local_size: int | None, buffers: list[np.ndarray | AllocationPointers],
+                scalars: list, repeats: int) -> tuple[Timing, list[np.ndarray]]:
     """Run one generated kernel `repeats` times after a warm-up; return its time and the
-    buffers' contents after the last run (for checking the result)."""
+    buffers' contents after the last run (for checking the result). An `AllocationPointers`
+    argument is the session's pointer buffer, as the runner passes it."""
     cl = session.cl
     program = session.program(source)
     kernel = session.kernel(program, name)
     flags = cl.mem_flags
-    device_buffers = [cl.Buffer(session.context, flags.READ_WRITE | flags.COPY_HOST_PTR,
-                                hostbuf=b) for b in buffers]
+    device_buffers = [session.allocation_pointers(b.values) if isinstance(b, AllocationPointers)
+                      else cl.Buffer(session.context, flags.READ_WRITE | flags.COPY_HOST_PTR,
+                                     hostbuf=b) for b in buffers]
     timing = Timing()
     local = (local_size,) if local_size else None
     for run in range(repeats + 1):
@@ -847,7 +886,7 @@ def time_kernel(session: DeviceSession, source: str, name: str, global_size: int
             timing.samples.append(seconds)
     results = []
     for host, device in zip(buffers, device_buffers, strict=True):
-        out = np.empty_like(host)
+        out = np.empty_like(host.values if isinstance(host, AllocationPointers) else host)
         cl.enqueue_copy(session.queue, out, device).wait()
         results.append(out)
     return timing, results
