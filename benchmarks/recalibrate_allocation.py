@@ -1,6 +1,7 @@
 """Re-run only the allocation microbenchmarks (models/opencl/calibrate_cache.py's
-`measure_atomic`, `measure_thread_allocation` and `measure_group_allocation`, each the mean over
-`ATOMIC_PLACES` places of the allocation pointer) on a GPU and write them into existing
+`measure_atomic`, the mean over `ATOMIC_PLACES` places of its word, and
+`measure_thread_allocation` and `measure_group_allocation`, at the place where the runner keeps its
+allocation pointers) on a GPU and write them into existing
 cache-mode profiles, every other field kept, as `hetprof calibrate` itself now sets them
 (`cache_parameters`): `atomic_latency`, a write step where one lane allocates (the generated
 code's ALLOC on one thread, at least the bare atomic and the L1's latency), and
@@ -41,9 +42,10 @@ def main() -> None:
     thread = measure_thread_allocation(session)
     group = measure_group_allocation(session, repeats=7)
     when = datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC")
-    measured = (f"means over {ATOMIC_PLACES} places of the pointer: an atomic {atomic * 1e9:.1f} "
-                f"ns, one thread's allocation {thread * 1e9:.1f} ns, a work group's allocation "
-                f"step {group * 1e9:.1f} ns")
+    place, _ = session.pointer_place()
+    measured = (f"an atomic {atomic * 1e9:.1f} ns (the mean over {ATOMIC_PLACES} places); at the "
+                f"runner's pointer place {place}: one thread's allocation {thread * 1e9:.1f} ns, "
+                f"a work group's allocation step {group * 1e9:.1f} ns")
     print(f"{session.info.describe()} ({when}): {measured}")
     for path in args.profiles:
         profile = load_profile(path)

@@ -225,6 +225,41 @@ def test_runner_step_launch_is_each_later_steps_time_beyond_its_predicted_work(p
     assert min(beyond) - spread <= launch <= max(beyond) + spread
 
 
+def test_runs_and_the_allocation_microbenchmarks_bump_pointers_at_the_sessions_place(pocl):
+    """The runner's allocation pointers live at the session's one place (`pointer_place`), and
+    the calibration's allocation chain (`runner_regions`, through `time_kernel`) bumps them
+    there: after a run of an allocating example the place holds its final pointers, and after
+    the chain it holds the chain's allocations."""
+    from models.opencl.calibrate_cache import ALLOC_CHAIN, runner_regions
+    from models.opencl.runner import POINTER_SLOTS, AllocationPointers, time_kernel
+
+    place, seconds = pocl.pointer_place()
+    assert (place, seconds) == (0, 0.0)  # a CPU device: the first place, nothing measured
+    first = pocl.allocation_pointers(np.array([5, 6], dtype=np.int32))
+    assert pocl.allocation_pointers(np.array([1], dtype=np.int32)).int_ptr == first.int_ptr
+    wide = pocl.allocation_pointers(np.zeros(POINTER_SLOTS + 1, dtype=np.int32))
+    assert wide.int_ptr != first.int_ptr  # past the place's slots: a buffer of its own
+
+    def at_place(words: int) -> np.ndarray:
+        out = np.zeros(words, dtype=np.int32)
+        pocl.cl.enqueue_copy(pocl.queue, out, first).wait()
+        return out
+
+    checked, params, (offload, *_) = offloads(ROOT / "examples" / "nbody.lg", {"n": 9})
+    _, regions = plan_offload(offload, checked.types, params)
+    pocl.allocation_pointers(np.zeros(len(regions), dtype=np.int32))
+    run = run_offload(pocl, offload, checked.types, params, repeats=1)
+    assert run.matches is True
+    assert at_place(len(regions)).sum() > 0  # zeroed before: the run's pointers are there
+    hops, repeats, words = 16, 2, 1024
+    _, out = time_kernel(pocl, ALLOC_CHAIN, "alloc_chain", 1, 1,
+                         [np.zeros(words, np.int64), *runner_regions(words),
+                          np.zeros(1, np.int32), np.zeros(1, np.int64)],
+                         [np.int32(hops), np.int32(0)], repeats)
+    assert isinstance(runner_regions(words)[2], AllocationPointers)
+    assert int(out[3][0]) == hops * (repeats + 1) == int(at_place(1)[0])
+
+
 def test_runner_step_figure_is_the_rounds_mean_of_the_later_steps_median_beyond_work():
     """`runner_step_figure` on rounds made up from the profile's own predictions: a round
     whose later steps each take their work plus c gives c, the first step left out, and rounds

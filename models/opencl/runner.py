@@ -42,9 +42,21 @@ from profiler.regions import (
 from profiler.syntax import BoolT, Boxed, FloatS, FunS, IntS, On, PairS, RegionFunS, Type, VecS
 from profiler.transform import free_variables
 
-POINTER_SLOTS = 256
-"""Regions whose allocation pointers the session's fixed buffer holds
-(`DeviceSession.allocation_pointers`)."""
+POINTER_PLACES = 8  # places the session's allocation pointers may lie at, a page apart
+PLACE_BYTES = 4096
+POINTER_SLOTS = PLACE_BYTES // 4
+"""Regions whose allocation pointers one place holds (`DeviceSession.allocation_pointers`)."""
+
+PLACE_PROBE = """
+__kernel void place_probe(__global int* p, __global int* out, const int hops) {
+    int x = 0;
+    for (int h = 0; h < hops; h++) x += atomic_add(p, 1 + (x & 0));
+    out[0] = x;
+}
+"""
+"""One thread's chain of dependent atomic adds on a place's first word
+(`DeviceSession.pointer_place`)."""
+PLACE_HOPS = 256
 
 
 @dataclass(frozen=True)
@@ -171,9 +183,10 @@ class DeviceSession:
         self.context = cl.Context([device])
         self.queue = cl.CommandQueue(
             self.context, properties=cl.command_queue_properties.PROFILING_ENABLE)
-        # First, before any other buffer, so that it lies at the same address in every process:
-        # the generated code's allocation pointers (see `allocation_pointers`).
-        self.pointers = cl.Buffer(self.context, cl.mem_flags.READ_WRITE, 4 * POINTER_SLOTS)
+        # the generated code's allocation pointers (see `allocation_pointers`)
+        self.pointers = cl.Buffer(self.context, cl.mem_flags.READ_WRITE,
+                                  POINTER_PLACES * PLACE_BYTES)
+        self._place: tuple[int, float, Any] | None = None
         self.max_group = min(WORK_GROUP, device.max_work_group_size)
         self._programs: dict[str, Any] = {}
         self._kernels: dict[tuple[int, str], Any] = {}
@@ -202,27 +215,64 @@ class DeviceSession:
         self._pinned.append(buffer)  # keep the buffer alive as long as its mapping is used
         return array
 
+    def pointer_place(self) -> tuple[int, float]:
+        """The place of the session's pointer buffer where its allocation pointers live: on a
+        GPU the fastest of `POINTER_PLACES` for one thread's chain of atomics (`PLACE_PROBE`,
+        the slope between `PLACE_HOPS` hops and twice as many, at the fastest of three runs),
+        chosen once; elsewhere the first. Returns the place and its measured seconds per atomic
+        (0.0 where nothing was measured)."""
+        if self._place is None:
+            cl = self.cl
+            best, seconds = 0, 0.0
+            if "GPU" in self.info.type:
+                kernel = self.kernel(self.program(PLACE_PROBE), "place_probe")
+                out = cl.Buffer(self.context, cl.mem_flags.READ_WRITE, 4)
+                times = []
+                for k in range(POINTER_PLACES):
+                    place = self._sub_place(k)
+                    run = [min(event_seconds(kernel(self.queue, (1,), (1,), place, out,
+                                                    np.int32(hops))) for _ in range(3))
+                           for hops in (PLACE_HOPS, 2 * PLACE_HOPS)]
+                    times.append(max(0.0, run[1] - run[0]) / PLACE_HOPS)
+                best = int(np.argmin(times))
+                seconds = times[best]
+            self._place = (best, seconds, self._sub_place(best))
+        return self._place[0], self._place[1]
+
+    def _sub_place(self, k: int):
+        """Place k of the pointer buffer as a buffer of its own (an OpenCL sub-buffer)."""
+        try:
+            return self.pointers.get_sub_region(k * PLACE_BYTES, PLACE_BYTES)
+        except self.cl.Error as error:
+            raise DeviceError(f"{self.info.describe()} could not make a sub-buffer at "
+                              f"{k * PLACE_BYTES} bytes for the allocation pointers "
+                              f"({error})") from None
+
     def allocation_pointers(self, aps: np.ndarray):
         """The device buffer holding the generated code's allocation pointers (`aps`, one int32
-        per region), set to `aps`: the session's own `pointers`, made before any other buffer,
-        so that every run and the calibration's allocation microbenchmarks
-        (models/opencl/calibrate_cache.py) bump pointers at one place; a fresh buffer past
-        `POINTER_SLOTS` regions.
+        per region), set to `aps`: the session's own place (`pointer_place`), where every run
+        and the calibration's allocation microbenchmarks (models/opencl/calibrate_cache.py) bump
+        them; a fresh buffer past `POINTER_SLOTS` regions.
 
-        Why one place: an atomic's latency depends on its word's place
+        Why one place, and the fastest: an atomic's latency depends on its word's place
         (`ATOMIC_PLACES`), and a fresh buffer per run put the pointers wherever the driver's
         allocator left room after that run's heap. On the H200 (2026-11-28, cards GPU-d7b4bd9f
         and GPU-a6b7fc5c, benchmarks/gpu_alloc_runner_place_probe.py) one thread's allocation
         then cost 197-216 ns after heaps of 2^17-2^22 words and 316 ns after 2^24, the same in
         every trial and process; serial_loop came out -8..-18% at n = 10, 25, 50, 300 and
         +21..+40% at its other sizes in every suite run since run 10, against the mean over
-        places that the calibration charged."""
+        places that the calibration charged. A buffer made first in the session moved the
+        place from process to process instead (card GPU-0cb315ed: 200 ns in three small
+        processes, 304 ns in the calibration's), so the place is chosen by measuring."""
         if len(aps) > POINTER_SLOTS:
             flags = self.cl.mem_flags
             return self.cl.Buffer(self.context, flags.READ_WRITE | flags.COPY_HOST_PTR,
                                   hostbuf=aps)
-        self.cl.enqueue_copy(self.queue, self.pointers, aps).wait()
-        return self.pointers
+        self.pointer_place()
+        assert self._place is not None
+        buffer = self._place[2]
+        self.cl.enqueue_copy(self.queue, buffer, aps).wait()
+        return buffer
 
     def release_pinned(self) -> None:
         self._pinned.clear()
