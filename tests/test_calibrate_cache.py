@@ -56,9 +56,12 @@ def test_the_microbenchmarks_run_on_pocl():
     from models.opencl.calibrate_cache import measure_hierarchy
     from models.opencl.runner import DeviceSession, select_device
 
-    result = measure_hierarchy(DeviceSession(select_device("pocl")), quick=True,
-                               max_bytes=1 << 22)
+    session = DeviceSession(select_device("pocl"))
+    result = measure_hierarchy(session, quick=True, max_bytes=1 << 22)
     data = hierarchy_to_json(result)
+    # the allocation pointers' place, as the session chose it (a CPU device: the first, unmeasured)
+    assert (result.pointer_place, result.pointer_place_s) == session.pointer_place() == (0, 0.0)
+    assert (data["pointer_place"], data["pointer_place_s"]) == (0, 0.0)
     assert len(result.chase) >= 3 and all(t >= 0 for _, t in result.chase)
     assert result.atomic_latency > 0 and result.op_latency > 0 and result.l2_bytes_per_s > 0
     assert result.alloc_latency > 0 and data["alloc_latency_s"] == result.alloc_latency
