@@ -716,8 +716,9 @@ def runner_step_launch(session, profile: DeviceProfile, repeats: int = 15,
     `RUNNER_STEPS` after its first, the median of each step's measured time (the median of
     `repeats` runs after a warm-up) less what `profile`'s GPU mode predicts for that step's
     phase with no launch; the mean of that over `rounds` rounds, round k after a spacer buffer
-    of k · `RUNNER_SPACER` bytes was allocated, so that the runner's buffers (its allocation
-    pointers, which every step's atomics hit) lie elsewhere each round. The first step is
+    of k · `RUNNER_SPACER` bytes was allocated, so that the runner's heap lies elsewhere each
+    round (its allocation pointers, which every step's atomics hit, stay at the session's place
+    since 2026-11-28: models/opencl/runner.py's `DeviceSession.pointer_place`). The first step is
     reported but left out: it also pays the page walks after the copy, which the profile
     prices apart. The fit's points are each step's median over the rounds.
 
