@@ -260,6 +260,37 @@ def test_runs_and_the_allocation_microbenchmarks_bump_pointers_at_the_sessions_p
     assert int(out[3][0]) == hops * (repeats + 1) == int(at_place(1)[0])
 
 
+def test_a_gpu_session_keeps_its_pointers_at_the_place_its_atomic_chain_timed_fastest(
+        monkeypatch):
+    """On a GPU the session times `PLACE_PROBE` at every place of its pointer buffer and keeps
+    the fastest (here PoCL taken for a GPU, its measured times replaced by ones that make place
+    5 the fastest): the pointers then live in a sub-buffer at that place's offset, chosen once."""
+    from models.opencl import runner
+    from models.opencl.runner import PLACE_BYTES, PLACE_HOPS, POINTER_PLACES
+
+    session = DeviceSession(replace(select_device("pocl"), type="GPU"))
+    launches = []
+    real = runner.event_seconds
+
+    def timed(event) -> float:  # each place's two lengths of chain, three runs each, in turn
+        real(event)
+        place, within = divmod(len(launches), 6)
+        launches.append(place)
+        hops = PLACE_HOPS if within < 3 else 2 * PLACE_HOPS
+        return hops * (100e-9 if place == 5 else 300e-9)
+
+    monkeypatch.setattr(runner, "event_seconds", timed)
+    place, seconds = session.pointer_place()
+    assert len(launches) == 6 * POINTER_PLACES
+    assert place == 5 and seconds == pytest.approx(100e-9)
+    buffer = session.allocation_pointers(np.array([7, 8], dtype=np.int32))
+    assert buffer.offset == 5 * PLACE_BYTES and buffer.size == PLACE_BYTES
+    assert session.pointer_place() == (5, seconds)  # chosen once
+    out = np.zeros(2, dtype=np.int32)
+    session.cl.enqueue_copy(session.queue, out, buffer).wait()
+    assert out.tolist() == [7, 8]
+
+
 def test_runner_step_figure_is_the_rounds_mean_of_the_later_steps_median_beyond_work():
     """`runner_step_figure` on rounds made up from the profile's own predictions: a round
     whose later steps each take their work plus c gives c, the first step left out, and rounds
