@@ -2,11 +2,13 @@
 
 An atomic's latency on the H200 depends on its word's place (models/opencl/calibrate_cache.py's
 `ATOMIC_PLACES`: 200-320 ns for the generated code's ALLOC, 2026-11-28 card GPU-d7b4bd9f), and
-the calibration charges the mean over 16 places. The runner (models/opencl/runner.py's
-`_run_once`) makes fresh buffers for every run: the heap, filled, then the tiny `caps`, `aps`,
-`bases`, `err` and `slots`, in that order. If the device's allocator puts a tiny `aps` at the
-same kind of place every time, the suite's allocating kernels pay that place's latency, not the
-mean (they came out 12-32% over in runs 13-19 on every card).
+the calibration charged the mean over 16 places. Until 2026-11-28 the runner
+(models/opencl/runner.py's `_run_once`) made fresh buffers for every run: the heap, filled, then
+the tiny `caps`, `aps`, `bases`, `err` and `slots`, in that order. If the device's allocator put
+a tiny `aps` at the same kind of place every time, the suite's allocating kernels paid that
+place's latency, not the mean (they came out 12-32% over in runs 13-19 on every card). This
+probe makes the buffers that old way; since commit d57853f the runner keeps its pointers at the
+session's chosen place (`DeviceSession.pointer_place`).
 
 Per heap size, `--trials` times: buffers made as `_run_once` makes them, then, on them, one
 thread's `ALLOC_CHAIN` (the slope between `--hops` and twice as many, at its fastest of
@@ -38,8 +40,9 @@ from models.opencl.runner import DeviceSession, event_seconds, select_device  # 
 
 
 def runner_buffers(session: DeviceSession, heap_words: int, capacity: list[int]):
-    """The runner's six buffers, made in `_run_once`'s order with its flags: every region from
-    word 0 of its own stretch of `capacity` words, nothing used yet."""
+    """The runner's six buffers, made in the order and with the flags `_run_once` used before
+    commit 49df57e: every region from word 0 of its own stretch of `capacity` words, nothing
+    used yet."""
     cl = session.cl
     flags = cl.mem_flags
     bases = np.cumsum([0, *capacity[:-1]]).astype(np.int64)
