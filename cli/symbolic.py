@@ -20,7 +20,7 @@ from cli.common import (
 from cli.forked import Beside, forked_map
 from cli.progress import verdict_progress
 from graphs.analysis import analyse
-from graphs.crossings import crossings, ladder, resolved_upper
+from graphs.crossings import bisect, crossings, ladder, resolved_upper
 from graphs.kernel_counts import on_bound
 from graphs.numbers import json_text
 from graphs.render_symbolic import PLACE_HEADINGS, place_cells, render_place, render_symbolic
@@ -189,16 +189,29 @@ def _place_on(where: Site, written_on: bool, cpu: Subject, gpu: Subject,
               args: argparse.Namespace, curves: _Curves) -> dict[str, Any]:
     """A site placed under a profile that prices the CPU by operation class: the `on` against its
     body on the CPU device, as `validate` predicts the two (`OnPlacement`); the crossings by the
-    exact costs at sizes 1, 2, 4, ... up to --max-n or the largest size the profile prices. A
-    program without a symbolic profile is placed as under any other profile (`_place_site`)."""
+    exact costs at sizes 1, 2, 4, ... up to --max-n or the largest size the profile prices, and,
+    where the profile knows the card's memory (`gpu.memory_bytes`), the largest size whose `on`
+    heap fits it (`_fits_up_to`; a note says so). A program without a symbolic profile is placed
+    as under any other profile (`_place_site`)."""
     site: dict[str, Any] = {"site": where.where, "written": "gpu" if written_on else "cpu"}
     on = node_at(gpu.checked.body, where.path)
     mode = options.gpu_mode or options.profile.gpu.mode
     placement: OnPlacement | ExplicitOnPlacement
     try:
-        placement = OnPlacement(gpu.checked, on.span, options.profile, mode, args.procs)
-        upper = _priced_up_to(lambda n: placement.times({**values, parameter: n})[0],
-                              args.max_n)
+        symbolic = placement = OnPlacement(gpu.checked, on.span, options.profile, mode,
+                                           args.procs)
+        memory = options.profile.gpu.memory_bytes
+
+        def heap(n: int) -> int:
+            return symbolic.heap_bytes({**values, parameter: n})
+
+        fits = _fits_up_to(heap, memory, max(args.max_n, values[parameter]))
+        limit = min(args.max_n, max(fits, values[parameter]))
+        upper = _priced_up_to(lambda n: placement.times({**values, parameter: n})[0], limit)
+        if fits < args.max_n and upper == limit:  # the card's memory, not the formulas, ended it
+            site["note"] = (f"crossings looked for up to {parameter} = {fits}: from {parameter} "
+                            f"= {fits + 1} the `on`'s heap ({heap(fits + 1):,} bytes) outgrows "
+                            f"the card's memory ({int(memory):,} bytes)")
         method, note = "calibrated", CALIBRATED_NOTE
     except NotRegular as irregular:
         # No symbolic profile: the same prediction from explicit evaluations, at the sizes
@@ -263,6 +276,24 @@ def _where(error: EvaluationError) -> str:
 def _joined(first: str | None, second: str | None) -> str | None:
     """Two notes as one (either may be missing)."""
     return "; ".join(n for n in (first, second) if n) or None
+
+
+def _fits_up_to(heap_bytes, memory: float, largest: int) -> int:
+    """The largest size up to `largest` whose heap (`heap_bytes(n)`, growing with n) fits a card
+    of `memory` bytes: the ladder 1, 2, 4, ... to the first size that does not fit, then bisected
+    to the exact integer; `largest` where the memory is not known (0) or every size fits, 0
+    where none does."""
+    if memory <= 0:
+        return largest
+    low = 0
+    for n in [*ladder(largest, halves=False), largest]:
+        if heap_bytes(n) > memory:
+            if low == 0:
+                return 0
+            low, _ = bisect(low, n, lambda m: heap_bytes(m) <= memory)
+            return low
+        low = n
+    return largest
 
 
 def _priced_up_to(cost, largest: int) -> int:

@@ -162,6 +162,13 @@ class SymbolicProfile:
             subs[symbol] = self.kernel(box, subs).time
         return subs
 
+    def heaps(self, values: dict[str, int]) -> list[int]:
+        """Each device box's heap in words at concrete sizes (`heap_words`), no kernel priced."""
+        subs: dict[Any, Any] = {self.symbols[k]: v for k, v in values.items()
+                                if k in self.symbols}
+        subs.update(self.evaluation.sizes.values(subs))
+        return [self.heap_words(box, subs) for box in self.evaluation.boxes]
+
     def at(self, values: dict[str, int]) -> dict[str, Any]:
         """Every quantity of the profile at concrete sizes: work, span, nodes, edges, space, the
         device boxes' parts and the words moved."""
@@ -213,8 +220,11 @@ class SymbolicProfile:
         cache mode needs the box's heap, the words it pushes and allocates)."""
         if not self.model.stateful:
             return self.model
-        words = sum((_value(w, subs) for _, w in (*box.pushed, *box.returned)), 0.0)
-        return box_model(self.model, int(words))
+        return box_model(self.model, self.heap_words(box, subs))
+
+    def heap_words(self, box, subs: dict) -> int:
+        """A device box's heap at concrete sizes: the words it pushes and returns."""
+        return int(sum((_value(w, subs) for _, w in (*box.pushed, *box.returned)), 0.0))
 
     def _priced_phases(self, box, subs: dict, model, symbolic: bool = False):
         """(template, its loop levels' values, PhaseCost) for each phase of a device box in

@@ -27,6 +27,7 @@ Schema (all numbers finite, non-negative and at most 10^15; see docs/device-prof
               "staging_overlap": u, iterations of a local-staging loop in flight at once (1),
               "dram_bytes_per_s": global-memory bandwidth, "ops_per_s": arithmetic issue rate
               (the roofline baseline's rates, models/roofline.py; 0 = not calibrated),
+              "memory_bytes": the card's global memory (0 = not known),
               the cache mode's (models/gpu_cache.py): "l1_latency", "l2_latency",
               "atomic_latency", "warp_atomic_latency", "sector_bytes", "line_bytes", "line_time", "l1_bytes", "l2_bytes",
               "threads_per_compute_unit",
@@ -147,6 +148,10 @@ class GpuParameters:
     # not calibrated, and then no roofline prediction is made.
     dram_bytes_per_s: float = 0.0
     ops_per_s: float = 0.0
+    # The card's global memory in bytes (CL_DEVICE_GLOBAL_MEM_SIZE, recorded by `hetprof
+    # calibrate`): `hetprof place` looks for crossings only at sizes whose `on` heap fits it.
+    # 0: not known, no bound.
+    memory_bytes: float = 0.0
     # The `cache` mode's memory hierarchy (models/gpu_cache.py), measured by
     # models/opencl/calibrate_cache.py. The defaults, in abstract units, keep the H200's ratios
     # with the L2's latency at l: L1 5, L2 32, DRAM 74, an allocation's atomic 32.

@@ -7,6 +7,7 @@ import json
 import os
 import subprocess
 import sys
+from dataclasses import replace
 
 import pytest
 import sympy as sp
@@ -164,6 +165,48 @@ def test_place_under_a_calibrated_cpu_prices_the_on_as_validate_does():
     text = hetprof("place", "benchmarks/suite/sample.lg", "--device-profile",
                    "profiles/nvidia-h200-alloc.json").stdout
     assert "µs" in text and f"{crossing['n']:,}" in text  # the JSON's break-even, as text
+
+
+def test_place_looks_for_crossings_only_where_the_ons_heap_fits_the_card(tmp_path):
+    """A profile that knows the card's memory (`gpu.memory_bytes`) bounds the search: sample's
+    CPU crossing (between 32,768 and 65,536 above) lies past a card that holds the `on`'s heap
+    up to n = 10,000 only, so none is reported, the search stops at 10,000 exactly, and the note
+    says why in bytes. The heap is the words the device box pushes and returns, int64 each."""
+    from models.device_profile import load_profile, save_profile
+    from models.opencl.predict import OnPlacement, growth_as_write
+    from profiler.checker import check_program
+    from profiler.parser import parse
+    from profiler.syntax import On
+    from profiler.transform import walk_paths
+
+    checked = check_program(parse((ROOT / "benchmarks/suite/sample.lg").read_text(), "s.lg"))
+    profile = load_profile(str(ROOT / "profiles/nvidia-h200-alloc.json"))
+    on = next(node for _, node in walk_paths(checked.body) if isinstance(node, On))
+    placement = OnPlacement(checked, on.span, growth_as_write(profile), "cache", 16)
+    heap = placement.heap_bytes({"n": 10_000})
+    words = placement.predictions.gpu.at({"n": 10_000})["on"][0]
+    assert heap == 8 * (words["pushed_words"] + words["gpu_words"])
+    assert placement.heap_bytes({"n": 10_001}) > heap
+    small = replace(profile, gpu=replace(profile.gpu, memory_bytes=float(heap)))
+    save_profile(small, tmp_path / "small.json")
+    out = hetprof("place", "benchmarks/suite/sample.lg", "--device-profile",
+                  str(tmp_path / "small.json"), "--format", "json")
+    assert out.returncode == 0, out.stderr
+    site = next(s for s in json.loads(out.stdout)["sites"] if s["written"] == "gpu")
+    assert site["searched_up_to"] == 10_000 and site["crossings"] == []
+    assert (f"crossings looked for up to n = 10000: from n = 10001 the `on`'s heap "
+            f"({placement.heap_bytes({'n': 10_001}):,} bytes) outgrows the card's memory "
+            f"({heap:,} bytes)") in site["note"]
+
+
+def test_the_sizes_that_fit_a_card_are_found_exactly():
+    from cli.symbolic import _fits_up_to
+
+    assert _fits_up_to(lambda n: 8 * n * n, 8 * 1000**2, 10**12) == 1000
+    assert _fits_up_to(lambda n: 8 * n * n, 8 * 1000**2 - 1, 10**12) == 999
+    assert _fits_up_to(lambda n: 8 * n, 0.0, 10**12) == 10**12  # not known: no bound
+    assert _fits_up_to(lambda n: 8 * n, 1e15, 1000) == 1000  # every size fits
+    assert _fits_up_to(lambda n: 64 + n, 63.0, 1000) == 0  # none does
 
 
 def test_on_placement_is_validates_prediction():

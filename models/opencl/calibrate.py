@@ -484,7 +484,8 @@ def calibrate(session, cpu_session=None, quick: bool = False,
     # -- fit the GPU model, per mode -----------------------------------------------------------
     base = GpuParameters(warp_width=warp, work_group_size=group, threads_at_once=resident,
                          banks=32, local_words=info.local_words,
-                         dram_bytes_per_s=bandwidth, ops_per_s=ops_per_s)
+                         dram_bytes_per_s=bandwidth, ops_per_s=ops_per_s,
+                         memory_bytes=float(info.global_memory))
     mode_errors: dict[str, float] = {}
     mode_best: dict[str, GpuParameters] = {}
     best: tuple[float, GpuParameters, Fit] | None = None

@@ -57,7 +57,7 @@ from graphs.symbolic_profile import SymbolicProfile, symbolic_profile
 from models.cpu import at_units, by_class, cpu_floor, cpu_model, launch_after
 from models.device_profile import AllocationParameters, CpuParameters, DeviceProfile
 from models.opencl.codegen import WORK_GROUP, compile_offload
-from models.roofline import KernelCounts, roofline_of_kernels
+from models.roofline import WORD_BYTES, KernelCounts, roofline_of_kernels
 from profiler.checker import CheckedProgram, bind_parameters, check_program
 from profiler.errors import DeviceError, EvaluationError
 from profiler.syntax import On, Span, children
@@ -337,6 +337,14 @@ class OnPlacement:
         self.index, self.span = spans.index(span), span
         self.runs = [k for k, other in enumerate(spans) if other == span]
         self._times: dict[tuple, tuple[float, float]] = {}
+
+    def heap_bytes(self, params: dict[str, int]) -> int:
+        """The largest heap of the `on`'s runs at these sizes, in bytes: the words its device box
+        pushes and returns (`SymbolicProfile.heaps`), int64 words as the backend's heap."""
+        gpu = self.predictions.gpu
+        assert gpu is not None  # checked when made
+        heaps = gpu.heaps(params)
+        return max(heaps[k] for k in self.runs) * WORD_BYTES
 
     def bound(self, params: dict[str, int]) -> str | None:
         """What bounds the `on` on the GPU at these sizes (graphs.kernel_counts.gpu_bound)."""
