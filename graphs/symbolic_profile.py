@@ -148,9 +148,7 @@ class SymbolicProfile:
         """Sympy substitutions for concrete sizes: the parameters, the region sizes and each
         device box's kernel time."""
         self.check_sizes(values)
-        subs: dict[Any, Any] = {self.symbols[k]: v for k, v in values.items()
-                                if k in self.symbols}
-        subs.update(self.evaluation.sizes.values(subs))
+        subs = self._sizes(values)
         for box in self.evaluation.boxes:
             for label, words in box.overflow:
                 if _value(words, subs) > 0:
@@ -162,11 +160,16 @@ class SymbolicProfile:
             subs[symbol] = self.kernel(box, subs).time
         return subs
 
-    def heaps(self, values: dict[str, int]) -> list[int]:
-        """Each device box's heap in words at concrete sizes (`heap_words`), no kernel priced."""
+    def _sizes(self, values: dict[str, int]) -> dict:
+        """Sympy substitutions for the parameters and the region sizes at concrete sizes."""
         subs: dict[Any, Any] = {self.symbols[k]: v for k, v in values.items()
                                 if k in self.symbols}
         subs.update(self.evaluation.sizes.values(subs))
+        return subs
+
+    def heaps(self, values: dict[str, int]) -> list[int]:
+        """Each device box's heap in words at concrete sizes (`heap_words`), no kernel priced."""
+        subs = self._sizes(values)
         return [self.heap_words(box, subs) for box in self.evaluation.boxes]
 
     def at(self, values: dict[str, int]) -> dict[str, Any]:
