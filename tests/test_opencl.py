@@ -291,6 +291,26 @@ def test_a_gpu_session_keeps_its_pointers_at_the_place_its_atomic_chain_timed_fa
     assert out.tolist() == [7, 8]
 
 
+def test_the_place_probe_is_one_chain_of_atomic_adds_each_at_the_last_ones_result():
+    """`PLACE_PROBE` with `mask` 0 adds one to the place's first word `hops` times, each add at
+    an address computed from the previous add's result (so that no compiler can issue them
+    together): the word ends `hops` higher and the kernel returns the last add's old value."""
+    from models.opencl.runner import PLACE_PROBE
+
+    session = DeviceSession(select_device("pocl"))
+    cl = session.cl
+    flags = cl.mem_flags
+    word = cl.Buffer(session.context, flags.READ_WRITE | flags.COPY_HOST_PTR,
+                     hostbuf=np.array([40, 0], dtype=np.int32))
+    out = cl.Buffer(session.context, flags.READ_WRITE, 4)
+    kernel = session.kernel(session.program(PLACE_PROBE), "place_probe")
+    kernel(session.queue, (1,), (1,), word, out, np.int32(300), np.int32(0)).wait()
+    words, last = np.zeros(2, dtype=np.int32), np.zeros(1, dtype=np.int32)
+    cl.enqueue_copy(session.queue, words, word).wait()
+    cl.enqueue_copy(session.queue, last, out).wait()
+    assert words.tolist() == [340, 0] and int(last[0]) == 339
+
+
 def test_runner_step_figure_is_the_rounds_mean_of_the_later_steps_median_beyond_work():
     """`runner_step_figure` on rounds made up from the profile's own predictions: a round
     whose later steps each take their work plus c gives c, the first step left out, and rounds

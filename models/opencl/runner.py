@@ -48,14 +48,18 @@ POINTER_SLOTS = PLACE_BYTES // 4
 """Regions whose allocation pointers one place holds (`DeviceSession.allocation_pointers`)."""
 
 PLACE_PROBE = """
-__kernel void place_probe(__global int* p, __global int* out, const int hops) {
+__kernel void place_probe(__global int* p, __global int* out, const int hops, const int mask) {
     int x = 0;
-    for (int h = 0; h < hops; h++) x += atomic_add(p, 1 + (x & 0));
+    for (int h = 0; h < hops; h++) x = atomic_add(p + (x & mask), 1);
     out[0] = x;
 }
 """
 """One thread's chain of dependent atomic adds on a place's first word
-(`DeviceSession.pointer_place`)."""
+(`DeviceSession.pointer_place`): each add's address waits for the last one's result (`mask` is
+0, which the compiler cannot see), so a hop costs the atomic's latency. Until 2026-11-29 the
+chain was `x += atomic_add(p, 1 + (x & 0))`, which the compiler unchains (x & 0 is 0): it timed
+the adds' issue, 40-70 ns a hop on the H200 at every place, and chose a far place (304 ns an
+allocation) as readily as a near one (201 ns; run 21, benchmarks/gpu_alloc_program_probe.py)."""
 PLACE_HOPS = 256
 
 
@@ -231,7 +235,8 @@ class DeviceSession:
                 for k in range(POINTER_PLACES):
                     place = self._sub_place(k)
                     run = [min(event_seconds(kernel(self.queue, (1,), (1,), place, out,
-                                                    np.int32(hops))) for _ in range(3))
+                                                    np.int32(hops), np.int32(0)))
+                               for _ in range(3))
                            for hops in (PLACE_HOPS, 2 * PLACE_HOPS)]
                     times.append(max(0.0, run[1] - run[0]) / PLACE_HOPS)
                 best = int(np.argmin(times))
