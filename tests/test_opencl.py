@@ -264,11 +264,11 @@ def test_a_gpu_session_keeps_its_pointers_at_the_place_its_atomic_chain_timed_fa
         monkeypatch):
     """On a GPU the session times `PLACE_PROBE` at every place of its pointer buffer and keeps
     the fastest (here PoCL taken for a GPU, its measured times replaced by ones that make place
-    5 the fastest): the pointers then live in a sub-buffer at that place's offset, chosen once."""
+    5 the fastest): the pointers then live in a sub-buffer at that place's offset, chosen once,
+    when the session is made."""
     from models.opencl import runner
     from models.opencl.runner import PLACE_BYTES, PLACE_HOPS, POINTER_PLACES
 
-    session = DeviceSession(replace(select_device("pocl"), type="GPU"))
     launches = []
     real = runner.event_seconds
 
@@ -280,6 +280,8 @@ def test_a_gpu_session_keeps_its_pointers_at_the_place_its_atomic_chain_timed_fa
         return hops * (100e-9 if place == 5 else 300e-9)
 
     monkeypatch.setattr(runner, "event_seconds", timed)
+    session = DeviceSession(replace(select_device("pocl"), type="GPU"))
+    assert len(launches) == 6 * POINTER_PLACES  # chosen as the session was made
     place, seconds = session.pointer_place()
     assert len(launches) == 6 * POINTER_PLACES
     assert place == 5 and seconds == pytest.approx(100e-9)

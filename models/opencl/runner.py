@@ -42,7 +42,7 @@ from profiler.regions import (
 from profiler.syntax import BoolT, Boxed, FloatS, FunS, IntS, On, PairS, RegionFunS, Type, VecS
 from profiler.transform import free_variables
 
-POINTER_PLACES = 8  # places the session's allocation pointers may lie at, a page apart
+POINTER_PLACES = 32  # places the session's allocation pointers may lie at, a page apart
 PLACE_BYTES = 4096
 POINTER_SLOTS = PLACE_BYTES // 4
 """Regions whose allocation pointers one place holds (`DeviceSession.allocation_pointers`)."""
@@ -195,6 +195,9 @@ class DeviceSession:
         self._programs: dict[str, Any] = {}
         self._kernels: dict[tuple[int, str], Any] = {}
         self._pinned: list[Any] = []
+        if "GPU" in info.type:
+            # before any other buffer is used: the driver places a buffer at its first use
+            self.pointer_place()
 
     def pinned(self, words: int) -> np.ndarray:
         """A host array of `words` 64-bit words in page-locked memory (an ALLOC_HOST_PTR buffer,
@@ -223,8 +226,17 @@ class DeviceSession:
         """The place of the session's pointer buffer where its allocation pointers live: on a
         GPU the fastest of `POINTER_PLACES` for one thread's chain of atomics (`PLACE_PROBE`,
         the slope between `PLACE_HOPS` hops and twice as many, at the fastest of three runs),
-        chosen once; elsewhere the first. Returns the place and its measured seconds per atomic
-        (0.0 where nothing was measured)."""
+        chosen once, when the session is made (before any other buffer is used); elsewhere the
+        first. Returns the place and its measured seconds per atomic (0.0 where nothing was
+        measured).
+
+        Chosen at once because where the driver puts the buffer, at its first use, decides
+        what the places cost: on the H200 (run 21, 2026-11-29, cards GPU-25dac1b8 and
+        GPU-1d0bc94b) a process that chose at its start found a place at 140 ns and allocated
+        at 199-201 ns, and every one-thread loop of benchmarks/gpu_alloc_program_probe.py paid
+        that; `hetprof calibrate`, choosing after its other microbenchmarks, found 242 ns at
+        the best of eight places and allocated at 304 ns, as did serial_loop's validation in
+        three suite runs."""
         if self._place is None:
             cl = self.cl
             best, seconds = 0, 0.0
