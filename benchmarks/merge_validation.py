@@ -21,6 +21,12 @@ def merge(paths: list[str]) -> dict:
     merged["cases"] = [c for r in reports for c in r["cases"] if c["measured_s"] > 0]
     merged["placements"] = [p for r in reports for p in r.get("placements", [])]
     merged["skipped"] = [s for r in reports for s in r.get("skipped", [])]
+    # each validation process's allocation-pointer place, with the programs and sizes it ran
+    merged.pop("pointer_place", None)
+    merged["pointer_places"] = [
+        {**r["pointer_place"], "programs": sorted({c["program"] for c in r["cases"]}),
+         "sizes": sorted({c["n"] for c in r["cases"]})}
+        for r in reports if "pointer_place" in r]
     compared: dict[str, list[dict]] = {}
     for report in reports:
         for mode, cases in report.get("compare_cases", {}).items():

@@ -114,6 +114,29 @@ def test_runs_per_measurement_said_only_where_the_reports_agree(tmp_path):
     assert "repeats" not in merge([written_with("a", 9), written_with("b", None)])
 
 
+def test_each_validation_process_s_pointer_place_is_listed_with_what_it_ran(tmp_path):
+    """merge lists each report's `pointer_place` with the programs and sizes of its cases (a
+    report from before the field adds no row), and the markdown shows them in ns."""
+    from benchmarks.merge_validation import merge
+    from benchmarks.suite_report import render_markdown
+
+    paths = []
+    for name, place in (("a", {"place": 3, "atomic_s": 1.4e-7}),
+                        ("b", {"place": 0, "atomic_s": 2.42e-7}), ("c", None)):
+        data = validation(name, [kernel(name, 1.1, 1.0, 0.5, 2.0)], "gpu")
+        if place:
+            data["pointer_place"] = place
+        paths.append(tmp_path / f"{name}.json")
+        paths[-1].write_text(json.dumps(data))
+    merged = merge([str(p) for p in paths])
+    assert merged["pointer_places"] == [
+        {"place": 3, "atomic_s": 1.4e-7, "programs": ["a"], "sizes": [64]},
+        {"place": 0, "atomic_s": 2.42e-7, "programs": ["b"], "sizes": [64]}]
+    merged["rewrites"] = {"cases": []}
+    text = render_markdown(merged)
+    assert "| a | 64 | 3 | 140.0 |" in text and "| b | 64 | 0 | 242.0 |" in text
+
+
 def test_a_report_seen_from_a_compared_mode():
     """as_mode: the cache mode's kernel predictions become hetprof's; the `on` moves by the
     kernel's difference, the placement is predicted again, and DMM becomes a baseline."""

@@ -714,7 +714,17 @@ def _report(session, cpu_session, profile, mode, cases, placements, skipped, siz
         "cases": [_case_json(c) for c in cases],
         "placements": placements,
         "skipped": skipped,
+        "pointer_place": pointer_place_json(session),
     }
+
+
+def pointer_place_json(session) -> dict:
+    """Where this process's allocation pointers lie (models/opencl/runner.py's
+    `DeviceSession.pointer_place`) and what one thread's chain of atomics cost there: on the
+    H200 a place is near (140-170 ns) or far (230-270 ns) and a validation process's one-thread
+    allocations pay 200 or 300 ns accordingly, so each report says which its process drew."""
+    place, seconds = session.pointer_place()
+    return {"place": place, "atomic_s": seconds}
 
 
 def render_markdown(report: dict) -> str:
