@@ -285,10 +285,14 @@ def render_markdown(report: dict) -> str:
                   "Each validation process chose its allocation pointers' place when its session "
                   "was made (the fastest of its places for one thread's chain of atomics); what "
                   "a one-thread allocation costs follows that atomic (on the H200: near 140-170 "
-                  "ns, far 230-270 ns).", "",
-                  "| programs | sizes | place | atomic (ns) |", "| --- | --- | --- | --- |"]
+                  "ns, far 230-270 ns). The allocation is the calibration's microbenchmark, run "
+                  "in that process after its programs.", "",
+                  "| programs | sizes | place | atomic (ns) | allocation (ns) |",
+                  "| --- | --- | --- | --- | --- |"]
         lines += [f"| {', '.join(p['programs'])} | {', '.join(str(n) for n in p['sizes'])} | "
-                  f"{p['place']} | {1e9 * p['atomic_s']:.1f} |" for p in places]
+                  f"{p['place']} | {1e9 * p['atomic_s']:.1f} | "
+                  + (f"{1e9 * p['alloc_s']:.1f}" if "alloc_s" in p else "") + " |"
+                  for p in places]
     for note in report.get("skipped", []):
         lines.append(f"\nSkipped: {note}")
     return "\n".join(lines) + "\n"

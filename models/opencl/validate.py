@@ -720,11 +720,20 @@ def _report(session, cpu_session, profile, mode, cases, placements, skipped, siz
 
 def pointer_place_json(session) -> dict:
     """Where this process's allocation pointers lie (models/opencl/runner.py's
-    `DeviceSession.pointer_place`) and what one thread's chain of atomics cost there: on the
-    H200 a place is near (140-170 ns) or far (230-270 ns) and a validation process's one-thread
-    allocations pay 200 or 300 ns accordingly, so each report says which its process drew."""
+    `DeviceSession.pointer_place`), what one thread's chain of atomics cost there, and what one
+    thread's allocation costs there (the calibration's own microbenchmark,
+    `measure_thread_allocation`, run after the programs): on the H200 a place is near (140-170
+    ns an atomic) or far (230-270 ns) and a process's one-thread allocations pay 200 or 300 ns
+    accordingly (run 21), so each report says what its process drew, beside the profile's
+    `atomic_latency`."""
+    from models.opencl.calibrate_cache import measure_thread_allocation
+
     place, seconds = session.pointer_place()
-    return {"place": place, "atomic_s": seconds}
+    return {"place": place, "atomic_s": seconds,
+            "alloc_s": measure_thread_allocation(session, hops=PLACE_ALLOC_HOPS)}
+
+
+PLACE_ALLOC_HOPS = 1024  # a third of a millisecond a run at 300 ns an allocation
 
 
 def render_markdown(report: dict) -> str:
