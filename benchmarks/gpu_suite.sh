@@ -12,7 +12,9 @@
 # rest. REWRITES (environment): the programs whose rewrites are validated (default: those of
 # jacobi1d, gesummv and atax that are among PROGRAM). TOGETHER (environment): programs whose sizes run in one process (default: the cheap
 # CPU-winning ones). REWRITE_PROFILE (environment): the profile the rewrites are predicted with (default:
-# PROFILE). REPEATS (environment): runs of each measured part, whose median is kept (default:
+# PROFILE). PROBE (environment, any value): right after the calibration, run
+# benchmarks/gpu_alloc_program_probe.py under the profile (results/alloc_probe.*).
+# REPEATS (environment): runs of each measured part, whose median is kept (default:
 # --quick's 3). Sizes: benchmarks/suite/sizes.json ({"program": [n, ...]}) if it exists, else validate's.
 set -u
 . benchmarks/gpu_setup.sh || exit 1
@@ -57,6 +59,12 @@ else
 fi
 save
 profile="$R/nvidia.json"
+if [ -n "${PROBE-}" ]; then  # one process's allocations beside the profile's (about 10 s)
+  timeout "$(limit 60)" python3 benchmarks/gpu_alloc_program_probe.py --profile "$profile" \
+    --out "$R/alloc_probe.json" > "$R/alloc_probe.txt" 2>&1 \
+    || echo "alloc probe: exit $?" >> "$R/failures.txt"
+  save
+fi
 common=(--device nvidia --cpu-device pocl --device-profile "$profile" --format json)
 for m in paper dmm cache; do  # every other mode's own calibration, predicted beside
   grep -q "\"mode\": \"$m\"" "$profile" && continue
