@@ -27,64 +27,84 @@ def _wrapped(text: str, width: int) -> list[str]:
 
 
 def render_symbolic(result: dict) -> str:
-    """The symbolic report as text: each quantity's formula and its value at the sizes given."""
+    """The symbolic report as text: each quantity's formula and its value at the sizes given. A
+    formula piecewise in many pieces (the report's `pieces`) is shown by the piece that holds at
+    those sizes, marked as such; the JSON report keeps every piece."""
     values, formulas = result["values"], result["formulas"]
     at = ", ".join(f"{k} = {v}" for k, v in result["params"].items())
     procs = result["procs"]
-    rows: list[tuple[str, str, str]] = [
-        ("work", formulas["work"], number(values["work"])),
-        ("span", formulas["span"], number(values["span"])),
+    # (quantity, formula, value, the formula's key in `pieces`)
+    rows: list[tuple[str, str, str, str]] = [
+        ("work", formulas["work"], number(values["work"]), "work"),
+        ("span", formulas["span"], number(values["span"]), "span"),
     ]
     if formulas["time"] is not None:
         rows.append((f"time (P = {procs}, every schedule)", formulas["time"],
-                     number(values["time"])))
+                     number(values["time"]), "time"))
     else:
         lower, upper = formulas["time_bounds"]
         exact = values["time"] is not None  # the bounds meet at these sizes
-        rows.append((f"time (P = {procs}) at least", lower, number(values["time_bounds"][0])))
-        rows.append((f"time (P = {procs}) at most", upper, number(values["time_bounds"][1])))
+        rows.append((f"time (P = {procs}) at least", lower, number(values["time_bounds"][0]),
+                     "time_bounds.0"))
+        rows.append((f"time (P = {procs}) at most", upper, number(values["time_bounds"][1]),
+                     "time_bounds.1"))
         if exact:
-            rows.append((f"time (P = {procs}, every schedule)", "-", number(values["time"])))
+            rows.append((f"time (P = {procs}, every schedule)", "-", number(values["time"]), ""))
         elif result.get("explicit_time") is not None:
             rows.append((f"time ({result['schedule']}, P = {procs}, explicit)", "-",
-                         number(result["explicit_time"])))
+                         number(result["explicit_time"]), ""))
     for world in ("cpu", "gpu", "peak"):
         rows.append((f"space {world} (words)", formulas["space"][world],
-                     number(values["space"][world])))
+                     number(values["space"][world]), f"space.{world}"))
     rows.append(("bytes to the device", formulas["bytes_to_device"],
-                 number(values["bytes_to_device"])))
+                 number(values["bytes_to_device"]), "bytes_to_device"))
     rows.append(("bytes back to the host", formulas["bytes_to_host"],
-                 number(values["bytes_to_host"])))
+                 number(values["bytes_to_host"]), "bytes_to_host"))
     for i, (box, numbers) in enumerate(zip(formulas["on"], values["on"], strict=True)):
         for part in ("transfer_in", "kernel", "transfer_out", "grow", "merge"):
             rows.append((f"on #{i + 1} {part.replace('_', ' ')}", box[part],
-                         number(numbers[part])))
+                         number(numbers[part]), f"on.{i}.{part}"))
             if part == "kernel" and numbers.get("page_walks"):
                 rows.append((f"on #{i + 1} of it, page walks after the copy", "-",
-                             number(numbers["page_walks"])))
+                             number(numbers["page_walks"]), ""))
         if "total" in box:  # the paper's rules: §7.1.2's quantities
             rows.append((f"on #{i + 1} total (δ* + kernel + δ†)", box["total"],
-                         number(numbers["total"])))
+                         number(numbers["total"]), ""))
             rows.append((f"on #{i + 1} words allocated on the GPU", box["gpu_words"],
-                         number(numbers["gpu_words"])))
+                         number(numbers["gpu_words"]), ""))
     for name, centre in formulas["cost_centres"].items():
         rows.append((f'centre "{name}" work', centre["work"],
-                     number(values["cost_centres"][name]["work"])))
-    rows.append(("cost-graph nodes (explicit)", formulas["nodes"], number(values["nodes"])))
-    rows = [(name, pretty(text), value) for name, text, value in rows]
-    width = max(len(r[0]) for r in rows)
-    value_width = max(len("value"), *(len(r[2]) for r in rows))
-    formula_width = max(30, min(max(len(r[1]) for r in rows),
+                     number(values["cost_centres"][name]["work"]), ""))
+    rows.append(("cost-graph nodes (explicit)", formulas["nodes"], number(values["nodes"]),
+                 "nodes"))
+    pieces = result.get("pieces", {})
+    shown = [(name, _shown(text, pieces.get(key)), value) for name, text, value, key in rows]
+    width = max(len(r[0]) for r in shown)
+    value_width = max(len("value"), *(len(r[2]) for r in shown))
+    formula_width = max(30, min(max(len(r[1]) for r in shown),
                                 _columns() - width - value_width - 4))
+    assumptions = list(result["assumptions"])
+    if pieces:
+        assumptions.append("a formula of many pieces is shown by the piece that holds at these "
+                           "sizes (--format json gives every piece)")
     lines = [f"{result['file']}: symbolic profile in {', '.join(result['symbols']) or 'nothing'}"
              f" (P = {procs}), values at {at}",
-             f"assuming: {'; '.join(result['assumptions'])}", ""]
+             f"assuming: {'; '.join(assumptions)}", ""]
     lines.append(f"{'quantity':<{width}}  {'formula':<{formula_width}}  value")
-    for name, text, value in rows:
+    for name, text, value in shown:
         first, *rest = _wrapped(text, formula_width)
         lines.append(f"{name:<{width}}  {first:<{formula_width}}  {value}")
         lines += [f"{'':<{width}}    {more}" for more in rest]
     return "\n".join(lines) + "\n"
+
+
+def _shown(text: str, piece: dict | None) -> str:
+    """A row's formula for people: the whole formula, or where it has many pieces the one that
+    holds at the report's sizes, followed by which of how many it is."""
+    if piece is None:
+        return pretty(text)
+    return f"{pretty(piece['formula'])} [piece {piece['piece']} of {piece['pieces']}, the one " \
+           "at these sizes]"
 
 
 PLACE_HEADINGS = ("site", "written", "CPU time", "GPU time", "GPU speedup", "GPU bound", "use",

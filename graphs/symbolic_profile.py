@@ -1901,9 +1901,33 @@ def parse_formula(text: str, names: list[str]) -> sp.Expr:
     return sp.sympify(text, locals={name: size_symbol(name) for name in names})
 
 
+SHOWN_PIECES = 4
+"""A formula piecewise in more pieces than this is shown in text by the piece that holds at the
+sizes given (`report`'s `pieces`): gemm's work at n = 64 has 324, 123 501 characters, since the
+transfers' bandwidth steps with their size and sympy folds the steps into every term."""
+
+
+def piece_at(expr: sp.Expr, subs: dict) -> dict | None:
+    """Where `expr` is piecewise at the top in more than `SHOWN_PIECES` pieces: the piece that
+    holds at `subs` (its formula's text, its number counted from 1, and how many there are);
+    else None, and also where no condition can be decided at `subs`."""
+    if not isinstance(expr, sp.Piecewise) or len(expr.args) <= SHOWN_PIECES:
+        return None
+    for k, (piece, condition) in enumerate(expr.args):
+        held = condition.subs(subs)
+        if held is sp.true:
+            return {"formula": formula_text(piece), "piece": k + 1, "pieces": len(expr.args)}
+        if held is not sp.false:
+            return None
+    return None
+
+
 def report(profile: SymbolicProfile, values: dict[str, int], procs: int) -> dict[str, Any]:
     """The symbolic report: formulas (strings sympy parses back) and their values at `values`,
-    under the numeric report's keys (work, span, time, space, on[i].kernel, ...)."""
+    under the numeric report's keys (work, span, time, space, on[i].kernel, ...). `pieces`
+    holds, for each formula piecewise in more than `SHOWN_PIECES` pieces (under its key, a path
+    such as "on.0.transfer_out"), the piece that holds at `values` (`piece_at`), which the text
+    report shows in its place."""
     formulas = profile.formulas(values)
     numbers = profile.at(values)
     work, span = formulas["work"], formulas["span"]
@@ -1939,6 +1963,17 @@ def report(profile: SymbolicProfile, values: dict[str, int], procs: int) -> dict
             out_formulas["on"][i]["gpu_words"] = formula_text(_tidy(sum(
                 (w for _, w in box.returned), sp.Integer(0))))
     subs = {profile.symbols[k]: v for k, v in values.items() if k in profile.symbols}
+    sources: dict[str, sp.Expr] = {
+        "work": work, "span": span, "time_bounds.0": time_lower, "time_bounds.1": time_upper,
+        "space.cpu": formulas["space_cpu"], "space.gpu": formulas["space_gpu"],
+        "space.peak": formulas["space_peak"], "bytes_to_device": formulas["bytes_to_device"],
+        "bytes_to_host": formulas["bytes_to_host"], "nodes": formulas["nodes"],
+        **{f"on.{i}.{part}": formulas[f"on{i}.{part}"]
+           for i in range(len(profile.evaluation.boxes)) for part in parts}}
+    if out_formulas["time"] is not None:
+        sources["time"] = time_lower
+    pieces = {key: found for key, expr in sources.items()
+              if (found := piece_at(expr, subs)) is not None}
     centre_values = {name: {"work": _value(shape.work, subs), "span": _value(shape.span, subs)}
                      for name, shape in profile.evaluation.centres.items()}
     words = profile.options.profile.region.word_bytes
@@ -1955,6 +1990,7 @@ def report(profile: SymbolicProfile, values: dict[str, int], procs: int) -> dict
                         "region sizes (BSIZE blocks) and kernels' work-group times are those of "
                         "the sizes given (`params`); rounds and counts are exact formulas"],
         "formulas": out_formulas,
+        "pieces": pieces,
         "values": {
             "work": numbers["work"], "span": numbers["span"],
             "parallelism": numbers["work"] / numbers["span"] if numbers["span"] else None,

@@ -127,6 +127,41 @@ def test_a_formula_of_cases_is_written_as_cases():
     assert "Piecewise" not in text and " otherwise}" in text
 
 
+def test_a_formula_of_many_pieces_is_shown_by_the_one_that_holds_at_the_sizes():
+    """`piece_at` picks the first piece whose condition holds at the sizes, and only where there
+    are more than SHOWN_PIECES; a condition it cannot decide leaves the formula whole."""
+    from graphs.symbolic_profile import SHOWN_PIECES, piece_at
+
+    n, m = sp.Symbol("n", positive=True, integer=True), sp.Symbol("m")
+    steps = sp.Piecewise(*[(k * n + k, n <= 10 * k) for k in range(1, SHOWN_PIECES + 1)],
+                         (100 * n, True))
+    assert piece_at(steps, {n: 25}) == {"formula": "3*n + 3", "piece": 3,
+                                        "pieces": SHOWN_PIECES + 1}
+    assert piece_at(steps, {n: 10**6})["formula"] == "100*n"
+    assert piece_at(sp.Piecewise(*steps.args[-SHOWN_PIECES:]), {n: 25}) is None  # few pieces
+    assert piece_at(steps.subs(n, m), {}) is None  # undecided
+
+
+def test_the_text_report_shows_a_transfer_by_its_piece_and_json_keeps_every_piece(tmp_path):
+    """Under a calibrated profile a transfer's time steps with its size (18 pieces for run 21's
+    table), and the folded work formula has hundreds: the text shows each by the piece at the
+    sizes, marked, whose value is the report's; the JSON keeps the whole formulas."""
+    args = ("profile", "examples/zipmul.lg", "--symbolic", "--growth-as-write",
+            "--device-profile", "profiles/nvidia-h200-run21a.json", "--param", "n=1024")
+    data = json.loads(hetprof(*args, "--format", "json").stdout)
+    n = sp.Symbol("n", integer=True, positive=True)
+    piece = data["pieces"]["on.0.transfer_in"]
+    assert piece["pieces"] == 18 and 1 <= piece["piece"] <= 18
+    value = float(sp.sympify(piece["formula"], locals={"n": n}).subs(n, 1024))
+    assert value == pytest.approx(data["values"]["on"][0]["transfer_in"], rel=1e-12)
+    whole = sp.sympify(data["formulas"]["on"][0]["transfer_in"], locals={"n": n})
+    assert isinstance(whole, sp.Piecewise) and len(whole.args) == 18
+    assert data["pieces"]["work"]["pieces"] > 100
+    text = hetprof(*args).stdout
+    assert f"[piece {piece['piece']} of 18, the one at these sizes]" in " ".join(text.split())
+    assert "Piecewise" not in text and len(text.splitlines()) < 120  # whole: thousands
+
+
 def test_place_streams_each_site_under_progress_on_a_terminal():
     """Issue 19: on a terminal, each site's verdict is printed (to stderr) as soon as it is
     decided, the same as its row of the table; a pipe gets the table alone."""
