@@ -119,7 +119,7 @@ def _formulas(args: argparse.Namespace, checked, params: dict[str, int]) -> dict
     regular."""
     import sympy as sp  # sympy (0.3 s), only for the report's formulas
 
-    from graphs.symbolic_profile import formula_text, symbolic_profile
+    from graphs.symbolic_profile import formula_at, symbolic_profile
 
     options = EvaluationOptions(profile=device_profile(args), gpu_mode=args.gpu_mode,
                                 grow_gpu_regions=not args.strict_gpu_regions,
@@ -130,6 +130,11 @@ def _formulas(args: argparse.Namespace, checked, params: dict[str, int]) -> dict
         lower, upper = profile.time_formulas(args.procs, params)
     except NotRegular:
         return None
+    subs = {symbol: params[name] for name, symbol in profile.symbols.items() if name in params}
+
+    def formula_text(expr) -> str:  # a formula of many pieces: its piece at the sizes given
+        return formula_at(expr, subs)
+
     names = {"work": "work", "span": "span", "space_cpu": "space (CPU words)",
              "space_gpu": "space (GPU words)", "bytes_to_device": "bytes to the device",
              "bytes_to_host": "bytes back to the host", "nodes": "cost-graph nodes"}

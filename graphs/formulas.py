@@ -48,6 +48,11 @@ def formula(text: str | sp.Expr) -> str:
     return _LOG2.sub(r"log₂(\1)", _FormulaPrinter().doprint(text))
 
 
+def piece_marker(piece: dict) -> str:
+    """What follows a formula shown by one of its pieces (graphs.symbolic_profile.piece_at)."""
+    return f" [piece {piece['piece']} of {piece['pieces']}, the one at these sizes]"
+
+
 _CALL = re.compile(r"(?<![\w.])(ceiling|floor|Max|Min)\(")
 _BRACKETS = {"ceiling": ("⌈", "⌉"), "floor": ("⌊", "⌋"), "Max": ("max(", ")"),
              "Min": ("min(", ")")}

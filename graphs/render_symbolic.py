@@ -13,6 +13,7 @@ from rich.console import Console
 from rich.table import Table
 
 from graphs.formulas import formula as pretty
+from graphs.formulas import piece_marker
 from graphs.numbers import amount, number
 
 
@@ -101,10 +102,7 @@ def render_symbolic(result: dict) -> str:
 def _shown(text: str, piece: dict | None) -> str:
     """A row's formula for people: the whole formula, or where it has many pieces the one that
     holds at the report's sizes, followed by which of how many it is."""
-    if piece is None:
-        return pretty(text)
-    return f"{pretty(piece['formula'])} [piece {piece['piece']} of {piece['pieces']}, the one " \
-           "at these sizes]"
+    return pretty(text) if piece is None else pretty(piece["formula"]) + piece_marker(piece)
 
 
 PLACE_HEADINGS = ("site", "written", "CPU time", "GPU time", "GPU speedup", "GPU bound", "use",

@@ -46,6 +46,7 @@ from graphs.devicebox import (
     step_key,
     writeback_time,
 )
+from graphs.formulas import piece_marker
 from graphs.kernel_counts import gpu_bound, phase_counts
 from graphs.semantics.exact import (
     Inexact,
@@ -1920,6 +1921,13 @@ def piece_at(expr: sp.Expr, subs: dict) -> dict | None:
         if held is not sp.false:
             return None
     return None
+
+
+def formula_at(expr: sp.Expr, subs: dict) -> str:
+    """A formula's text for a report people read: the whole formula, or where it has more than
+    `SHOWN_PIECES` pieces the one that holds at `subs`, marked as such (`piece_at`)."""
+    piece = piece_at(expr, subs)
+    return formula_text(expr) if piece is None else piece["formula"] + piece_marker(piece)
 
 
 def report(profile: SymbolicProfile, values: dict[str, int], procs: int) -> dict[str, Any]:

@@ -145,7 +145,8 @@ def test_a_formula_of_many_pieces_is_shown_by_the_one_that_holds_at_the_sizes():
 def test_the_text_report_shows_a_transfer_by_its_piece_and_json_keeps_every_piece(tmp_path):
     """Under a calibrated profile a transfer's time steps with its size (18 pieces for run 21's
     table), and the folded work formula has hundreds: the text shows each by the piece at the
-    sizes, marked, whose value is the report's; the JSON keeps the whole formulas."""
+    sizes, marked, whose value is the report's, and so does `hetprof report`'s page; the JSON
+    keeps the whole formulas."""
     args = ("profile", "examples/zipmul.lg", "--symbolic", "--growth-as-write",
             "--device-profile", "profiles/nvidia-h200-run21a.json", "--param", "n=1024")
     data = json.loads(hetprof(*args, "--format", "json").stdout)
@@ -160,6 +161,11 @@ def test_the_text_report_shows_a_transfer_by_its_piece_and_json_keeps_every_piec
     text = hetprof(*args).stdout
     assert f"[piece {piece['piece']} of 18, the one at these sizes]" in " ".join(text.split())
     assert "Piecewise" not in text and len(text.splitlines()) < 120  # whole: thousands
+    page = tmp_path / "zipmul.html"
+    assert hetprof("report", *args[1:2], *args[3:], "-o", str(page)).returncode == 0
+    html = page.read_text()
+    assert f"[piece {data['pieces']['work']['piece']} of {data['pieces']['work']['pieces']}, " \
+        "the one at these sizes]" in html and "Piecewise" not in html
 
 
 def test_place_streams_each_site_under_progress_on_a_terminal():
