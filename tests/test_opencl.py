@@ -285,6 +285,8 @@ def test_a_gpu_session_keeps_its_pointers_at_the_place_its_atomic_chain_timed_fa
     place, seconds = session.pointer_place()
     assert len(launches) == 6 * POINTER_PLACES
     assert place == 5 and seconds == pytest.approx(100e-9)
+    assert len(session.place_times) == POINTER_PLACES
+    assert max(session.place_times) == pytest.approx(300e-9)
     buffer = session.allocation_pointers(np.array([7, 8], dtype=np.int32))
     assert buffer.offset == 5 * PLACE_BYTES and buffer.size == PLACE_BYTES
     assert session.pointer_place() == (5, seconds)  # chosen once
@@ -420,6 +422,7 @@ def test_quick_calibration_and_validation_on_pocl(pocl, tmp_path):
     # the process's pointer place (on a CPU the first, with no atomic timed) and its allocation
     place = report["pointer_place"]
     assert (place["place"], place["atomic_s"]) == pocl.pointer_place() == (0, 0.0)
+    assert place["slowest_place_atomic_s"] == 0.0 and pocl.place_times == []
     assert 0 < place["alloc_s"] < 1e-5
     for key in ("device", "date", "gpu_mode", "cases", "kernel_median_abs_pct_error",
                 "kernel_p90_abs_pct_error", "transfer_mean_abs_pct_error",

@@ -121,7 +121,8 @@ def test_each_validation_process_s_pointer_place_is_listed_with_what_it_ran(tmp_
     from benchmarks.suite_report import render_markdown
 
     paths = []
-    for name, place in (("a", {"place": 3, "atomic_s": 1.4e-7, "alloc_s": 2.0e-7}),
+    for name, place in (("a", {"place": 3, "atomic_s": 1.4e-7, "slowest_place_atomic_s": 2.5e-7,
+                               "alloc_s": 2.0e-7}),
                         ("b", {"place": 0, "atomic_s": 2.42e-7}), ("c", None)):
         data = validation(name, [kernel(name, 1.1, 1.0, 0.5, 2.0)], "gpu")
         if place:
@@ -130,11 +131,13 @@ def test_each_validation_process_s_pointer_place_is_listed_with_what_it_ran(tmp_
         paths[-1].write_text(json.dumps(data))
     merged = merge([str(p) for p in paths])
     assert merged["pointer_places"] == [
-        {"place": 3, "atomic_s": 1.4e-7, "alloc_s": 2.0e-7, "programs": ["a"], "sizes": [64]},
+        {"place": 3, "atomic_s": 1.4e-7, "slowest_place_atomic_s": 2.5e-7, "alloc_s": 2.0e-7,
+         "programs": ["a"], "sizes": [64]},
         {"place": 0, "atomic_s": 2.42e-7, "programs": ["b"], "sizes": [64]}]
     merged["rewrites"] = {"cases": []}
     text = render_markdown(merged)
-    assert "| a | 64 | 3 | 140.0 | 200.0 |" in text and "| b | 64 | 0 | 242.0 |  |" in text
+    assert "| a | 64 | 3 | 140.0 | 250.0 | 200.0 |" in text
+    assert "| b | 64 | 0 | 242.0 |  |  |" in text
 
 
 def test_a_report_seen_from_a_compared_mode():

@@ -667,6 +667,7 @@ def cache_parameters(gpu: GpuParameters, h: Hierarchy) -> tuple[GpuParameters, l
             "float op",
             {"atomic_s": h.atomic_latency, "alloc_s": h.alloc_latency,
              "pointer_place": h.pointer_place, "pointer_place_atomic_s": h.pointer_place_s,
+             "slowest_place_atomic_s": h.slowest_place_s,
              "local_ld_s": h.local_latency,
              "group_alloc_s": h.group_alloc_latency,
              "store_load_volatile_s": h.store_load_latency,

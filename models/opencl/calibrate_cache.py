@@ -236,6 +236,7 @@ class Hierarchy:
     alloc_latency: float = 0.0  # one thread's chain of the generated code's ALLOC
     pointer_place: int = 0  # where the runner keeps its allocation pointers (runner.py)
     pointer_place_s: float = 0.0  # one atomic there, as the session chose it (0: not measured)
+    slowest_place_s: float = 0.0  # one atomic at the slowest of the session's places
     local_latency: float = 0.0  # a staged word read through the generated code's LD macro
     group_alloc_latency: float = 0.0  # an allocation step of one full work group, per item
     store_load_latency: float = 0.0
@@ -338,6 +339,7 @@ def measure_hierarchy(session, quick: bool = False, max_bytes: int | None = None
     result.atomic_latency = measure_atomic(session, hops, repeats)
     say("an allocation of one thread")
     result.pointer_place, result.pointer_place_s = session.pointer_place()
+    result.slowest_place_s = max(session.place_times, default=0.0)
     result.alloc_latency = measure_thread_allocation(session, hops, repeats)
     say("a staged word read through LD")
     result.local_latency = measure_local_read(session, hops, repeats)
@@ -652,6 +654,7 @@ def hierarchy_to_json(h: Hierarchy) -> dict:
     out = {"launch_s": h.launch, "generated_launch_s": h.generated_launch, "chase": [[s, t] for s, t in h.chase],
            "atomic_latency_s": h.atomic_latency, "alloc_latency_s": h.alloc_latency,
            "pointer_place": h.pointer_place, "pointer_place_s": h.pointer_place_s,
+           "slowest_place_s": h.slowest_place_s,
            "local_latency_s": h.local_latency,
            "group_alloc_latency_s": h.group_alloc_latency,
            "store_load_latency_s": h.store_load_latency,

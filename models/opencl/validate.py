@@ -730,6 +730,7 @@ def pointer_place_json(session) -> dict:
 
     place, seconds = session.pointer_place()
     return {"place": place, "atomic_s": seconds,
+            "slowest_place_atomic_s": max(session.place_times, default=0.0),
             "alloc_s": measure_thread_allocation(session, hops=PLACE_ALLOC_HOPS)}
 
 
