@@ -200,7 +200,7 @@ class DeviceSession:
         self._kernels: dict[tuple[int, str], Any] = {}
         self._pinned: list[Any] = []
         if "GPU" in info.type:
-            # before any other buffer is used: the driver places a buffer at its first use
+            # before any other buffer is used (a late choice came out far: `pointer_place`)
             self.pointer_place()
 
     def pinned(self, words: int) -> np.ndarray:
@@ -234,13 +234,14 @@ class DeviceSession:
         first. Returns the place and its measured seconds per atomic (0.0 where nothing was
         measured).
 
-        Chosen at once because where the driver puts the buffer, at its first use, decides
-        what the places cost: on the H200 (run 21, 2026-11-29, cards GPU-25dac1b8 and
-        GPU-1d0bc94b) a process that chose at its start found a place at 140 ns and allocated
-        at 199-201 ns, and every one-thread loop of benchmarks/gpu_alloc_program_probe.py paid
-        that; `hetprof calibrate`, choosing after its other microbenchmarks, found 242 ns at
-        the best of eight places and allocated at 304 ns, as did serial_loop's validation in
-        three suite runs."""
+        Chosen at once because when it was chosen mattered: on the H200 (run 21, 2026-11-29,
+        cards GPU-25dac1b8 and GPU-1d0bc94b) a process that chose at its start found a place
+        at 140 ns and allocated at 199-201 ns, and every one-thread loop of
+        benchmarks/gpu_alloc_program_probe.py paid that; `hetprof calibrate`, choosing after
+        its other microbenchmarks, found 242 ns at the best of eight places and allocated at
+        304 ns, as did serial_loop's validation in three suite runs. Why is not measured (the
+        driver may place a buffer at its first use; `place_times` keeps every place's figure
+        to tell)."""
         if self._place is None:
             cl = self.cl
             best, seconds = 0, 0.0
