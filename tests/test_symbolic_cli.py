@@ -158,8 +158,11 @@ def test_the_text_report_shows_a_transfer_by_its_piece_and_json_keeps_every_piec
     whole = sp.sympify(data["formulas"]["on"][0]["transfer_in"], locals={"n": n})
     assert isinstance(whole, sp.Piecewise) and len(whole.args) == 18
     assert data["pieces"]["work"]["pieces"] > 100
-    text = hetprof(*args).stdout
-    assert f"[piece {piece['piece']} of 18, the one at these sizes]" in " ".join(text.split())
+    # wide enough that no row wraps (a wrapped row puts its value amid the formula's text)
+    text = subprocess.run([sys.executable, "-m", "cli", *args], cwd=ROOT, capture_output=True,
+                          text=True, timeout=600, env={**os.environ, "COLUMNS": "1000"}).stdout
+    row = next(line for line in text.splitlines() if line.startswith("on #1 transfer in"))
+    assert f"[piece {piece['piece']} of 18, the one at these sizes]" in row
     assert "Piecewise" not in text and len(text.splitlines()) < 120  # whole: thousands
     page = tmp_path / "zipmul.html"
     assert hetprof("report", *args[1:2], *args[3:], "-o", str(page)).returncode == 0
