@@ -288,12 +288,12 @@ def render_markdown(report: dict) -> str:
                   "ns, far 230-270 ns). The allocation is the calibration's microbenchmark, run "
                   "in that process after its programs.", "",
                   "| programs | sizes | place | atomic (ns) | slowest place's atomic (ns) | "
-                  "allocation (ns) |",
-                  "| --- | --- | --- | --- | --- | --- |"]
+                  "allocation (ns) | the profile's allocation (ns) |",
+                  "| --- | --- | --- | --- | --- | --- | --- |"]
         lines += [f"| {', '.join(p['programs'])} | {', '.join(str(n) for n in p['sizes'])} | "
                   f"{p['place']} | {1e9 * p['atomic_s']:.1f} | "
-                  + " | ".join(f"{1e9 * p[key]:.1f}" if key in p else ""
-                               for key in ("slowest_place_atomic_s", "alloc_s")) + " |"
+                  + " | ".join(f"{1e9 * p[key]:.1f}" if key in p else "" for key in
+                               ("slowest_place_atomic_s", "alloc_s", "profile_alloc_s")) + " |"
                   for p in places]
     for note in report.get("skipped", []):
         lines.append(f"\nSkipped: {note}")

@@ -424,6 +424,11 @@ def test_quick_calibration_and_validation_on_pocl(pocl, tmp_path):
     assert (place["place"], place["atomic_s"]) == pocl.pointer_place() == (0, 0.0)
     assert place["slowest_place_atomic_s"] == 0.0 and pocl.place_times == []
     assert 0 < place["alloc_s"] < 1e-5
+    assert place["profile_alloc_s"] == profile.gpu.atomic_latency * profile.gpu.seconds_per_unit
+    from graphs.numbers import duration
+    assert (f"Allocation pointers: place 0; no atomic was timed (not a GPU); one thread's "
+            f"allocation took {duration(place['alloc_s'])}, where the profile charges "
+            f"{duration(place['profile_alloc_s'])}.") in render_markdown(report)
     for key in ("device", "date", "gpu_mode", "cases", "kernel_median_abs_pct_error",
                 "kernel_p90_abs_pct_error", "transfer_mean_abs_pct_error",
                 "bank_conflict_max_abs_pct_error", "placement_accuracy"):

@@ -122,7 +122,7 @@ def test_each_validation_process_s_pointer_place_is_listed_with_what_it_ran(tmp_
 
     paths = []
     for name, place in (("a", {"place": 3, "atomic_s": 1.4e-7, "slowest_place_atomic_s": 2.5e-7,
-                               "alloc_s": 2.0e-7}),
+                               "alloc_s": 2.0e-7, "profile_alloc_s": 3.043e-7}),
                         ("b", {"place": 0, "atomic_s": 2.42e-7}), ("c", None)):
         data = validation(name, [kernel(name, 1.1, 1.0, 0.5, 2.0)], "gpu")
         if place:
@@ -132,12 +132,12 @@ def test_each_validation_process_s_pointer_place_is_listed_with_what_it_ran(tmp_
     merged = merge([str(p) for p in paths])
     assert merged["pointer_places"] == [
         {"place": 3, "atomic_s": 1.4e-7, "slowest_place_atomic_s": 2.5e-7, "alloc_s": 2.0e-7,
-         "programs": ["a"], "sizes": [64]},
+         "profile_alloc_s": 3.043e-7, "programs": ["a"], "sizes": [64]},
         {"place": 0, "atomic_s": 2.42e-7, "programs": ["b"], "sizes": [64]}]
     merged["rewrites"] = {"cases": []}
     text = render_markdown(merged)
-    assert "| a | 64 | 3 | 140.0 | 250.0 | 200.0 |" in text
-    assert "| b | 64 | 0 | 242.0 |  |  |" in text
+    assert "| a | 64 | 3 | 140.0 | 250.0 | 200.0 | 304.3 |" in text
+    assert "| b | 64 | 0 | 242.0 |  |  |  |" in text
 
 
 def test_a_report_seen_from_a_compared_mode():

@@ -256,3 +256,14 @@ def test_each_copy_of_a_run_pays_the_transfers_latency():
     transfer_in, transfer_out = predicted_transfers(DeviceProfile(), run)
     assert transfer_in == pytest.approx(10_000 + 400 / 4)
     assert transfer_out == pytest.approx(2 * 10_000 + 81 / 4)
+
+
+def test_the_pointer_place_line_reads_a_gpu_process_s_draw_against_the_profile():
+    """A GPU process's `pointer_place`: its place, its atomic beside the slowest place's, and
+    one thread's allocation beside what the profile charges."""
+    from models.opencl.validate import pointer_place_line
+
+    assert pointer_place_line({"place": 3, "atomic_s": 1.4e-7, "slowest_place_atomic_s": 2.5e-7,
+                               "alloc_s": 2.0e-7, "profile_alloc_s": 3.043e-7}) == (
+        "Allocation pointers: place 3; an atomic took 140 ns there (the slowest place's 250 ns); "
+        "one thread's allocation took 200 ns, where the profile charges 304.3 ns.")

@@ -714,7 +714,9 @@ def _report(session, cpu_session, profile, mode, cases, placements, skipped, siz
         "cases": [_case_json(c) for c in cases],
         "placements": placements,
         "skipped": skipped,
-        "pointer_place": pointer_place_json(session),
+        "pointer_place": {**pointer_place_json(session),
+                          "profile_alloc_s": profile.gpu.atomic_latency
+                          * profile.gpu.seconds_per_unit},
     }
 
 
@@ -789,9 +791,25 @@ def render_markdown(report: dict) -> str:
                   "| --- | --- | --- | --- |"]
         for p in report["placements"]:
             lines.append(f"| {p['program']} | {p['n']} | {p['predicted']} | {p['measured']} |")
+    place = report.get("pointer_place")
+    if place:
+        lines += ["", pointer_place_line(place)]
     for note in report.get("skipped", []):
         lines.append(f"\nSkipped: {note}")
     return "\n".join(lines) + "\n"
+
+
+def pointer_place_line(place: dict) -> str:
+    """What the report's `pointer_place` says, for people: where this process's allocation
+    pointers were, what an atomic and one thread's allocation cost there, and what the profile
+    charges an allocation (its `atomic_latency`), so that a one-thread loop's miss can be read
+    against the place its process drew."""
+    atomic = (f"an atomic took {duration(place['atomic_s'])} there (the slowest place's "
+              f"{duration(place['slowest_place_atomic_s'])})"
+              if place.get("atomic_s") else "no atomic was timed (not a GPU)")
+    return (f"Allocation pointers: place {place['place']}; {atomic}; one thread's allocation "
+            f"took {duration(place['alloc_s'])}, where the profile charges "
+            f"{duration(place['profile_alloc_s'])}.")
 
 
 BASELINE_NAMES = {"roofline": "roofline (same profile's bandwidth and issue rate)",
