@@ -292,7 +292,7 @@ def render_markdown(report: dict) -> str:
                   "| --- | --- | --- | --- | --- | --- | --- |"]
         lines += [f"| {', '.join(p['programs'])} | {', '.join(str(n) for n in p['sizes'])} | "
                   f"{p['place']} | {1e9 * p['atomic_s']:.1f} | "
-                  + " | ".join(f"{1e9 * p[key]:.1f}" if key in p else "" for key in
+                  + " | ".join(f"{1e9 * p[key]:.1f}" if p.get(key) is not None else "" for key in
                                ("slowest_place_atomic_s", "alloc_s", "profile_alloc_s")) + " |"
                   for p in places]
     for note in report.get("skipped", []):

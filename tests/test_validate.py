@@ -267,3 +267,7 @@ def test_the_pointer_place_line_reads_a_gpu_process_s_draw_against_the_profile()
                                "alloc_s": 2.0e-7, "profile_alloc_s": 3.043e-7}) == (
         "Allocation pointers: place 3; an atomic took 140 ns there (the slowest place's 250 ns); "
         "one thread's allocation took 200 ns, where the profile charges 304.3 ns.")
+    assert pointer_place_line({"place": 0, "atomic_s": 0.0, "slowest_place_atomic_s": 0.0,
+                               "alloc_s": 1.0e-8, "profile_alloc_s": None}) == (
+        "Allocation pointers: place 0; no atomic was timed (not a GPU); one thread's allocation "
+        "took 10 ns, where the profile, in abstract units, charges no seconds.")

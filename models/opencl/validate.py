@@ -715,8 +715,10 @@ def _report(session, cpu_session, profile, mode, cases, placements, skipped, siz
         "placements": placements,
         "skipped": skipped,
         "pointer_place": {**pointer_place_json(session),
-                          "profile_alloc_s": profile.gpu.atomic_latency
-                          * profile.gpu.seconds_per_unit},
+                          # None under a profile in abstract units (no seconds to compare)
+                          "profile_alloc_s": (profile.gpu.atomic_latency
+                                              * profile.gpu.seconds_per_unit
+                                              if profile.gpu.seconds_per_unit else None)},
     }
 
 
@@ -807,9 +809,11 @@ def pointer_place_line(place: dict) -> str:
     atomic = (f"an atomic took {duration(place['atomic_s'])} there (the slowest place's "
               f"{duration(place['slowest_place_atomic_s'])})"
               if place.get("atomic_s") else "no atomic was timed (not a GPU)")
+    charged = place.get("profile_alloc_s")
     return (f"Allocation pointers: place {place['place']}; {atomic}; one thread's allocation "
-            f"took {duration(place['alloc_s'])}, where the profile charges "
-            f"{duration(place['profile_alloc_s'])}.")
+            f"took {duration(place['alloc_s'])}, "
+            + (f"where the profile charges {duration(charged)}." if charged is not None
+               else "where the profile, in abstract units, charges no seconds."))
 
 
 BASELINE_NAMES = {"roofline": "roofline (same profile's bandwidth and issue rate)",
