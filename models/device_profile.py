@@ -29,7 +29,9 @@ Schema (all numbers finite, non-negative and at most 10^15; see docs/device-prof
               (the roofline baseline's rates, models/roofline.py; 0 = not calibrated),
               "memory_bytes": the card's global memory (0 = not known),
               the cache mode's (models/gpu_cache.py): "l1_latency", "l2_latency",
-              "atomic_latency", "warp_atomic_latency", "sector_bytes", "line_bytes", "line_time", "l1_bytes", "l2_bytes",
+              "atomic_latency", "warp_atomic_latency" (the units far from the allocation
+              pointer), "atomic_latency_near", "warp_atomic_latency_near", "near_unit_share"
+              (the near units' and their share; 0 = one figure), "sector_bytes", "line_bytes", "line_time", "l1_bytes", "l2_bytes",
               "threads_per_compute_unit",
               "l2_bytes_per_s" (0 = no L2 ceiling), "walk_16", "_21", "_24", "_26", "_27",
               "_28", "_30" (the first kernel after a copy of a 2^k-byte heap: its page walks)},
@@ -160,6 +162,12 @@ class GpuParameters:
     dram_latency: float = 74.0
     atomic_latency: float = 32.0
     warp_atomic_latency: float = 0.0  # a write step where several lanes allocate; 0: as above
+    # The same two from the compute units near the allocation pointer's L2 partition (the two
+    # above are the far units'), and the share of units that are near: models/gpu_cache.py's
+    # `allocation_latencies`. 0: one figure for every unit (the above).
+    atomic_latency_near: float = 0.0
+    warp_atomic_latency_near: float = 0.0
+    near_unit_share: float = 0.0
     sector_bytes: int = 32
     line_bytes: int = 128
     line_time: float = 1.0  # a compute unit's load unit: time per 128-byte line requested

@@ -100,6 +100,42 @@ def page_walk(p: GpuParameters, heap_bytes: float) -> float:
     return log2_interpolate(WALK_BYTES, points, heap_bytes)
 
 
+GROUPS_PER_UNIT_PAIR = 2
+"""Work groups launched one after another that land on one pair of compute units (a TPC), and so
+share their distance from the allocation pointer: on the H200 (2026-11-29, card GPU-757663ba, %smid
+read by benchmarks/gpu_alloc_sm_probe.py) groups 2k and 2k + 1 ran on units 2j and 2j + 1, and both
+units of every pair were near or both far."""
+
+
+def allocation_latencies(p: GpuParameters, groups: int) -> tuple[float, float]:
+    """What an allocating write step costs a warp of a kernel of `groups` work groups: one lane
+    allocating, and several (0: as one). The generated code bumps one pointer per region, which
+    lies in one of the L2's partitions: from the compute units near it an allocation costs
+    `atomic_latency_near`, from the others `atomic_latency` (on the H200, 2026-11-29, all 132
+    units in turn: 207-238 ns and 311-340 ns, 70 near and 62 far, the same in three processes;
+    the bare atomic 141-171 and 243-273 ns). Which units a kernel's groups land on, and which
+    partition holds the pointer, is a draw from one launch to the next (one thread's allocation
+    chain came out 200 or 300-325 ns in 7 and 10 of 17 processes of run 22). A lock-step kernel
+    waits for its slowest group, so it pays the far figure unless every pair of units its groups
+    land on is near: the expectation far - (far - near) · s^t, with s the near units' share
+    (`near_unit_share`) and t the pairs (`GROUPS_PER_UNIT_PAIR`) its groups occupy, at most the
+    device's. A kernel of one or two groups pays s · near + (1 - s) · far; one of many, far.
+    Without near figures (before 2026-11-29, or a device with one distance), the profile's."""
+    share = p.near_unit_share
+    if share <= 0 or (p.atomic_latency_near <= 0 and p.warp_atomic_latency_near <= 0):
+        return p.atomic_latency, p.warp_atomic_latency
+    units = max(1, p.threads_at_once // max(1, p.threads_per_compute_unit))
+    pairs = -(-min(max(1, groups), units) // GROUPS_PER_UNIT_PAIR)
+    all_near = min(1.0, share) ** pairs
+
+    def expected(far: float, near: float) -> float:
+        return far - (far - near) * all_near if near > 0 else far
+
+    return (expected(p.atomic_latency, p.atomic_latency_near),
+            expected(p.warp_atomic_latency, p.warp_atomic_latency_near)
+            if p.warp_atomic_latency > 0 else 0.0)
+
+
 @dataclass(slots=True)
 class Traffic:
     """What a work group's (or a kernel's) memory requests did, summed over its steps."""
@@ -129,6 +165,10 @@ class GroupState:
     (for forwarding)."""
 
     capacity: int
+    # what an allocating write step costs its warp in this kernel (`allocation_latencies`):
+    # one lane allocating, several; None: the parameters' (far) figures
+    atomic_latency: float | None = None
+    warp_atomic_latency: float | None = None
     l1: OrderedDict = field(default_factory=OrderedDict)
     touched: set = field(default_factory=set)
     last_stored: dict[int, frozenset] = field(default_factory=dict)
@@ -209,7 +249,8 @@ class CacheGpu(GpuModel):
         units = max(1, p.threads_at_once // max(1, p.threads_per_compute_unit))
         most = max(1, p.threads_per_compute_unit // max(1, p.work_group_size))
         sharing = min(most, -(-max(1, groups) // units))
-        return GroupState(max(1, p.l1_bytes // sharing // max(1, p.sector_bytes)))
+        one, several = allocation_latencies(p, groups)
+        return GroupState(max(1, p.l1_bytes // sharing // max(1, p.sector_bytes)), one, several)
 
     def sector(self, address: int) -> int:
         return address * self.word_bytes // self.parameters.sector_bytes
@@ -259,9 +300,10 @@ class CacheGpu(GpuModel):
             if warp not in state.last_stored:  # the warp's first allocation
                 traffic.first_atomics += len(stored_words)
             state.last_stored[warp] = frozenset(stored_words)
-            memory = max(memory, p.warp_atomic_latency
-                         if len(stored_words) > 1 and p.warp_atomic_latency > 0
-                         else p.atomic_latency)
+            one = p.atomic_latency if state.atomic_latency is None else state.atomic_latency
+            several = (p.warp_atomic_latency if state.warp_atomic_latency is None
+                       else state.warp_atomic_latency)
+            memory = max(memory, several if len(stored_words) > 1 and several > 0 else one)
         latency = max(memory, local_cycles)
         conflicts = len(set(local)) - len({a % p.banks for a in local}) if local else 0
         broadcasts, multicasts = count_sharing(accesses, len(accesses) + len(other_weights))

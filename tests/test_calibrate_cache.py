@@ -67,6 +67,10 @@ def test_the_microbenchmarks_run_on_pocl():
     assert result.alloc_latency > 0 and data["alloc_latency_s"] == result.alloc_latency
     assert result.local_latency > 0 and data["local_latency_s"] == result.local_latency
     assert result.group_alloc_latency > 0 and data["group_alloc_latency_s"] > 0
+    # by compute unit: one figure per unit, each a real chain's
+    units = session.info.compute_units
+    assert len(result.alloc_units) == len(result.group_alloc_units) == units
+    assert all(t > 0 for t in result.alloc_units) and data["alloc_units_s"] == result.alloc_units
     assert [c for c, _ in result.bump] == [32, 256, 4096, 65536]
     assert np.isfinite(result.line_time) and data["levels"]["l1_latency"] > 0
     # --quick's page walks: heaps of 64 KiB, 2 MiB and 16 MiB, each checked and at least 0
@@ -99,6 +103,62 @@ def test_the_lone_and_the_work_group_allocation_are_calibrated_apart():
     assert lone.local_latency * CACHE_UNIT == pytest.approx(23.3e-9)
     staged = cache_parameters(GpuParameters(), Hierarchy(chase=H200, local_latency=58.3e-9))[0]
     assert staged.local_latency * CACHE_UNIT == pytest.approx(58.3e-9)
+
+
+# One thread's allocation chain run by each of an H200's 132 units in turn, group k of a kernel
+# of 132 (2026-11-29, card GPU-757663ba, benchmarks/gpu_alloc_sm_probe.py, its first process),
+# in ns: 70 near, 62 far.
+H200_UNITS = [ns * 1e-9 for ns in [
+    320, 321, 216, 211, 321, 321, 212, 214, 332, 334, 340, 339, 329, 331, 337, 336,
+    216, 216, 213, 213, 218, 219, 213, 213, 210, 212, 215, 215, 207, 208, 213, 213,
+    328, 328, 333, 332, 338, 339, 326, 325, 327, 327, 336, 337, 323, 323, 334, 333,
+    229, 229, 231, 230, 237, 237, 223, 223, 229, 229, 235, 234, 225, 227, 232, 231,
+    216, 216, 213, 216, 218, 219, 213, 213, 210, 212, 216, 218, 211, 211, 208, 208,
+    319, 318, 320, 320, 327, 326, 315, 315, 318, 318, 323, 324, 314, 314, 315, 314,
+    315, 315, 321, 321, 325, 324, 312, 313, 320, 318, 321, 322, 311, 311, 317, 316,
+    320, 319, 228, 229, 232, 233, 237, 238, 227, 226, 230, 230, 234, 235, 223, 224,
+    229, 227, 231, 233,
+]]
+
+
+def test_units_split_into_near_and_far_at_the_widest_gap():
+    from models.opencl.calibrate_cache import near_far
+
+    near, far, share = near_far(H200_UNITS)
+    assert (len(H200_UNITS), share) == (132, pytest.approx(70 / 132))
+    assert near == pytest.approx(219e-9) and far == pytest.approx(321.5e-9)
+    # one cluster (steps under 20%): its median for both, every unit near
+    assert near_far([200e-9, 205e-9, 210e-9]) == (205e-9, 205e-9, 1.0)
+    assert near_far([]) == (0.0, 0.0, 0.0)
+
+
+def test_the_near_and_far_allocation_reach_the_profile():
+    from models.opencl.calibrate import CACHE_UNIT, cache_parameters
+    from models.opencl.calibrate_cache import Hierarchy
+
+    hierarchy = Hierarchy(chase=H200, atomic_latency=255e-9, alloc_latency=316e-9,
+                          group_alloc_latency=340e-9, alloc_units=H200_UNITS,
+                          group_alloc_units=[230e-9] * 70 + [337e-9] * 62)
+    from models.device_profile import GpuParameters
+    cache, fits = cache_parameters(GpuParameters(), hierarchy)
+    assert cache.atomic_latency * CACHE_UNIT == pytest.approx(321.5e-9)
+    # near: not floored by the bare atomic, which one (far) unit timed
+    assert cache.atomic_latency_near * CACHE_UNIT == pytest.approx(219e-9)
+    assert cache.warp_atomic_latency * CACHE_UNIT == pytest.approx(337e-9)
+    assert cache.warp_atomic_latency_near * CACHE_UNIT == pytest.approx(230e-9)
+    assert cache.near_unit_share == pytest.approx(70 / 132)
+    (latencies,) = [f for f in fits if "alloc_near_s" in f.parameters]
+    assert latencies.parameters["alloc_s"] == 316e-9  # the session's own draw, reported
+    # every unit's figure in the report, beside the figure it counts in
+    (by_unit,) = [f for f in fits if f.name.startswith("one thread's allocation by compute unit")]
+    assert [x for x, _, _ in by_unit.points] == list(range(132))
+    assert by_unit.points[0][1:] == (320e-9, pytest.approx(321.5e-9))
+    assert by_unit.points[2][1:] == (216e-9, pytest.approx(219e-9))
+    # not measured by unit: the session's draws, one figure for every unit
+    lone = cache_parameters(GpuParameters(), Hierarchy(chase=H200, atomic_latency=145e-9,
+                                                       alloc_latency=296e-9))[0]
+    assert (lone.atomic_latency_near, lone.near_unit_share) == (0.0, 0.0)
+    assert lone.atomic_latency * CACHE_UNIT == pytest.approx(296e-9)
 
 
 # The staging loop on an H200, one work group of 256 per compute unit, 2026-11-27 09:13 UTC

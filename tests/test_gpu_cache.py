@@ -86,6 +86,27 @@ def test_a_warp_whose_lanes_allocate_together_waits_the_warp_latency():
     assert model().warp_step_in(model().new_group(), 0, writes, []).cost == 140.0
 
 
+def test_an_allocation_costs_a_kernel_the_far_units_unless_all_its_units_are_near():
+    """Units near the pointer's L2 partition allocate at the near figure, the others at the far
+    one (P's 140); a kernel waits for its slowest group, so it pays far - (far - near) · s^t for
+    t pairs of units (here 4 units of 2 048 threads: at most 2 pairs)."""
+    from models.gpu_cache import allocation_latencies
+
+    writes = [MemoryAccess(WRITE, 100 + lane, Space.GLOBAL) for lane in range(32)]
+    m = model(atomic_latency_near=100.0, warp_atomic_latency=330.0,
+              warp_atomic_latency_near=230.0, near_unit_share=0.5)
+    # one or two groups: one pair of units, near half the time
+    assert allocation_latencies(m.parameters, 1) == (120.0, 280.0)
+    assert m.warp_step_in(m.new_group(2), 0, writes[:1], []).cost == 120.0
+    assert m.warp_step_in(m.new_group(1), 0, writes, []).cost == 280.0
+    # three or more groups: both pairs must be near (a quarter of the time)
+    assert allocation_latencies(m.parameters, 3) == (130.0, 305.0)
+    assert allocation_latencies(m.parameters, 64) == (130.0, 305.0)  # the device has 2 pairs
+    # without a near figure (or its share) every unit is the profile's
+    assert allocation_latencies(model().parameters, 1) == (140.0, 0.0)
+    assert allocation_latencies(model(atomic_latency_near=100.0).parameters, 1) == (140.0, 0.0)
+
+
 def test_the_load_unit_queues_the_warps_lines_before_the_slowest_latency():
     m = model()
     state = m.new_group()

@@ -49,7 +49,7 @@ from models.device_profile import (
     TransferPiece,
 )
 from models.gpu import gpu_model
-from models.opencl.calibrate_cache import Hierarchy, measure_hierarchy
+from models.opencl.calibrate_cache import Hierarchy, measure_hierarchy, near_far
 from models.providers import LinearTransfer
 
 KB = 1024 // 8  # words of 8 bytes
@@ -637,6 +637,15 @@ def cache_parameters(gpu: GpuParameters, h: Hierarchy) -> tuple[GpuParameters, l
     levels = h.levels()
     ns = 1 / CACHE_UNIT
     per_atomic = h.bump[-1][1] if h.bump else 0.0
+    # An allocation from the units near the pointer's L2 partition and from the far ones
+    # (models/gpu_cache.py's `allocation_latencies`); one thread's chain and one group's step
+    # as the session drew them stand in where they were not measured by unit.
+    near, far, share = near_far(h.alloc_units)
+    if not far:
+        near, far, share = 0.0, h.alloc_latency, 0.0
+    group_near, group_far, _ = near_far(h.group_alloc_units)
+    if not group_far:
+        group_near, group_far = 0.0, h.group_alloc_latency
     cache = replace(
         gpu, mode="cache", seconds_per_unit=CACHE_UNIT,
         launch=max(h.launch, h.generated_launch) * ns,
@@ -651,11 +660,17 @@ def cache_parameters(gpu: GpuParameters, h: Hierarchy) -> tuple[GpuParameters, l
         # A write step where one lane allocates costs the generated code's own allocation on one
         # thread (ALLOC_CHAIN), not the bare atomic add inside it: on the H200 296 ns against
         # 145 ns, and one-thread kernels were predicted 20-50% fast while it was the latter.
-        atomic_latency=allocation_latency(h.alloc_latency, h.atomic_latency,
-                                          levels["l1_latency"]) * ns,
-        warp_atomic_latency=(allocation_latency(h.group_alloc_latency, h.atomic_latency,
+        atomic_latency=allocation_latency(far, h.atomic_latency, levels["l1_latency"]) * ns,
+        warp_atomic_latency=(allocation_latency(group_far, h.atomic_latency,
                                                 levels["l1_latency"]) * ns
-                             if h.group_alloc_latency else 0.0),
+                             if group_far else 0.0),
+        # the near units' floor is the L1 alone: the bare atomic was timed from one unit,
+        # which may be a far one
+        atomic_latency_near=(allocation_latency(near, 0.0, levels["l1_latency"]) * ns
+                             if near else 0.0),
+        warp_atomic_latency_near=(allocation_latency(group_near, 0.0, levels["l1_latency"]) * ns
+                                  if group_near else 0.0),
+        near_unit_share=share,
         l1_bytes=int(levels["l1_bytes"]), l2_bytes_per_s=h.l2_bytes_per_s,
         atomic=per_atomic * ns, line_time=h.line_time * ns, **walk_fields(h.walks, ns))
     fits = [
@@ -670,6 +685,8 @@ def cache_parameters(gpu: GpuParameters, h: Hierarchy) -> tuple[GpuParameters, l
              "slowest_place_atomic_s": h.slowest_place_s,
              "local_ld_s": h.local_latency,
              "group_alloc_s": h.group_alloc_latency,
+             "alloc_near_s": near, "alloc_far_s": far, "near_unit_share": share,
+             "group_alloc_near_s": group_near, "group_alloc_far_s": group_far,
              "store_load_volatile_s": h.store_load_latency,
              "store_load_s": h.store_load_alias_latency,
              "store_fresh_line_load_s": h.store_fresh_latency, "op_s": h.op_latency,
@@ -680,6 +697,18 @@ def cache_parameters(gpu: GpuParameters, h: Hierarchy) -> tuple[GpuParameters, l
         Fit("atomic adds on one address, seconds per add vs threads",
             {"seconds_at_most_threads": per_atomic}, [(c, t, t) for c, t in h.bump]),
     ]
+    if h.alloc_units:
+        fits.append(Fit("one thread's allocation by compute unit (group k of a kernel of one-item "
+                        "groups), seconds vs k, beside the near or far figure it counts in",
+                        {"near_s": near, "far_s": far, "near_unit_share": share},
+                        [(k, t, near if near and t <= (near + far) / 2 else far)
+                         for k, t in enumerate(h.alloc_units)]))
+    if h.group_alloc_units:
+        fits.append(Fit("a work group's allocation step by compute unit (group k alone), seconds "
+                        "vs k, beside the near or far figure it counts in",
+                        {"near_s": group_near, "far_s": group_far},
+                        [(k, t, group_near if group_near and t <= (group_near + group_far) / 2
+                          else group_far) for k, t in enumerate(h.group_alloc_units)]))
     if h.walks:
         fits.append(Fit("page walks of the first kernel after a copy, seconds vs heap bytes",
                         {f"walk_{b.bit_length() - 1}_s": t for b, t in h.walks},

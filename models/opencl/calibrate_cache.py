@@ -33,6 +33,7 @@ Calibration sees these microbenchmarks only, never the programs that `hetprof va
 
 from __future__ import annotations
 
+import statistics
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
@@ -116,6 +117,33 @@ __kernel void group_alloc(COMMON, const int reps, const int r) {
 }
 """
 """One work group's allocation chain (`measure_group_allocation`)."""
+
+ALLOC_AT = PRELUDE + """
+__kernel void alloc_chain_at(COMMON, const int hops, const int r, const int who) {
+    if (get_group_id(0) != who) return;
+    long x = 0;
+    for (int h = 0; h < hops; h++) x += ALLOC(r, 1 + (int)(x & 0));
+    slots[0] = x;
+}
+"""
+"""`ALLOC_CHAIN` run by the one work item of group `who` among a kernel's one-item groups, the
+others returning at once: group `who` lands on its own compute unit
+(`measure_allocation_by_unit`)."""
+
+GROUP_ALLOC_AT = PRELUDE + """
+__kernel void group_alloc_at(COMMON, const int reps, const int r, const int who) {
+    if (get_group_id(0) != who) return;
+    long x = get_local_id(0);
+    for (int k = 0; k < reps; k++) {
+        long a = ALLOC(r, 1);
+        heap[a] = x;
+        x = heap[a] + 1;
+    }
+    slots[get_local_id(0)] = x;
+}
+"""
+"""`GROUP_ALLOC` run by work group `who` alone among a kernel's groups, the others returning at
+once (`measure_group_allocation_by_unit`)."""
 
 STORE_LOAD = """\
 __kernel void store_load(__global long* cells, __global long* out, const int hops) {
@@ -239,6 +267,9 @@ class Hierarchy:
     slowest_place_s: float = 0.0  # one atomic at the slowest of the session's places
     local_latency: float = 0.0  # a staged word read through the generated code's LD macro
     group_alloc_latency: float = 0.0  # an allocation step of one full work group, per item
+    # the two above by compute unit (`measure_allocation_by_unit`, `..._group_...`)
+    alloc_units: list[float] = field(default_factory=list)
+    group_alloc_units: list[float] = field(default_factory=list)
     store_load_latency: float = 0.0
     store_load_alias_latency: float = 0.0
     store_fresh_latency: float = 0.0
@@ -345,6 +376,9 @@ def measure_hierarchy(session, quick: bool = False, max_bytes: int | None = None
     result.local_latency = measure_local_read(session, hops, repeats)
     say("an allocation step of a work group")
     result.group_alloc_latency = measure_group_allocation(session, repeats)
+    say("an allocation from each compute unit")
+    result.alloc_units = measure_allocation_by_unit(session, hops, repeats)
+    result.group_alloc_units = measure_group_allocation_by_unit(session, repeats)
     say("store then load")
     result.store_load_latency, _ = _chain_latency(
         session, STORE_LOAD, "store_load", lambda: [np.zeros(4096, np.int64), one[0].copy()],
@@ -603,6 +637,81 @@ def measure_group_allocation(session, repeats: int = 5, reps: int = 32) -> float
     return float(np.mean(rounds))
 
 
+def measure_allocation_by_unit(session, hops: int = CHASE_HOPS, repeats: int = 5) -> list[float]:
+    """Seconds per allocation of one thread's chain of the generated code's ALLOC (`ALLOC_AT`),
+    run by each work group in turn of a kernel of as many one-item groups as the device has
+    compute units, so that each unit runs it once (on the H200 group k's unit is fixed:
+    benchmarks/gpu_alloc_sm_probe.py read it with %smid); its region's pointer where the runner
+    puts it. Each figure is the slope between `hops` and 2·`hops`, each the fastest of `repeats`
+    runs, checked."""
+    from models.opencl.runner import time_kernel
+
+    groups = max(1, session.info.compute_units)
+    words = 2 * hops * (repeats + 1) + 16  # the longer chain's runs share one region
+    figures = []
+    for who in range(groups):
+        best = []
+        for h in (hops, 2 * hops):
+            timing, out = time_kernel(
+                session, ALLOC_AT, "alloc_chain_at", groups, 1,
+                [np.zeros(words, np.int64), *runner_regions(words), np.zeros(1, np.int32),
+                 np.zeros(1, np.int64)], [np.int32(h), np.int32(0), np.int32(who)], repeats)
+            if int(out[4][0]) != 0 or int(out[3][0]) != h * (repeats + 1):
+                raise RuntimeError("the allocation chain by unit overflowed or lost allocations")
+            best.append(timing.best)
+        figures.append(max(0.0, (best[1] - best[0]) / hops))
+    return figures
+
+
+def measure_group_allocation_by_unit(session, repeats: int = 5, reps: int = 32) -> list[float]:
+    """Seconds an allocation step takes each item of one work group (of up to 256 items) when
+    every item allocates at once (`GROUP_ALLOC_AT`), the group run by each compute unit in turn as
+    in `measure_allocation_by_unit`: (T(reps) - T(0)) / reps, checked."""
+    from models.opencl.runner import time_kernel
+
+    items = min(256, session.info.max_work_group_size)
+    groups = max(1, session.info.compute_units)
+    words = items * reps * (repeats + 1) + 16
+
+    def buffers() -> list:
+        return [np.zeros(words, np.int64), *runner_regions(words), np.zeros(1, np.int32),
+                np.zeros(items, np.int64)]
+
+    figures = []
+    for who in range(groups):
+        zero, _ = time_kernel(session, GROUP_ALLOC_AT, "group_alloc_at", groups * items, items,
+                              buffers(), [np.int32(0), np.int32(0), np.int32(who)], repeats)
+        full, out = time_kernel(session, GROUP_ALLOC_AT, "group_alloc_at", groups * items,
+                                items, buffers(), [np.int32(reps), np.int32(0), np.int32(who)],
+                                repeats)
+        if int(out[4][0]) != 0 or int(out[5][items - 1]) != items - 1 + reps:
+            raise RuntimeError("the work group's allocation chain by unit overflowed or "
+                               "computed a wrong value")
+        figures.append(max(0.0, full.median - zero.median) / reps)
+    return figures
+
+
+NEAR_FAR_GAP = 1.2
+"""Two sorted neighbours of the per-unit figures further apart than this ratio split the units
+into near and far (on the H200: 238 and 311 ns, 1.31; within a cluster the steps are under 1.05)."""
+
+
+def near_far(figures: list[float]) -> tuple[float, float, float]:
+    """(near, far, near share) of per-unit figures: split at the widest ratio between sorted
+    neighbours where it exceeds `NEAR_FAR_GAP`, each side's median; one cluster: its median
+    twice and share 1. No figures: zeros."""
+    values = sorted(f for f in figures if f > 0)
+    if not values:
+        return 0.0, 0.0, 0.0
+    ratios = [(b / a, i) for i, (a, b) in enumerate(zip(values, values[1:], strict=False))]
+    ratio, at = max(ratios, default=(1.0, 0))
+    if ratio <= NEAR_FAR_GAP:
+        middle = statistics.median(values)
+        return middle, middle, 1.0
+    near, far = values[:at + 1], values[at + 1:]
+    return statistics.median(near), statistics.median(far), len(near) / len(values)
+
+
 def fit_line_time(points: list[tuple[int, float]], warps: int, reps: int) -> float:
     """Seconds per line from (lines per warp load, kernel seconds) points: the slope of the
     kernel's time in the lines all its warps' loads touch (one group per compute unit, so a
@@ -657,6 +766,7 @@ def hierarchy_to_json(h: Hierarchy) -> dict:
            "slowest_place_s": h.slowest_place_s,
            "local_latency_s": h.local_latency,
            "group_alloc_latency_s": h.group_alloc_latency,
+           "alloc_units_s": h.alloc_units, "group_alloc_units_s": h.group_alloc_units,
            "store_load_latency_s": h.store_load_latency,
            "store_load_alias_latency_s": h.store_load_alias_latency,
            "store_fresh_latency_s": h.store_fresh_latency,
