@@ -839,6 +839,32 @@ def test_a_work_group_priced_in_lock_step_equals_group_time_on_its_threads_paths
     assert checked_groups > 0
 
 
+@pytest.mark.parametrize("name", ["zipmul", "map_map"])
+def test_near_and_far_allocation_in_cache_mode_equal_explicit(name):
+    """The cache mode's allocation charge by the kernel's groups (models.gpu_cache.
+    allocation_latencies: the mean of near and far for one pair of units, nearer far with more):
+    the symbolic profile charges what the explicit evaluator does, at one group and at many; each
+    kernel costs less than under the far figure alone, and one group saves the larger share."""
+    profile = DeviceProfile().with_gpu(atomic_latency=96.0, atomic_latency_near=48.0,
+                                       warp_atomic_latency=100.0, warp_atomic_latency_near=60.0,
+                                       near_unit_share=0.5)
+    options = EvaluationOptions(profile=profile, gpu_mode="cache")
+    far = EvaluationOptions(profile=profile.with_gpu(near_unit_share=0.0), gpu_mode="cache")
+    checked = load(name)
+    near_blind = symbolic_profile(checked, far)
+    priced = symbolic_profile(checked, options)
+    saved = []
+    for n in (4, 5000):
+        values = sizes_for(name, n)
+        got = symbolic(priced, values)
+        assert_same(got, explicit(checked, values, options), f"n={n}")
+        kernels = [o["kernel"] for o in got["on"]]
+        blind = [o["kernel"] for o in symbolic(near_blind, values)["on"]]
+        assert all(k < b for k, b in zip(kernels, blind, strict=True)), n
+        saved.append(1 - sum(kernels) / sum(blind))
+    assert saved[0] > saved[1] > 0
+
+
 @pytest.mark.parametrize("name", REGULAR)
 def test_page_walks_in_cache_mode_equal_explicit(name):
     """The cache mode's page walks after an `on`'s copy (models.gpu_cache.page_walk, charged once
