@@ -9,7 +9,11 @@ work: the launch plus (measured - predicted) / steps, over the kernel cases pred
 `--small` seconds, the one-thread loops and the large-table programs left out (their misses are
 their loops' and their page walks', not the launch's). Nothing here is measured anew or fitted.
 
-    python benchmarks/runner_step_table.py RUN_DIR PROFILE.json [RUN_DIR PROFILE.json ...]
+    python benchmarks/runner_step_table.py [--by-step] RUN_DIR PROFILE.json [RUN_DIR PROFILE.json ...]
+
+`--by-step` re-evaluates the programs under each profile and prints every step kind's miss by
+work items: where in an `on` the steps' cost beyond the model lies (the first kernel after the
+copy, or the later ones; at which sizes).
 """
 
 from __future__ import annotations
@@ -48,14 +52,69 @@ def suite_steps(run: Path, launch_s: float, small_s: float) -> dict[int, list[fl
     return steps
 
 
+def steps_by_kind(run: Path, profile, small_s: float) -> dict[tuple[str, int], list[float]]:
+    """Each step of the small kernel cases, measured less what the profile's cache mode predicts
+    for that step's phase (the launch included), in seconds, keyed by the step's kind ("first"
+    for the `on`'s first kernel, which also pays the page walks after the copy; else the
+    generated kernel's kind: iota, map, ...) and its work items. The programs are evaluated
+    again under `profile` (benchmarks/suite/NAME.lg at the case's n); an `on` whose phases do
+    not line up with its measured steps, or whose prediction differs from the report's, is left
+    out."""
+    from graphs.devicebox import phase_launches
+    from graphs.semantics.explicit import OffloadCollector, evaluate
+    from graphs.semantics.options import EvaluationOptions
+    from profiler.checker import bind_parameters, check_program
+    from profiler.parser import parse_file
+
+    unit = profile.gpu.unit_seconds
+    gaps: dict[tuple[str, int], list[float]] = {}
+    for path in sorted(run.glob("val_*.json")):
+        cases = [c for c in json.loads(path.read_text())["cases"]
+                 if c["part"] == "kernel" and c["program"] not in LEFT_OUT and c["steps"]]
+        for n in sorted({c["n"] for c in cases}):
+            at_n = [c for c in cases if c["n"] == n]
+            if min(c.get("cache_s") or c["predicted_s"] for c in at_n) > small_s:
+                continue
+            checked = check_program(parse_file(ROOT / "benchmarks" / "suite"
+                                               / f"{at_n[0]['program']}.lg"))
+            collector = OffloadCollector()
+            evaluate(checked, bind_parameters(checked, {"n": n}),
+                     EvaluationOptions(profile=profile, gpu_mode="cache", observer=collector))
+            ons = [o for o in collector.offloads if o.on is not None]
+            for case, offload in zip(at_n, ons, strict=False):
+                phases = offload.on.info.box.phases
+                predicted = case.get("cache_s") or case["predicted_s"]
+                launching = [p for p in phases if phase_launches(p)]
+                total = sum(p.time for p in phases) * unit
+                if (len(launching) != len(case["steps"])
+                        or abs(total - predicted) > 0.01 * predicted):
+                    continue
+                for k, (phase, step) in enumerate(zip(launching, case["steps"], strict=True)):
+                    kind = "first" if k == 0 else step["kernel"].rstrip("0123456789")
+                    gaps.setdefault((kind, step.get("work_items", 1)), []).append(
+                        step["median_s"] - phase.time * unit)
+    return gaps
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("pairs", nargs="+", metavar="RUN_DIR PROFILE.json")
     parser.add_argument("--small", type=float, default=60e-6,
                         help="the largest predicted kernel time counted as small (seconds)")
+    parser.add_argument("--by-step", action="store_true",
+                        help="each step kind and work-item count: measured less predicted")
     args = parser.parse_args()
     if len(args.pairs) % 2:
         parser.error("give each run's folder with its profile")
+    if args.by_step:
+        print("run | step (first: the `on`'s first kernel), work items | measured - predicted "
+              "(µs): median [least..most] (steps)")
+        for run, profile_path in zip(args.pairs[::2], args.pairs[1::2], strict=True):
+            gaps = steps_by_kind(Path(run), load_profile(profile_path), args.small)
+            for (kind, items), values in sorted(gaps.items()):
+                print(f"{Path(run).name} | {kind} {items} | {statistics.median(values) * 1e6:+.2f} "
+                      f"[{min(values) * 1e6:+.2f}..{max(values) * 1e6:+.2f}] ({len(values)})")
+        return
     print("run | calibrated step (µs) | suite's small kernels: median step (µs), cases | "
           "by log2 of the items: median (cases)")
     for run, profile_path in zip(args.pairs[::2], args.pairs[1::2], strict=True):

@@ -53,3 +53,43 @@ def test_the_table_prints_the_profile_step_beside_the_suite_median(run, tmp_path
     row = out.stdout.splitlines()[1]
     assert row.startswith(f"{run.name} | 6.00 | 7.00, 3 | ")
     assert "2^10 6.50 (2)" in row and "2^12 7.00 (1)" in row
+
+
+def test_each_step_kind_gives_its_miss_by_work_items(tmp_path):
+    """`--by-step`: jacobi1d at n = 64 re-evaluated under a profile, its four `on`s' steps
+    measured as the phases' predictions plus 3 µs (the first kernel), 1 µs (the iota) and 2 µs
+    (the map); a case whose steps do not line up with its phases is left out."""
+    from benchmarks.runner_step_table import steps_by_kind
+    from graphs.devicebox import phase_launches
+    from graphs.semantics.explicit import OffloadCollector, evaluate
+    from graphs.semantics.options import EvaluationOptions
+    from models.device_profile import load_profile
+    from profiler.checker import bind_parameters, check_program
+    from profiler.parser import parse_file
+
+    profile = load_profile(ROOT / "profiles" / "nvidia-h200-run22c.json")
+    unit = profile.gpu.unit_seconds
+    checked = check_program(parse_file(ROOT / "benchmarks" / "suite" / "jacobi1d.lg"))
+    collector = OffloadCollector()
+    evaluate(checked, bind_parameters(checked, {"n": 64}),
+             EvaluationOptions(profile=profile, gpu_mode="cache", observer=collector))
+    extra = {"serial": 3e-6, "iota": 1e-6, "map": 2e-6}
+    cases = []
+    for offload in collector.offloads:
+        phases = offload.on.info.box.phases
+        launching = [p for p in phases if phase_launches(p)]
+        steps = [{"kernel": f"{kind}{k + 1}", "work_items": 1 if kind == "serial" else 64,
+                  "median_s": p.time * unit + extra[kind]}
+                 for k, (kind, p) in enumerate(zip(("serial", "iota", "map"), launching,
+                                                   strict=True))]
+        cases.append({"program": "jacobi1d", "n": 64, "part": "kernel",
+                      "predicted_s": sum(p.time for p in phases) * unit,
+                      "measured_s": sum(s["median_s"] for s in steps), "steps": steps})
+    cases[-1]["steps"] = cases[-1]["steps"][:2]  # not lined up with its phases: left out
+    (tmp_path / "val_jacobi1d_64.json").write_text(json.dumps({"cases": cases}))
+    gaps = steps_by_kind(tmp_path, profile, small_s=60e-6)
+    ons = len(collector.offloads) - 1
+    assert sorted(gaps) == [("first", 1), ("iota", 64), ("map", 64)]
+    assert gaps[("first", 1)] == pytest.approx([3e-6] * ons)
+    assert gaps[("iota", 64)] == pytest.approx([1e-6] * ons)
+    assert gaps[("map", 64)] == pytest.approx([2e-6] * ons)
