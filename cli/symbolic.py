@@ -59,7 +59,8 @@ def command_symbolic_profile(args: argparse.Namespace, holder: SourceHolder) -> 
     explicit = Beside(lambda: _explicit_time(checked, values, options, args))
     try:
         profile = symbolic_profile(checked, options, values)
-        result = report(profile, values, args.procs)
+        # the text shows a formula of many pieces by its piece: not written out whole for it
+        result = report(profile, values, args.procs, whole=args.format == "json")
         small = result["values"]["nodes"] <= EXPLICIT_NODES
         explicit_time = explicit.result() if small else None
     finally:

@@ -171,6 +171,29 @@ def test_the_text_report_shows_a_transfer_by_its_piece_and_json_keeps_every_piec
         "the one at these sizes]" in html and "Piecewise" not in html
 
 
+def test_a_report_for_the_text_writes_a_many_piece_formula_as_its_piece_alone():
+    """`report(..., whole=False)`, as the text asks it: a formula of many pieces is its piece's
+    text (the whole is not written out), every other formula and every value as in the whole
+    report."""
+    from graphs.semantics.options import EvaluationOptions
+    from graphs.symbolic_profile import report, symbolic_profile
+    from models.device_profile import load_profile
+    from models.opencl.predict import growth_as_write
+    from profiler.checker import bind_parameters, check_program
+    from profiler.parser import parse_file
+
+    checked = check_program(parse_file(ROOT / "examples" / "zipmul.lg"))
+    values = bind_parameters(checked, {"n": 1024})
+    profile = growth_as_write(load_profile(ROOT / "profiles" / "nvidia-h200-run21a.json"))
+    symbolic = symbolic_profile(checked, EvaluationOptions(profile=profile), values)
+    whole, text = report(symbolic, values, 2), report(symbolic, values, 2, whole=False)
+    assert text["values"] == whole["values"] and text["pieces"] == whole["pieces"]
+    assert text["formulas"]["on"][0]["transfer_in"] == whole["pieces"]["on.0.transfer_in"]["formula"]
+    assert text["formulas"]["work"] == whole["pieces"]["work"]["formula"]
+    assert len(whole["formulas"]["work"]) > 10 * len(text["formulas"]["work"])
+    assert text["formulas"]["on"][0]["kernel"] == whole["formulas"]["on"][0]["kernel"]
+
+
 def test_place_streams_each_site_under_progress_on_a_terminal():
     """Issue 19: on a terminal, each site's verdict is printed (to stderr) as soon as it is
     decided, the same as its row of the table; a pipe gets the table alone."""
