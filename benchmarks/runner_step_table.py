@@ -52,12 +52,23 @@ def suite_steps(run: Path, launch_s: float, small_s: float) -> dict[int, list[fl
     return steps
 
 
+def program_path(name: str) -> Path:
+    """A validated program's source: a suite program, or one of benchmarks/runner_programs."""
+    for folder in PROGRAM_FOLDERS:
+        if (path := ROOT / "benchmarks" / folder / f"{name}.lg").exists():
+            return path
+    raise SystemExit(f"no program {name}.lg in benchmarks/{{{','.join(PROGRAM_FOLDERS)}}}")
+
+
+PROGRAM_FOLDERS = ("suite", "runner_programs")
+
+
 def steps_by_kind(run: Path, profile, small_s: float) -> dict[tuple[str, int], list[float]]:
     """Each step of the small kernel cases, measured less what the profile's cache mode predicts
     for that step's phase (the launch included), in seconds, keyed by the step's kind ("first"
     for the `on`'s first kernel, which also pays the page walks after the copy; else the
     generated kernel's kind: iota, map, ...) and its work items. The programs are evaluated
-    again under `profile` (benchmarks/suite/NAME.lg at the case's n); an `on` whose phases do
+    again under `profile` (`program_path`'s NAME.lg at the case's n); an `on` whose phases do
     not line up with its measured steps, or whose prediction differs from the report's, is left
     out."""
     from graphs.devicebox import phase_launches
@@ -75,8 +86,7 @@ def steps_by_kind(run: Path, profile, small_s: float) -> dict[tuple[str, int], l
             at_n = [c for c in cases if c["n"] == n]
             if min(c.get("cache_s") or c["predicted_s"] for c in at_n) > small_s:
                 continue
-            checked = check_program(parse_file(ROOT / "benchmarks" / "suite"
-                                               / f"{at_n[0]['program']}.lg"))
+            checked = check_program(parse_file(program_path(at_n[0]["program"])))
             collector = OffloadCollector()
             evaluate(checked, bind_parameters(checked, {"n": n}),
                      EvaluationOptions(profile=profile, gpu_mode="cache", observer=collector))
