@@ -421,10 +421,13 @@ class DeviceBox:
                 + (f"; kernels bound: {bound}" if bound else ""))
 
 
-def box_model(model: GpuModel, heap_words: int) -> GpuModel:
+def box_model(model: GpuModel, heap_words: int, pushed_words: float = 0) -> GpuModel:
     """The model that prices one device box whose heap (the words it pushes and allocates) is
-    `heap_words`: a stateful model (the cache mode) needs it to tell L2 from DRAM."""
-    return model.with_heap(heap_words) if model.stateful else model  # type: ignore[attr-defined]
+    `heap_words`, `pushed_words` of them copied in by the host: a stateful model (the cache mode)
+    needs them to tell L2 from DRAM and to charge the first kernel after a copy."""
+    if not model.stateful:
+        return model
+    return model.with_heap(heap_words, pushed_words)  # type: ignore[attr-defined]
 
 
 def build_device_box(body: GSub | None, model: GpuModel, parameters: GpuParameters) -> DeviceBox:

@@ -34,7 +34,8 @@ Schema (all numbers finite, non-negative and at most 10^15; see docs/device-prof
               (the near units' and their share; 0 = one figure), "sector_bytes", "line_bytes", "line_time", "l1_bytes", "l2_bytes",
               "threads_per_compute_unit",
               "l2_bytes_per_s" (0 = no L2 ceiling), "walk_16", "_21", "_24", "_26", "_27",
-              "_28", "_30" (the first kernel after a copy of a 2^k-byte heap: its page walks)},
+              "_28", "_30" (the first kernel after a copy of a 2^k-byte heap: its page walks),
+              "copy_step" (the first kernel after data was copied in: beyond its launch)},
       "allocation": {"latency": Δa(0), "per_word": slope of Δa(n)},
       "transfer": {"host_to_device": {"latency": .., "words_per_unit": .., "pieces": [..]},
                    "device_to_host": {...}},
@@ -186,6 +187,12 @@ class GpuParameters:
     walk_27: float = 0.0
     walk_28: float = 0.0
     walk_30: float = 0.0
+    # The first kernel after the host copied data in that the box reads: what it takes beyond its
+    # work, the launch and its walk (models/opencl/calibrate.py's `runner_copy_step`, the
+    # calibration's runner program with its first vector copied in); the cache mode charges it
+    # once to a device box that pushes words and launches a kernel (`gpu_cache.CacheGpu.walk`).
+    # 0: not measured, none charged.
+    copy_step: float = 0.0
 
     @property
     def unit_seconds(self) -> float:

@@ -48,7 +48,11 @@ latency, not the DRAM's. This mode prices a work group's lock-step steps with th
   that launches a kernel is charged `page_walk` of its heap once: the walk measured after a copy
   of that many bytes (`walk_16` ... `walk_30`, one warp's reads spread over the heap, less the
   same kernel again), not per page, since the probe found the span, not the page count, decides
-  it.
+  it. A box that pushes words (data the host copied in, which its first kernel reads) also pays
+  `copy_step` then: what the first step of the calibration's runner program with its input
+  copied in took beyond its work, walk and launch (on the H200, 2026-11-29, card GPU-6a0a3aee:
+  the first map after the copy paid 1.1-3.2 µs more than the maps after it, and a first kernel
+  with nothing copied in 0.2 µs more; benchmarks/runner_programs/).
 
 A kernel cannot move bytes faster than the card does, however its warps overlap, nor bump one
 allocation pointer faster than the L2's atomic unit serialises them. `kernel_time` takes the
@@ -216,20 +220,22 @@ class CacheGpu(GpuModel):
     parameters: GpuParameters
     word_bytes: int = 8
     heap_bytes: int = 0  # the device box's data (pushed and allocated); 0: not known
+    copied: bool = False  # whether the host copied words in for the box (it pushes some)
     name: str = "cache"
     stateful = True  # a step's cost depends on the steps before it (graphs.devicebox)
 
-    def with_heap(self, words: int) -> CacheGpu:
+    def with_heap(self, words: int, pushed: float = 0) -> CacheGpu:
         """The model for one device box whose heap (the regions it pushes and the words it
-        allocates) holds `words` words: an L1 miss finds its line in the L2 as often as the L2
-        holds the heap (`miss_latency`)."""
-        return replace(self, heap_bytes=max(0, int(words)) * self.word_bytes)
+        allocates) holds `words` words, `pushed` of them copied in by the host: an L1 miss finds
+        its line in the L2 as often as the L2 holds the heap (`miss_latency`)."""
+        return replace(self, heap_bytes=max(0, int(words)) * self.word_bytes, copied=pushed > 0)
 
     @property
     def walk(self) -> float:
-        """The page walks the device box's first kernel pays after its heap was copied in
-        (`page_walk`), in model units."""
-        return page_walk(self.parameters, self.heap_bytes)
+        """What the device box's first kernel pays once after its heap was copied in, in model
+        units: the page walks (`page_walk`), and `copy_step` where the host copied words in."""
+        p = self.parameters
+        return page_walk(p, self.heap_bytes) + (p.copy_step if self.copied else 0.0)
 
     @property
     def miss_latency(self) -> float:

@@ -339,6 +339,46 @@ def test_runner_step_figure_is_the_rounds_mean_of_the_later_steps_median_beyond_
         runner_step_figure(profile, [work[:4]])
 
 
+def test_runner_copy_step_is_the_first_kernel_after_the_copy_beyond_work_walk_and_launch():
+    """`runner_copy_step` on rounds made up from the profile's own predictions of
+    `RUNNER_COPIED`: a round whose first step takes its work (walk included) plus the launch
+    plus d gives d, the later steps do not count, rounds are averaged, and a first step faster
+    than its launch gives 0, not less."""
+    from graphs.devicebox import phase_launches
+    from models.device_profile import load_profile
+    from models.opencl.calibrate import RUNNER_COPIED, _runner_step_offload, runner_copy_step
+
+    profile = load_profile(ROOT / "profiles" / "nvidia-h200-placed.json")
+    _, _, offload = _runner_step_offload(profile, RUNNER_COPIED)
+    phases = [p for p in offload.on.info.box.phases if phase_launches(p)]
+    work = [p.time * profile.gpu.unit_seconds for p in phases]
+    assert len(work) == 3 and phases[0].walk > 0  # three maps; the first pays the walks
+    launch = 6e-6
+    rounds = [[w + launch for w in work], [w + launch for w in work]]
+    rounds[0][0] += 2e-6
+    rounds[1][0] += 3e-6
+    rounds[1][2] += 9e-6  # a slow later step does not count
+    step, fit = runner_copy_step(profile, rounds, launch)
+    assert step == pytest.approx(2.5e-6)
+    assert fit.parameters["rounds"] == 2
+    assert fit.parameters["round_spread_s"] == pytest.approx(1e-6)
+    assert [m for _, m, _ in fit.points] == [r[0] for r in rounds]
+    step, _ = runner_copy_step(profile, [[w + launch - 1e-6 for w in work]], launch)
+    assert step == 0.0
+    with pytest.raises(RuntimeError, match="3 launching phases"):
+        runner_copy_step(profile, [work[:2]], launch)
+
+
+def test_the_copied_in_runner_program_runs_three_map_steps_on_pocl(pocl):
+    """`RUNNER_COPIED` through the runner on a real device: three kernel steps a round, each
+    timed, its result checked (`runner_step_rounds` raises on a wrong value)."""
+    from models.opencl.calibrate import RUNNER_COPIED, runner_step_rounds
+
+    rounds = runner_step_rounds(pocl, repeats=3, rounds=2, source=RUNNER_COPIED)
+    assert len(rounds) == 2 and all(len(r) == 3 for r in rounds)
+    assert all(0 < t < 0.1 for r in rounds for t in r)
+
+
 def test_quick_calibration_and_validation_on_pocl(pocl, tmp_path):
     """The whole loop on a real device: microbenchmarks, fits, a profile in seconds, and a
     validation report with the keys the issue names."""
@@ -404,6 +444,11 @@ def test_quick_calibration_and_validation_on_pocl(pocl, tmp_path):
     assert profile.gpu.launch * 1e-9 == pytest.approx(expected if expected > 0 else empty)
     assert len(runner_step.points) == 5  # RUNNER_STEPS: the count, an iota, three maps
     assert math.isfinite(runner_step.parameters["first_s"])  # measured before the rest, reported
+    # the first kernel after a copy in: its figure in the profile, one point a round
+    copy = next(f for f in result.fits if f.name.startswith("the first kernel after a copy in"))
+    assert profile.gpu.copy_step * 1e-9 == pytest.approx(copy.parameters["seconds"])
+    assert copy.parameters["seconds"] >= 0
+    assert len(copy.points) == copy.parameters["rounds"] >= 1
     # the map step per busy unit, written (a part on fewer units is priced by their ratio)
     steps = {int(f.parameters["units"]): f.parameters["seconds"] for f in result.fits
              if f.name.startswith("CPU map step per unit")}

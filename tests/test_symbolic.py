@@ -895,6 +895,33 @@ def test_page_walks_in_cache_mode_equal_explicit(name):
                                           strict=True)), n
 
 
+@pytest.mark.parametrize("name", ["zipmul", "dot", "map_map", "matvec"])
+def test_the_first_kernel_after_a_copy_in_pays_the_copy_step_once(name):
+    """The cache mode's `copy_step` (models.gpu_cache.CacheGpu.walk): a device box whose host
+    copied words in pays it once, with its first kernel, in the symbolic profile as in the
+    explicit evaluator; the runner program whose input is made on the device pays none."""
+    profile = DeviceProfile().with_gpu(copy_step=700.0, walk_16=5.0, walk_30=9.0)
+    options = EvaluationOptions(profile=profile, gpu_mode="cache")
+    plain = EvaluationOptions(profile=profile.with_gpu(copy_step=0.0), gpu_mode="cache")
+    checked = load(name)
+    stepped, unstepped = symbolic_profile(checked, options), symbolic_profile(checked, plain)
+    for n in (3, 40):
+        values = sizes_for(name, n)
+        got = symbolic(stepped, values)
+        assert_same(got, explicit(checked, values, options), f"n={n}")
+        boxes = [o.info.box for o in evaluate(checked, values, options).ons]
+        assert all(o.pushed_words > 0 for o in evaluate(checked, values, options).ons)
+        before = [o["kernel"] for o in symbolic(unstepped, values)["on"]]
+        # per box: the walk of its heap (at most walk_30) plus the step, once
+        assert [k - b for k, b in zip((o["kernel"] for o in got["on"]), before, strict=True)] \
+            == pytest.approx([700.0 * profile.gpu.unit_seconds] * len(boxes)), n
+    made_on_device = check_program(parse_file(EXAMPLES.parent / "benchmarks" / "runner_programs"
+                                              / "device_made.lg"))
+    (on,) = evaluate(made_on_device, {"n": 64}, options).ons
+    assert on.pushed_words == 0
+    assert sum(p.walk for p in on.info.box.phases) == pytest.approx(5.0)
+
+
 @pytest.mark.parametrize("name", ["strided", "dot", "matvec", "nbody", "suite/atax", "suite/gemm",
                                   "suite/covariance"])
 def test_box_counts_equal_the_explicit_boxes_counts(name):

@@ -1128,8 +1128,9 @@ class Evaluator:
             gpu_words += result.new_words
             if self.paper and copy.local:
                 local_words += start_words[rid] + result.new_words
-        box = build_device_box(body_paths, box_model(self.gpu, pushed_words + gpu_words),
-                               self.profile.gpu)
+        box = build_device_box(
+            body_paths, box_model(self.gpu, pushed_words + gpu_words, pushed_words),
+            self.profile.gpu)
         # Harlan's retry: a region that filled up on the GPU is grown on the CPU before the push.
         grow_cost = sum(self.providers.allocation(words) for words in growth.values())
         notes = []

@@ -7,7 +7,9 @@ Calibration sees microbenchmarks only, never the programs that `hetprof validate
   least squares on relative error, piecewise (small and large) where one line does not fit;
 - kernel launch: an empty kernel; and, for the cache mode, a kernel step as the backend's runner
   pays it beyond its work (`runner_step_launch`: a λG microbenchmark of the calibration's own,
-  `RUNNER_STEPS`, run through models/opencl/runner.py as every validated `on` runs);
+  `RUNNER_STEPS`, run through models/opencl/runner.py as every validated `on` runs), and what
+  the first kernel after the host copied data in pays beyond that (`runner_copy_step`,
+  `RUNNER_COPIED`);
 - global memory: threads reading at lane strides 1..32 (coalescing, UMM address groups), at sizes
   that take several rounds of work groups;
 - local memory: threads reading a local array at strides 1..33 (bank conflicts);
@@ -613,6 +615,13 @@ def calibrate(session, cpu_session=None, quick: bool = False,
     if step_launch > 0:
         per_mode["cache"] = replace(profile, gpu=replace(cache_gpu,
                                                          launch=step_launch / CACHE_UNIT))
+    # the first kernel after a copy in, beyond the launch the mode now charges
+    step("the first kernel after a copy in, through the runner", 0.995)
+    copied = runner_step_rounds(session, step_repeats, step_rounds, RUNNER_COPIED)
+    copy_step, copy_fit = runner_copy_step(per_mode["cache"], copied,
+                                           per_mode["cache"].gpu.launch * CACHE_UNIT)
+    fits.append(copy_fit)
+    per_mode["cache"] = per_mode["cache"].with_gpu(copy_step=copy_step / CACHE_UNIT)
     step("done", 1.0)
     # The default: the mode that predicted the benchmark suite's kernels best on real hardware
     # (docs/validation/suite-nvidia-h200-2026-11-26.md: cache 31% median |error| against DMM's
@@ -764,32 +773,34 @@ def runner_step_launch(session, profile: DeviceProfile, repeats: int = 15,
     return runner_step_figure(profile, runner_step_rounds(session, repeats, rounds))
 
 
-def _runner_step_offload(profile: DeviceProfile):
-    """`RUNNER_STEPS` checked, its parameters, and its `on`'s offload evaluated under `profile`
-    with no launch (so that its box's phases are the steps' work alone)."""
+def _runner_step_offload(profile: DeviceProfile, source: str = RUNNER_STEPS):
+    """`source` (`RUNNER_STEPS` or `RUNNER_COPIED`) checked, its parameters, and its `on`'s
+    offload evaluated under `profile` with no launch (so that its box's phases are the steps'
+    work alone, the first kernel's walk included)."""
     from graphs.semantics.explicit import OffloadCollector, evaluate
     from graphs.semantics.options import EvaluationOptions
     from profiler.checker import bind_parameters, check_program
     from profiler.parser import parse
 
-    checked = check_program(parse(RUNNER_STEPS, "<runner steps>"))
+    checked = check_program(parse(source, "<runner steps>"))
     params = bind_parameters(checked, {})
     free = replace(profile, gpu=replace(profile.gpu, launch=0.0))
     collector = OffloadCollector()
     evaluate(checked, params, EvaluationOptions(profile=free, gpu_mode=free.gpu.mode,
                                                 observer=collector))
     (offload,) = collector.offloads
-    assert offload.on is not None  # RUNNER_STEPS's one offload is its `on`
+    assert offload.on is not None  # the program's one offload is its `on`
     return checked, params, offload
 
 
-def runner_step_rounds(session, repeats: int = 15,
-                       rounds: int = RUNNER_ROUNDS) -> list[list[float]]:
-    """`RUNNER_STEPS` run through the runner in `rounds` rounds (see `runner_step_launch`):
-    per round, each kernel step's median over `repeats` runs after a warm-up, in seconds."""
+def runner_step_rounds(session, repeats: int = 15, rounds: int = RUNNER_ROUNDS,
+                       source: str = RUNNER_STEPS) -> list[list[float]]:
+    """`source` (`RUNNER_STEPS` or `RUNNER_COPIED`) run through the runner in `rounds` rounds
+    (see `runner_step_launch`): per round, each kernel step's median over `repeats` runs after a
+    warm-up, in seconds."""
     from models.opencl.runner import run_offload
 
-    checked, params, offload = _runner_step_offload(DeviceProfile())
+    checked, params, offload = _runner_step_offload(DeviceProfile(), source)
     medians: list[list[float]] = []
     cl = session.cl
     for k in range(max(1, rounds)):
@@ -828,6 +839,53 @@ def runner_step_figure(profile: DeviceProfile, medians: list[list[float]]) -> tu
                        {"seconds": launch, "rounds": len(figures),
                         "round_spread_s": max(figures) - min(figures)},
                        [(k, m, p + launch) for k, m, p in points])
+
+
+RUNNER_COPIED = """\
+letregion r in
+let a = parmap (lambda k: int r [r]. k + 1) (iota 64) at r in
+on (let b = parmap (lambda k: int r [r]. k + 1) a in
+    let c = parmap (lambda k: int r [r]. k + 1) b in
+    parmap (lambda k: int r [r]. k + 1) c)
+at r
+"""
+"""`RUNNER_STEPS`'s maps with their first vector made on the CPU and copied in with the `on`, as
+the inputs of most programs are (benchmarks/runner_programs/host_made.lg): its first kernel is
+the first to run after the host's copy of data it reads."""
+
+
+def runner_copy_step(profile: DeviceProfile, medians: list[list[float]],
+                     launch: float) -> tuple[float, Fit]:
+    """What the first kernel after the host copied data in pays beyond its predicted work (the
+    page walks of its heap included) and `launch`, in seconds: per round of `runner_step_rounds`
+    over `RUNNER_COPIED`, the first step's median less that; the mean over the rounds, at least
+    0. The profile's `copy_step` (models/gpu_cache.py's `CacheGpu.walk` charges it once to a
+    device box that pushes words).
+
+    Why it is measured: on the H200 (2026-11-29, card GPU-6a0a3aee, two processes each of
+    benchmarks/runner_programs/host_made.lg and device_made.lg at 64, 1 024 and 16 384 items) the
+    first map after the copy paid 1.1-3.2 µs more than the maps after it, where the first kernel
+    of the same steps with nothing copied in paid 0.2 µs more; the page walks measured after a
+    copy of a heap that small are 0 (`calibrate_cache.measure_page_walks`, a kernel that only
+    reads)."""
+    from graphs.devicebox import phase_launches
+
+    _, _, offload = _runner_step_offload(profile, RUNNER_COPIED)
+    unit = profile.gpu.unit_seconds
+    phases = [p for p in offload.on.info.box.phases if phase_launches(p)]
+    if any(len(round_) != len(phases) for round_ in medians):
+        raise RuntimeError(f"the copied-in runner program has {len(medians[0])} kernel steps "
+                           f"and {len(phases)} launching phases")
+    first = phases[0].time * unit
+    figures = [round_[0] - first - launch for round_ in medians]
+    step = max(0.0, statistics.fmean(figures))
+    later = [statistics.median(round_[1:]) for round_ in medians]
+    return step, Fit("the first kernel after a copy in (beyond its work, walk and launch)",
+                     {"seconds": step, "rounds": len(figures),
+                      "round_spread_s": max(figures) - min(figures),
+                      "later_steps_s": statistics.fmean(later)},
+                     [(k, round_[0], first + launch + step)
+                      for k, round_ in enumerate(medians)])
 
 
 def allocation_latency(measured: float, atomic: float, l1: float) -> float:

@@ -543,7 +543,8 @@ def _kernel_seconds(offload: Offload, profile: DeviceProfile) -> float:
 
     record = offload.on
     assert record is not None  # an `on`'s offload, as validate() collects them
-    model = box_model(gpu_model(profile), record.pushed_words + record.gpu_words)
+    model = box_model(gpu_model(profile), record.pushed_words + record.gpu_words,
+                      record.pushed_words)
     box = build_device_box(record.paths, model, profile.gpu)
     return box.time * profile.gpu.unit_seconds
 
