@@ -93,3 +93,15 @@ def test_each_step_kind_gives_its_miss_by_work_items(tmp_path):
     assert gaps[("first", 1)] == pytest.approx([3e-6] * ons)
     assert gaps[("iota", 64)] == pytest.approx([1e-6] * ons)
     assert gaps[("map", 64)] == pytest.approx([2e-6] * ons)
+
+
+def test_programs_are_found_in_the_suite_and_among_the_runner_programs():
+    """`program_path` gives a suite program's source, or one of benchmarks/runner_programs (the
+    runner-step programs that benchmarks/gpu_runner_programs.sh validates), and stops with the
+    folders it looked in for another name."""
+    from benchmarks.runner_step_table import program_path
+
+    assert program_path("jacobi1d") == ROOT / "benchmarks" / "suite" / "jacobi1d.lg"
+    assert program_path("host_made") == ROOT / "benchmarks" / "runner_programs" / "host_made.lg"
+    with pytest.raises(SystemExit, match=r"no program nothing\.lg in benchmarks/\{suite,"):
+        program_path("nothing")
