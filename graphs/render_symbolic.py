@@ -66,7 +66,7 @@ def render_symbolic(result: dict) -> str:
             rows.append((f"on #{i + 1} {part.replace('_', ' ')}", box[part],
                          number(numbers[part]), f"on.{i}.{part}"))
             if part == "kernel" and numbers.get("page_walks"):
-                rows.append((f"on #{i + 1} of it, page walks after the copy", "-",
+                rows.append((f"on #{i + 1} of it, page walks (and copy step) after the copy", "-",
                              number(numbers["page_walks"]), ""))
         if "total" in box:  # the paper's rules: §7.1.2's quantities
             rows.append((f"on #{i + 1} total (δ* + kernel + δ†)", box["total"],

@@ -224,8 +224,7 @@ class SymbolicProfile:
         cache mode needs the box's heap, the words it pushes and allocates)."""
         if not self.model.stateful:
             return self.model
-        return box_model(self.model, self.heap_words(box, subs),
-                         sum((_value(w, subs) for _, w in box.pushed), 0.0))
+        return box_model(self.model, self.heap_words(box, subs), self.pushed_words(box, subs))
 
     def heap_words(self, box, subs: dict) -> int:
         """A device box's heap at concrete sizes: the words it pushes and returns."""

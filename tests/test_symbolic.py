@@ -909,8 +909,14 @@ def test_the_first_kernel_after_a_copy_in_pays_the_copy_step_once(name):
         values = sizes_for(name, n)
         got = symbolic(stepped, values)
         assert_same(got, explicit(checked, values, options), f"n={n}")
-        boxes = [o.info.box for o in evaluate(checked, values, options).ons]
-        assert all(o.pushed_words > 0 for o in evaluate(checked, values, options).ons)
+        ons = evaluate(checked, values, options).ons
+        boxes = [o.info.box for o in ons]
+        assert all(o.pushed_words > 0 for o in ons)
+        # the explicit note names both (the symbolic report's row: `page_walks`)
+        assert all(any("and the first kernel's step after data copied in: " in note
+                       for note in o.info.notes) for o in ons)
+        assert [o["page_walks"] for o in stepped.at(values)["on"]] == pytest.approx(
+            [sum(p.walk for p in box.phases) for box in boxes])
         before = [o["kernel"] for o in symbolic(unstepped, values)["on"]]
         # per box: the walk of its heap (at most walk_30) plus the step, once
         assert [k - b for k, b in zip((o["kernel"] for o in got["on"]), before, strict=True)] \

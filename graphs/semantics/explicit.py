@@ -1128,9 +1128,8 @@ class Evaluator:
             gpu_words += result.new_words
             if self.paper and copy.local:
                 local_words += start_words[rid] + result.new_words
-        box = build_device_box(
-            body_paths, box_model(self.gpu, pushed_words + gpu_words, pushed_words),
-            self.profile.gpu)
+        model = box_model(self.gpu, pushed_words + gpu_words, pushed_words)
+        box = build_device_box(body_paths, model, self.profile.gpu)
         # Harlan's retry: a region that filled up on the GPU is grown on the CPU before the push.
         grow_cost = sum(self.providers.allocation(words) for words in growth.values())
         notes = []
@@ -1143,9 +1142,11 @@ class Evaluator:
             notes.append(memory)
         walk = sum(phase.walk for phase in box.phases)
         if walk:
+            stepped = getattr(model, "copied", False) and self.profile.gpu.copy_step > 0
             notes.append(f"page walks after the copy of the heap "
                          f"({self.profile.region.word_bytes * (pushed_words + gpu_words):,} "
-                         "bytes): "
+                         "bytes)" + (" and the first kernel's step after data copied in"
+                                     if stepped else "") + ": "
                          f"{amount(walk * self.gpu_scale, self.profile.units)}, in the first kernel")
         info = DeviceBoxInfo(transfer_in, box.time * self.gpu_scale, transfer_out, merge_cost,
                              tuple(r.label for r in pushed), box, span, tuple(notes), grow_cost)
