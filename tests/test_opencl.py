@@ -556,6 +556,29 @@ def test_generated_programs_on_pocl_equal_the_interpreter(program, pocl):
     assume(ran > 0)
 
 
+def test_an_on_passing_on_a_value_of_a_region_it_does_not_copy_is_set_aside(pocl):
+    """The differential test's program of 2026-11-29 (CI, hypothesis): the kernel returns x1, a
+    float of region r2 that the `on` does not copy (the checker allows it: the work never reads
+    it). The backend cannot hand a kernel a pointer into host memory, so the offload is a
+    `BackendError` naming the value and the regions, where it was a bare device error."""
+    from models.opencl.codegen import BackendError
+
+    source = """letregion r0 in
+letregion r1 in
+letregion r2 in
+(let x1 = (lambda a3: ((float r2, bool), r2) [r0, r1, r2]. 0.5 at r2 at r2)
+            ((0.5 at r2, False) at r2) in
+ on parmap (lambda a5: float r0. x1 at r1) ([0.5 at r0] at r1) at r0 at r0)[0 at r2]
+"""
+    checked = check_program(parse(source, "<on>"))
+    collector = OffloadCollector()
+    evaluate(checked, {}, EvaluationOptions(observer=collector))
+    (offload,) = collector.offloads
+    with pytest.raises(BackendError, match=r"the `on` uses x1, a value in region r2, which it "
+                                           r"does not copy to the device \(it copies r0, r1\)"):
+        run_offload(pocl, offload, checked.types, {}, repeats=1, warmup=0)
+
+
 def test_transfer_fit_of_two_sizes_timed_alike_keeps_a_finite_readable_rate(tmp_path):
     """CI's PoCL calibration once timed two copy sizes alike; the interval between them was
     credited with 1e18 words/s, and the profile written could not be read back. The rate of an

@@ -24,6 +24,7 @@ from models.opencl.codegen import (
     ERR_FULL,
     ERR_INDEX,
     WORK_GROUP,
+    BackendError,
     Plan,
     compile_offload,
 )
@@ -674,6 +675,21 @@ def offload_key(session: DeviceSession, offload: Offload, types: dict,
     return digest.hexdigest()
 
 
+def _check_inputs(plan: Plan, offload: Offload, rids: list[int], names: list[str]) -> None:
+    """Every location the `on` takes from its environment lies in a region it copies to the
+    device. The checker lets an `on` pass on a value of a region it does not copy when the work
+    never reads it (a kernel returning a closure's captured float, say); the backend would have
+    to hand the kernel a pointer into host memory, so it sets such an `on` aside."""
+    for name in plan.inputs:
+        value = offload.env.get(name)
+        if isinstance(value, Loc) and value.region not in rids:
+            where = next((n for n, rid in offload.regions.items() if rid == value.region), None)
+            raise BackendError(
+                f"the `on` uses {name}, a value in region {where or '(unnamed)'}, which it does "
+                f"not copy to the device (it copies {', '.join(names) or 'none'}); the backend "
+                "cannot pass a reference to host memory through a kernel")
+
+
 def run_offload(session: DeviceSession, offload: Offload, types: dict, params: dict[str, int],
                 repeats: int = 5, warmup: int = 1, where: str = "",
                 room: Mapping[int, int] | None = None) -> OffloadRun:
@@ -694,6 +710,7 @@ def run_offload(session: DeviceSession, offload: Offload, types: dict, params: d
         if rid not in rids:
             rids.append(rid)
     regions = [offload.inputs[rid] for rid in rids]
+    _check_inputs(plan, offload, rids, names)
     # The room each region needs for what the work allocates: from the interpreter's heap after
     # the work, or from `room`; a second attempt grows it by what the full run had asked for.
     if all(rid in offload.heap for rid in rids):
