@@ -575,8 +575,10 @@ letregion r2 in
     evaluate(checked, {}, EvaluationOptions(observer=collector))
     (offload,) = collector.offloads
     with pytest.raises(BackendError, match=r"the `on` uses x1, a value in region r2, which it "
-                                           r"does not copy to the device \(it copies r0, r1\)"):
+                                           r"does not copy to the device \(it copies r0, r1\)"
+                       ) as raised:
         run_offload(pocl, offload, checked.types, {}, repeats=1, warmup=0)
+    assert (raised.value.span.line, raised.value.span.column) == (6, 2)  # the `on`
 
 
 def test_transfer_fit_of_two_sizes_timed_alike_keeps_a_finite_readable_rate(tmp_path):

@@ -687,7 +687,8 @@ def _check_inputs(plan: Plan, offload: Offload, rids: list[int], names: list[str
             raise BackendError(
                 f"the `on` uses {name}, a value in region {where or '(unnamed)'}, which it does "
                 f"not copy to the device (it copies {', '.join(names) or 'none'}); the backend "
-                "cannot pass a reference to host memory through a kernel")
+                "cannot pass a reference to host memory through a kernel",
+                offload.on.span if offload.on is not None else None)
 
 
 def run_offload(session: DeviceSession, offload: Offload, types: dict, params: dict[str, int],
