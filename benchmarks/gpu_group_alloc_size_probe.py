@@ -23,34 +23,14 @@ import subprocess
 import sys
 from pathlib import Path
 
-import numpy as np
-
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from models.opencl.calibrate_cache import GROUP_ALLOC, runner_regions  # noqa: E402
-from models.opencl.runner import DeviceSession, select_device, time_kernel  # noqa: E402
+from models.opencl.calibrate_cache import group_allocation_step  # noqa: E402
+from models.opencl.runner import DeviceSession, select_device  # noqa: E402
 
 SIZES = (1, 32, 64, 128, 256)
 GROUPS = (1, 2)
-
-
-def step(session, items: int, groups: int, reps: int = 32, repeats: int = 5) -> float:
-    """Seconds of one allocation step of `groups` groups of `items` items (`GROUP_ALLOC`)."""
-    threads = items * groups
-    words = threads * reps * (repeats + 1) + 16
-
-    def buffers() -> list:
-        return [np.zeros(words, np.int64), *runner_regions(words), np.zeros(1, np.int32),
-                np.zeros(threads, np.int64)]
-
-    zero, _ = time_kernel(session, GROUP_ALLOC, "group_alloc", threads, items, buffers(),
-                          [np.int32(0), np.int32(0)], repeats)
-    full, out = time_kernel(session, GROUP_ALLOC, "group_alloc", threads, items, buffers(),
-                            [np.int32(reps), np.int32(0)], repeats)
-    if int(out[4][0]) != 0 or int(out[5][threads - 1]) != threads - 1 + reps:
-        raise RuntimeError("the allocation chain overflowed or computed a wrong value")
-    return max(0.0, full.median - zero.median) / reps
 
 
 def one_process(device: str, rounds: int) -> dict:
@@ -59,7 +39,7 @@ def one_process(device: str, rounds: int) -> dict:
     for _ in range(rounds):
         for items in SIZES:
             for groups in GROUPS:
-                figures[f"{items}x{groups}"].append(step(session, items, groups))
+                figures[f"{items}x{groups}"].append(group_allocation_step(session, items, groups))
     return {"device": session.info.name, "figures": figures}
 
 

@@ -614,27 +614,33 @@ def measure_group_allocation(session, repeats: int = 5, reps: int = 32) -> float
     """Seconds an allocation step takes each item of one work group (of up to 256 items) when
     every item allocates at once, as the generated code does (`GROUP_ALLOC`): (T(reps) - T(0))
     / reps, one work group alone on the device, its region's pointer where the runner puts it
-    (`runner_regions`); the mean of `GROUP_ROUNDS` runs."""
+    (`runner_regions`); the mean of `GROUP_ROUNDS` runs (`group_allocation_step`)."""
+    items = min(256, session.info.max_work_group_size)
+    return float(np.mean([group_allocation_step(session, items, 1, repeats, reps)
+                          for _ in range(GROUP_ROUNDS)]))
+
+
+def group_allocation_step(session, items: int, groups: int = 1, repeats: int = 5,
+                          reps: int = 32) -> float:
+    """One run of `GROUP_ALLOC` by `groups` work groups of `items` items at once: seconds a step,
+    (T(reps) - T(0)) / reps, each the median of `repeats` runs; checked."""
     from models.opencl.runner import time_kernel
 
-    items = min(256, session.info.max_work_group_size)
-    words = items * reps * (repeats + 1) + 16  # the runs share the buffers: room for all
+    threads = items * groups
+    words = threads * reps * (repeats + 1) + 16  # the runs share the buffers: room for all
 
     def buffers() -> list:
         return [np.zeros(words, np.int64), *runner_regions(words), np.zeros(1, np.int32),
-                np.zeros(items, np.int64)]
+                np.zeros(threads, np.int64)]
 
-    rounds = []
-    for _ in range(GROUP_ROUNDS):
-        zero, _ = time_kernel(session, GROUP_ALLOC, "group_alloc", items, items, buffers(),
-                              [np.int32(0), np.int32(0)], repeats)
-        full, out = time_kernel(session, GROUP_ALLOC, "group_alloc", items, items, buffers(),
-                                [np.int32(reps), np.int32(0)], repeats)
-        if int(out[4][0]) != 0 or int(out[5][items - 1]) != items - 1 + reps:
-            raise RuntimeError("the work group's allocation chain overflowed or computed a "
-                               "wrong value")
-        rounds.append(max(0.0, full.median - zero.median) / reps)
-    return float(np.mean(rounds))
+    zero, _ = time_kernel(session, GROUP_ALLOC, "group_alloc", threads, items, buffers(),
+                          [np.int32(0), np.int32(0)], repeats)
+    full, out = time_kernel(session, GROUP_ALLOC, "group_alloc", threads, items, buffers(),
+                            [np.int32(reps), np.int32(0)], repeats)
+    if int(out[4][0]) != 0 or int(out[5][threads - 1]) != threads - 1 + reps:
+        raise RuntimeError("the work group's allocation chain overflowed or computed a "
+                           "wrong value")
+    return max(0.0, full.median - zero.median) / reps
 
 
 def measure_allocation_by_unit(session, hops: int = CHASE_HOPS, repeats: int = 5) -> list[float]:
