@@ -12,7 +12,7 @@ from typing import Any
 
 from cli.common import EXIT_OK, SourceHolder, count_argument, graph_size_argument, load_checked
 from graphs.semantics.options import DEFAULT_MAX_GRAPH
-from models.device_profile import GPU_MODES
+from models.device_profile import GPU_MODES, LOCKSTEPS
 
 PROFILE_FORMATS = ("text", "json", "csv", "dot", "trace", "html", "speedscope", "cilkscale")
 """The formats of `hetprof profile --format` (graphs.renderers.RENDERERS' keys)."""
@@ -48,6 +48,10 @@ def _add_model_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--gpu-mode", choices=GPU_MODES,
                         help="GPU memory model: Fig. 9 as written, Nakano's DMM/UMM, or the "
                         "memory hierarchy (sectors, L1/L2, bandwidth ceilings)")
+    parser.add_argument("--lockstep", choices=LOCKSTEPS,
+                        help="how a warp's threads line up where they took different branches: "
+                        "edge by edge as §6.4 steps them, or by program point as a SIMT warp "
+                        "runs each side and reconverges (default: the profile's)")
     parser.add_argument("--warp-width", type=int, help="w, threads per warp")
     parser.add_argument("--work-group-size", type=int, help="threads per work group")
     parser.add_argument("--global-latency", type=float, help="l, cost of a global access")

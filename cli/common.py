@@ -194,7 +194,8 @@ def device_profile(args: argparse.Namespace) -> DeviceProfile:
     gpu_changes = {}
     for option, name in (("warp_width", "warp_width"), ("work_group_size", "work_group_size"),
                          ("global_latency", "global_latency"), ("banks", "banks"),
-                         ("threads_at_once", "threads_at_once"), ("gpu_mode", "mode")):
+                         ("threads_at_once", "threads_at_once"), ("gpu_mode", "mode"),
+                         ("lockstep", "lockstep")):
         value = getattr(args, option, None)
         if value is not None:
             if not isinstance(value, str):

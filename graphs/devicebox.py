@@ -12,6 +12,11 @@ Reconstructed, and why: the paper's paths are "the distinct paths through ℰ↓
 through a graph with several parallel sections multiplies them, so hetprof keeps one phase per
 kernel instead. A `parmap` *inside* a GPU thread (no nested kernels on the GPU) runs sequentially
 within that thread.
+
+Threads that took different sides of a data-dependent branch step edge by edge under the paper's
+rule (§6.4, `gpu.lockstep` "edge"); by program point ("point") a work group's steps are a merge
+of its threads' paths in which a step is one program point, as a SIMT GPU runs a divergent branch
+(`warp_columns`, `group_columns`, `point_steps`).
 """
 
 from __future__ import annotations
@@ -369,6 +374,8 @@ class PhaseCost:
     bound: str = ""  # a stateful model's largest term: "latency", "DRAM bandwidth", ...
     latency: float = 0.0  # a stateful model's latency term: the rounds' lock-step time
     counts: KernelCounts | None = None  # its global words, operations, launches (count_phase)
+    divergent_warps: int = 0  # warps whose threads' paths pass different program points
+    longest_path: int = 0  # the most edges a thread's path has
 
 
 @dataclass(slots=True)
@@ -421,6 +428,22 @@ class DeviceBox:
                 + (f"; kernels bound: {bound}" if bound else ""))
 
 
+    def divergence_note(self, lockstep: str) -> str | None:
+        """Which kernels have warps whose threads took different paths (data-dependent
+        branches or loops), and how many lock-step steps that cost beside their longest path,
+        under the profile's `lockstep` rule (`warp_columns`). None where no warp diverged."""
+        parts = [f"{phase.divergent_warps:,} of {phase.warps:,} warps of the kernel at "
+                 f"{phase.span} ({phase.steps:,} steps for paths of at most "
+                 f"{phase.longest_path:,} edges)"
+                 for phase in self.phases if phase.divergent_warps]
+        if not parts:
+            return None
+        how = ("by program point (each side of a branch in steps of its own)"
+               if lockstep == "point" else "edge by edge (§6.4; --lockstep point steps each side "
+               "of a branch apart, as a SIMT warp runs it)")
+        return "divergent threads, stepped " + how + ": " + "; ".join(parts)
+
+
 def box_model(model: GpuModel, heap_words: int, pushed_words: float = 0) -> GpuModel:
     """The model that prices one device box whose heap (the words it pushes and allocates) is
     `heap_words`, `pushed_words` of them copied in by the host: a stateful model (the cache mode)
@@ -438,7 +461,8 @@ def build_device_box(body: GSub | None, model: GpuModel, parameters: GpuParamete
     """
     box = DeviceBox(mode=model.name)
     phases = body or []
-    moved = _lockstep_layout(phases, parameters.warp_width)
+    moved = _lockstep_layout(phases, parameters.warp_width, parameters.lockstep == "point",
+                             parameters.work_group_size)
     for phase in phases:
         box.phases.append(phase_cost(phase, model, parameters, moved))
     walk = box_walk(box.phases, model)
@@ -473,7 +497,8 @@ _access_of, _address_of, _space_of, _centres_of = (
     attrgetter("access"), attrgetter("address"), attrgetter("space"), attrgetter("centres"))
 
 
-def _lockstep_layout(phases: GSub, width: int) -> dict[int, int]:
+def _lockstep_layout(phases: GSub, width: int, by_point: bool = False,
+                     group: int = 256) -> dict[int, int]:
     """Where a kernel's allocations land on a real GPU.
 
     The evaluator allocates thread after thread, so thread i's words follow thread i-1's. On the
@@ -482,6 +507,11 @@ def _lockstep_layout(phases: GSub, width: int) -> dict[int, int]:
     of every word allocated in a parallel phase that way (old address -> new address); pricing
     moves those words' writes and reads there, so that bank conflicts and address groups see the
     layout the hardware would produce. The paths themselves are left as they are.
+
+    With `by_point` (`gpu.lockstep` "point") the k-th allocations are those of each warp's k-th
+    step that writes, the steps of each work group of `group` threads lined up by program
+    point (`point_steps`): threads on two sides of a branch allocate in separate steps, and
+    after the branch together again.
     """
     # A plain dict unless a template kernel needs the Layout's segments (a dict's own get and
     # `in` are several times faster than a subclass's Python-level ones).
@@ -495,16 +525,34 @@ def _lockstep_layout(phases: GSub, width: int) -> dict[int, int]:
         if isinstance(phase.threads, TemplateThreads):
             next_address = _template_layout(phase.threads, moved, next_address, width)
             continue
-        writes = [[a.address for a in map(_access_of, thread)
-                   if a is not None and a.kind is _WRITE] for thread in phase.threads]
-        # The k-th column holds every thread's k-th write (None for a thread with fewer).
-        for column in zip_longest(*writes):
+        # The k-th column holds every thread's k-th write (None for a thread with fewer); by
+        # program point, every thread's write at its warp's k-th writing step.
+        for column in (_point_write_columns(phase.threads, group) if by_point else
+                       zip_longest(*[[a.address for a in map(_access_of, thread)
+                                      if a is not None and a.kind is _WRITE]
+                                     for thread in phase.threads])):
             for address in column:
                 if address is not None and address not in moved:
                     moved[address] = next_address
                     next_address += 1
             next_address += width - next_address % width if next_address % width else 0
     return moved
+
+
+def _point_write_columns(threads: list[Path], group: int) -> Iterable[list[int]]:
+    """The addresses the threads write, in `_lockstep_layout`'s columns by program point: the
+    k-th column holds, work group after work group, the writes of each group's k-th step
+    (`point_steps`) that has one, in thread order."""
+    steps = []
+    for start in range(0, len(threads), group):
+        members = threads[start:start + group]
+        steps.append([addresses for addresses in
+                      ([a.address for a in (members[lane][j].access for lane, j in step)
+                        if a is not None and a.kind is _WRITE]
+                       for step in point_steps(members))
+                      if addresses])
+    for column in zip_longest(*steps, fillvalue=[]):
+        yield list(chain.from_iterable(column))
 
 
 LAYOUT_DICT_LIMIT = 1 << 16  # a template kernel's writes kept in the layout's dict up to this
@@ -619,6 +667,12 @@ def phase_cost(phase: Phase, model: GpuModel, p: GpuParameters,
     common = set.intersection(*map(set, stacks)) if stacks else set()
     cost.centres = tuple(sorted(common))
     cost.counts = count_phase(phase, p)
+    if phase.parallel and not isinstance(threads, TemplateThreads) and threads:
+        cost.longest_path = max(map(len, threads))
+        cost.divergent_warps = sum(
+            1 for i in range(0, len(threads), width)
+            if len(set(map(len, threads[i:i + width]))) > 1
+            or not _same_points(threads[i:i + width]))
     return cost
 
 
@@ -689,8 +743,8 @@ def group_time(members: list[Path], model: GpuModel, p: GpuParameters, cost: Pha
     if model.stateful:
         return _stateful_group_time(members, model, p, cost, record, moved, groups)
     width = p.warp_width
-    warps = [list(_columns(members[i:i + width])) for i in range(0, len(members), width)]
-    length = max(map(len, members), default=0)
+    warps = group_columns(members, width, p.lockstep == "point")
+    length = max(map(len, warps), default=0)
     time = 0.0
     conflicts = broadcasts = multicasts = 0
     degree = cost.conflict_degree_max
@@ -915,8 +969,8 @@ def _stateful_group_time(members: list[Path], model: GpuModel, p: GpuParameters,
     since a step's cost depends on what the group touched before it."""
     width = p.warp_width
     state = model.new_group(groups)  # type: ignore[attr-defined]
-    warps = [list(_columns(members[i:i + width])) for i in range(0, len(members), width)]
-    length = max(map(len, members), default=0)
+    warps = group_columns(members, width, p.lockstep == "point")
+    length = max(map(len, warps), default=0)
     time = 0.0
     for j in range(length):
         warp_steps: list[StepCost] = []
@@ -1018,11 +1072,95 @@ def _group_addresses(threads: TemplateThreads, j: int, address: Any, start: int,
     return [moved.get(a, a) for a in addresses.tolist()]
 
 
-def _columns(warp: list[Path]) -> Iterable[Sequence[PathEdge]]:
-    """The edges a warp's running threads take at each lock-step step, step after step."""
-    if len(set(map(len, warp))) == 1:
-        return zip(*warp, strict=True)
-    return ([e for e in column if e is not None] for column in zip_longest(*warp))
+def warp_columns(warp: list[Path], by_point: bool = False) -> list[Sequence[PathEdge]]:
+    """The edges a warp's running threads take at each lock-step step, step after step.
+
+    By default (`by_point` False, the profile's `gpu.lockstep` "edge") the j-th step is every
+    running thread's j-th edge, as §6.4 steps a warp box (W_i^j holds the j-th node of each of
+    its paths; a thread whose path ended is dead, Fig. 8's footnote 11). Threads that took
+    different sides of a data-dependent branch are then out of step for the rest of the kernel:
+    one's write can fall beside another's read, and each such step is priced as both.
+
+    With `by_point` ("point"), a step is a program point, as a SIMT warp runs code: where the
+    threads' paths differ, the warp runs each side with the other threads masked off and
+    reconverges after them (`point_steps`). Where every thread's path passes the same program
+    points (the same edges' spans in the same order) both give the same steps."""
+    return group_columns(warp, len(warp) or 1, by_point)[0] if warp else []
+
+
+def group_columns(members: list[Path], width: int,
+                  by_point: bool = False) -> list[list[Sequence[PathEdge]]]:
+    """`warp_columns` of each warp of a work group (`members`, `width` threads a warp), in the
+    lock-step in which Fig. 8 steps the group's warps: edge by edge, step j of every warp is its
+    j-th; by program point, the whole group's paths are merged (`point_steps`), so that step j
+    of every warp is the same program point, and a warp none of whose threads is there sits it
+    out (an empty column)."""
+    warps = [members[i:i + width] for i in range(0, len(members), width)]
+    if not by_point or (len(set(map(len, members))) == 1 and _same_points(members)):
+        return [list(zip(*warp, strict=True)) if len(set(map(len, warp))) == 1 else
+                [[e for e in column if e is not None] for column in zip_longest(*warp)]
+                for warp in warps]
+    steps = point_steps(members)
+    columns: list[list[Sequence[PathEdge]]] = [[] for _ in warps]
+    for step in steps:
+        per_warp: list[list[PathEdge]] = [[] for _ in warps]
+        for lane, j in step:
+            per_warp[lane // width].append(members[lane][j])
+        for w, column in enumerate(per_warp):
+            columns[w].append(column)
+    return columns
+
+
+_span_of = attrgetter("span")
+
+
+def _same_points(paths: list[Path]) -> bool:
+    """Whether every one of `paths` passes the same program points (its edges' spans) in order.
+    (A list compares its items by identity first: the spans are the syntax tree's own.)"""
+    first = list(map(_span_of, paths[0]))
+    return all(list(map(_span_of, path)) == first for path in paths[1:])
+
+
+def point_steps(paths: list[Path]) -> list[list[tuple[int, int]]]:
+    """The lock-step steps of `paths` by program point, each a list of (thread, edge index) in
+    thread order: a merge of the paths in which an edge of one thread shares a step with another
+    thread's edge of the same program point (span) where the two paths line up, and every other
+    edge is a step of its own threads.
+
+    The threads are grouped by their sequence of program points; the sequences are merged one
+    after another, the most common first, each lined up with the merge so far by
+    `difflib.SequenceMatcher` (longest matching runs: the common code before, between and after
+    the differing branches, and a loop's shared iterations). A run of one sequence that matches
+    nothing becomes steps of its own after the merge's unmatched run at that place: the threads
+    run one side of a branch and then the other. A thread's edges keep their order.
+
+    Reconstructed: §6.4 steps the paths edge by edge (W_i^j); this is how a SIMT GPU runs a
+    divergent branch (each side with the other threads masked off, reconverging after it), which
+    the paper's rule does not model."""
+    from difflib import SequenceMatcher
+
+    lanes_of: dict[tuple[int, ...], list[int]] = {}
+    for lane, path in enumerate(paths):
+        lanes_of.setdefault(tuple(map(id, map(_span_of, path))), []).append(lane)
+    ordered = sorted(lanes_of.items(), key=lambda item: (-len(item[1]), item[1][0]))
+    points: list[int] = list(ordered[0][0])
+    slots: list[list[tuple[int, int]]] = [[(lane, j) for lane in ordered[0][1]]
+                                          for j in range(len(points))]
+    for key, lanes in ordered[1:]:
+        merged_points: list[int] = []
+        merged: list[list[tuple[int, int]]] = []
+        matcher = SequenceMatcher(None, points, key, autojunk=False)
+        for tag, i1, i2, j1, j2 in matcher.get_opcodes():
+            merged_points.extend(points[i1:i2])
+            merged.extend(slots[i1:i2])
+            if tag == "equal":
+                for slot, j in zip(slots[i1:i2], range(j1, j2), strict=True):
+                    slot.extend((lane, j) for lane in lanes)
+                continue
+            merged_points.extend(key[j1:j2])
+            merged.extend([(lane, j) for lane in lanes] for j in range(j1, j2))
+        points, slots = merged_points, merged
+    return [sorted(slot) for slot in slots]
 
 
 def step_key(accesses: list[MemoryAccess], others: list[float], p: GpuParameters,

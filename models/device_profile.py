@@ -35,7 +35,8 @@ Schema (all numbers finite, non-negative and at most 10^15; see docs/device-prof
               "threads_per_compute_unit",
               "l2_bytes_per_s" (0 = no L2 ceiling), "walk_16", "_21", "_24", "_26", "_27",
               "_28", "_30" (the first kernel after a copy of a 2^k-byte heap: its page walks),
-              "copy_step" (the first kernel after data was copied in: beyond its launch)},
+              "copy_step" (the first kernel after data was copied in: beyond its launch),
+              "lockstep": "edge" | "point" (how a warp's divergent lanes line up)},
       "allocation": {"latency": Δa(0), "per_word": slope of Δa(n)},
       "transfer": {"host_to_device": {"latency": .., "words_per_unit": .., "pieces": [..]},
                    "device_to_host": {...}},
@@ -62,6 +63,7 @@ from typing import Any
 from profiler.errors import ProfileError
 
 GPU_MODES = ("paper", "dmm", "cache")
+LOCKSTEPS = ("edge", "point")  # how a warp's threads line up in lock-step (graphs/devicebox.py)
 CPU_READS = ("pattern", "uniform")  # how the CPU prices an indexing site's read (models/cpu.py)
 WALK_BYTES = (16, 21, 24, 26, 27, 28, 30)  # log2 of the heaps whose page walks are measured
 RULES = ("calibrated", "paper")
@@ -193,6 +195,10 @@ class GpuParameters:
     # once to a device box that pushes words and launches a kernel (`gpu_cache.CacheGpu.walk`).
     # 0: not measured, none charged.
     copy_step: float = 0.0
+    # How the lanes of a warp line up step by step where their paths differ (graphs/devicebox.py's
+    # `warp_columns`): "edge", edge by edge as §6.4 steps them (the paper's); "point", by program
+    # point, as a SIMT warp runs divergent branches one after the other and reconverges after them.
+    lockstep: str = "edge"
 
     @property
     def unit_seconds(self) -> float:
@@ -306,6 +312,9 @@ def profile_from_json(data: Any, where: str = "profile") -> DeviceProfile:
     if gpu.mode not in GPU_MODES:
         raise ProfileError(f"{where}: field 'gpu.mode' must be one of {', '.join(GPU_MODES)}, "
                            f"not {gpu.mode!r}")
+    if gpu.lockstep not in LOCKSTEPS:
+        raise ProfileError(f"{where}: field 'gpu.lockstep' must be one of "
+                           f"{', '.join(LOCKSTEPS)}, not {_shown(gpu.lockstep)}")
     for name_ in ("warp_width", "work_group_size", "banks", "threads_at_once", "staging_overlap",
                   "sector_bytes", "line_bytes", "threads_per_compute_unit"):
         if getattr(gpu, name_) < 1:

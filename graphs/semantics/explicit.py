@@ -1140,6 +1140,9 @@ class Evaluator:
         memory = box.memory_note(self.profile.gpu.sector_bytes)
         if memory:
             notes.append(memory)
+        divergence = box.divergence_note(self.profile.gpu.lockstep)
+        if divergence:
+            notes.append(divergence)
         walk = sum(phase.walk for phase in box.phases)
         if walk:
             stepped = getattr(model, "copied", False) and self.profile.gpu.copy_step > 0

@@ -12,6 +12,8 @@ Two rule sets (`RULES`):
   machine-level choices here, in one place; the evaluators read `paper` for the rules':
   * Fig. 9's GPU costs (`gpu_mode` "paper"), with no kernel launch and no atomic cost (the paper
     has neither: a device box costs its longest path, §6.4);
+  * a warp's threads step edge by edge (§6.4's W_i^j, `gpu.lockstep` "edge"), also where they
+    took different sides of a branch;
   * NoExpandWE (Fig. 9): a region that fills up on the GPU is an error;
   * allocation moves ap by |v| + 1 (Fig. 3 and Fig. 9 both write ap + |v| + 1);
   * parmap applies f to each element, `f e_i` by the application rule (Fig. 6): the closure's
@@ -75,7 +77,7 @@ class EvaluationOptions:
             raise ParameterError(f"the paper's rules price the GPU by Fig. 9 (GPU mode paper), "
                                  f"not {self.gpu_mode!r}")
         object.__setattr__(self, "profile", self.profile.with_gpu(mode="paper", launch=0.0,
-                                                                   atomic=0.0))
+                                                                   atomic=0.0, lockstep="edge"))
         object.__setattr__(self, "gpu_mode", "paper")
         object.__setattr__(self, "grow_gpu_regions", False)
 
