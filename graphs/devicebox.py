@@ -1130,37 +1130,64 @@ def point_steps(paths: list[Path]) -> list[list[tuple[int, int]]]:
     The threads are grouped by their sequence of program points; the sequences are merged one
     after another, the most common first, each lined up with the merge so far by
     `difflib.SequenceMatcher` (longest matching runs: the common code before, between and after
-    the differing branches, and a loop's shared iterations). A run of one sequence that matches
-    nothing becomes steps of its own after the merge's unmatched run at that place: the threads
-    run one side of a branch and then the other. A thread's edges keep their order.
+    the differing branches, and a loop's shared iterations). Where the two differ:
+    - runs of the same length whose edges are of the same kinds in the same order (the two
+      sides of a branch that differ only in what they compute with: `if c then 1 else 0`, a
+      tail call with other arguments) share steps, edge by edge: a compiler makes such a branch
+      one instruction stream with a select (LLVM's if-conversion, and its hoisting and sinking
+      of the instructions both sides share);
+    - any other run becomes steps of its own threads, after the merge's run at that place: the
+      warp runs one side of the branch with the other threads masked off, then the other side,
+      and reconverges after it.
+    A thread's edges keep their order.
 
     Reconstructed: §6.4 steps the paths edge by edge (W_i^j); this is how a SIMT GPU runs a
-    divergent branch (each side with the other threads masked off, reconverging after it), which
-    the paper's rule does not model."""
+    divergent branch, which the paper's rule does not model."""
     from difflib import SequenceMatcher
 
-    lanes_of: dict[tuple[int, ...], list[int]] = {}
+    lanes_of: dict[tuple, list[int]] = {}
     for lane, path in enumerate(paths):
-        lanes_of.setdefault(tuple(map(id, map(_span_of, path))), []).append(lane)
+        lanes_of.setdefault(tuple(map(_point_of, path)), []).append(lane)
     ordered = sorted(lanes_of.items(), key=lambda item: (-len(item[1]), item[1][0]))
-    points: list[int] = list(ordered[0][0])
-    slots: list[list[tuple[int, int]]] = [[(lane, j) for lane in ordered[0][1]]
+    first = ordered[0][1]
+    points: list[tuple] = list(ordered[0][0])
+    shapes = list(map(_shape_of, paths[first[0]]))
+    slots: list[list[tuple[int, int]]] = [[(lane, j) for lane in first]
                                           for j in range(len(points))]
     for key, lanes in ordered[1:]:
-        merged_points: list[int] = []
+        key_shapes = list(map(_shape_of, paths[lanes[0]]))
+        merged_points: list[tuple] = []
+        merged_shapes: list[tuple] = []
         merged: list[list[tuple[int, int]]] = []
         matcher = SequenceMatcher(None, points, key, autojunk=False)
         for tag, i1, i2, j1, j2 in matcher.get_opcodes():
             merged_points.extend(points[i1:i2])
+            merged_shapes.extend(shapes[i1:i2])
             merged.extend(slots[i1:i2])
-            if tag == "equal":
+            if tag == "equal" or (i2 - i1 == j2 - j1 and shapes[i1:i2] == key_shapes[j1:j2]):
                 for slot, j in zip(slots[i1:i2], range(j1, j2), strict=True):
                     slot.extend((lane, j) for lane in lanes)
                 continue
             merged_points.extend(key[j1:j2])
+            merged_shapes.extend(key_shapes[j1:j2])
             merged.extend([(lane, j) for lane in lanes] for j in range(j1, j2))
-        points, slots = merged_points, merged
+        points, shapes, slots = merged_points, merged_shapes, merged
     return [sorted(slot) for slot in slots]
+
+
+def _shape_of(edge: PathEdge) -> tuple:
+    """What an edge does, apart from its program point and its address: its kind, whether it
+    reads or writes, and its weight."""
+    access = edge.access
+    return (edge.kind, access.kind if access is not None else None, edge.weight)
+
+
+def _point_of(edge: PathEdge) -> tuple:
+    """An edge's program point: the syntax node that made it (its span, the tree's own object)
+    and what it does there (a binary operation's node makes a sequencing edge, reads and a
+    write)."""
+    access = edge.access
+    return (id(edge.span), edge.kind, access.kind if access is not None else None)
 
 
 def step_key(accesses: list[MemoryAccess], others: list[float], p: GpuParameters,

@@ -24,8 +24,13 @@ from profiler.syntax import Span
 SPANS = [Span("t.lg", 1, column, 1, column + 1) for column in range(1, 9)]
 
 
-def edge(point: int, lane: int = 0) -> PathEdge:
-    return PathEdge(EdgeKind.OP, 1.0 + lane, span=SPANS[point])
+def edge(point: int, lane: int = 0, kind: EdgeKind = EdgeKind.OP) -> PathEdge:
+    """An edge of program point `point` (a span) in thread `lane` (kept in its cost centres)."""
+    return PathEdge(kind, 1.0, span=SPANS[point], centres=(str(lane),))
+
+
+def lane_of(e: PathEdge) -> int:
+    return int(e.centres[0])
 
 
 def test_a_warp_steps_divergent_threads_edge_by_edge_or_by_program_point():
@@ -53,23 +58,40 @@ def test_a_loop_that_some_threads_run_longer_keeps_their_extra_iterations_apart(
 
 
 program_points = st.lists(st.integers(0, 7), min_size=0, max_size=12)
+KINDS = [EdgeKind.OP, EdgeKind.SEQ]
 
 
 @settings(max_examples=200, deadline=None)
 @given(st.lists(program_points, min_size=1, max_size=6))
-def test_by_program_point_every_edge_runs_once_in_order_at_a_step_of_its_own_point(lanes):
-    paths = [[edge(point, lane) for point in points] for lane, points in enumerate(lanes)]
+def test_by_program_point_every_edge_runs_once_in_order_in_a_step_of_its_own_shape(lanes):
+    # points 0, 2, 4, 6 make OP edges and 1, 3, 5, 7 SEQ edges: runs of other points of the same
+    # kinds may share steps (a branch's two sides that a compiler makes one stream)
+    paths = [[edge(point, lane, KINDS[point % 2]) for point in points]
+             for lane, points in enumerate(lanes)]
     columns = warp_columns(paths, by_point=True)
     seen: dict[int, list[PathEdge]] = {lane: [] for lane in range(len(paths))}
     for column in columns:
-        assert column and len({e.span for e in column}) == 1  # one program point a step
-        lanes_here = [int(e.weight) - 1 for e in column]
+        assert column and len({e.kind for e in column}) == 1  # one shape a step
+        lanes_here = [lane_of(e) for e in column]
         assert lanes_here == sorted(set(lanes_here))  # each thread at most once, in lane order
         for e in column:
-            seen[int(e.weight) - 1].append(e)
+            seen[lane_of(e)].append(e)
     assert all(seen[lane] == path for lane, path in enumerate(paths))
+    assert len(columns) >= max(map(len, paths))
     if all(points == lanes[0] for points in lanes):  # no divergence: the paper's steps
         assert [list(c) for c in columns] == [list(c) for c in warp_columns(paths)]
+
+
+def test_the_two_sides_of_a_branch_of_one_shape_share_steps_by_program_point():
+    # lane 0 runs points 1, 3 and lane 1 points 5, 7 (OP, SEQ both): a select, not a branch
+    first = [edge(0), edge(1), edge(3, 0, EdgeKind.SEQ), edge(4)]
+    second = [edge(0, 1), edge(5, 1), edge(7, 1, EdgeKind.SEQ), edge(4, 1)]
+    columns = warp_columns([first, second], by_point=True)
+    assert [[lane_of(e) for e in c] for c in columns] == [[0, 1]] * 4
+    # sides of other shapes run apart
+    other = [edge(0, 1), edge(5, 1, EdgeKind.SEQ), edge(7, 1), edge(4, 1)]
+    columns = warp_columns([first, other], by_point=True)
+    assert [[lane_of(e) for e in c] for c in columns] == [[0, 1], [0], [0], [1], [1], [0, 1]]
 
 
 DIVERGENT = """param n : int = 32
@@ -171,25 +193,20 @@ def test_an_on_notes_its_divergent_warps_and_the_steps_they_cost():
 SAME_COST = DIVERGENT.replace("then 0.0 - 1.0 else 1.0", "then 1.0 - 0.5 else 2.0 - 0.5")
 
 
-def test_a_branch_of_equal_sides_is_one_template_edge_by_edge_and_explicit_by_program_point():
+def test_a_branch_of_equal_sides_is_one_stream_under_both_rules_and_the_symbolic_profile():
     """The symbolic profile prices a kernel as one thread template: a thread-dependent branch
-    whose sides cost alike is one side's cost. By program point a warp runs both sides, so the
-    symbolic profile refuses (the caller evaluates explicitly) and says why."""
-    from graphs.semantics.irregular import NotRegular
+    whose sides cost alike is one side's cost. By program point such sides share their steps
+    too (a select), so the symbolic profile equals the explicit one under both rules."""
     from graphs.symbolic_profile import symbolic_profile
     from profiler.checker import check_program
     from profiler.parser import parse
 
     checked = check_program(parse(SAME_COST, "test.lg"))
-    edge_profile = symbolic_profile(checked, EvaluationOptions(), {"n": 64})
-    explicit_edge = run(SAME_COST, {"n": 64})
-    assert edge_profile.at({"n": 64})["on"][0]["kernel"] == pytest.approx(
-        explicit_edge.ons[0].info.kernel)
-    point = EvaluationOptions(profile=DeviceProfile().with_gpu(lockstep="point"))
-    with pytest.raises(NotRegular, match="threads of one warp may take different ways") as raised:
-        symbolic_profile(checked, point, {"n": 64})
-    assert str(raised.value.span) == "test.lg:5:22"
-    explicit_point = run(SAME_COST, {"n": 64}, profile=point.profile)
-    # each side is six edges (its two literals, a sequencing edge, the subtraction's two reads
-    # and its write); the warp runs the second after the first
-    assert explicit_point.ons[0].box.phases[3].steps == explicit_edge.ons[0].box.phases[3].steps + 6
+    for lockstep in ("edge", "point"):
+        options = EvaluationOptions(profile=DeviceProfile().with_gpu(lockstep=lockstep))
+        symbolic = symbolic_profile(checked, options, {"n": 64}).at({"n": 64})["on"][0]["kernel"]
+        explicit = run(SAME_COST, {"n": 64}, profile=options.profile)
+        assert symbolic == pytest.approx(explicit.ons[0].info.kernel)
+        # each side is six edges (its two literals, a sequencing edge, the subtraction's two
+        # reads and its write), run as one: 17 edges before, 6, then 5 after
+        assert explicit.ons[0].box.phases[3].steps == 28

@@ -1090,12 +1090,6 @@ class SymbolicEvaluator:
         if not _same_cost(c_then, c_else) or not _same_regions(after_then, self._save()):
             raise NotRegular("a branch whose two sides cost differently, taken by some threads "
                              "and not others (data-dependent control flow)", span)
-        if (self.profile.gpu.lockstep == "point" and world is World.GPU
-                and self.thread_var is not None and _has_edges(c_then)):
-            # graphs.devicebox.point_steps: a warp whose threads go both ways runs each side in
-            # steps of its own, which one thread template for the whole kernel cannot price.
-            raise NotRegular("a branch that threads of one warp may take different ways: under "
-                             "gpu.lockstep point its two sides run one after the other", span)
         value = _join_values(v_then, v_else, decided)
         return value, self._op_into(world, c1, c_then)
 
@@ -1868,12 +1862,6 @@ def _same_cost(a, b) -> bool:
     if isinstance(a, CostSummary):
         return isinstance(b, CostSummary) and a.same(b)
     return _paths_key(a) == _paths_key(b)
-
-
-def _has_edges(paths) -> bool:
-    """Whether GPU cost paths (a list of phases and phase loops) hold any edge."""
-    return any(_has_edges(phase.phases) if isinstance(phase, SPhaseLoop) else bool(phase.path)
-               for phase in paths or ())
 
 
 def _paths_key(paths) -> tuple:
