@@ -1124,18 +1124,18 @@ def _same_points(paths: list[Path]) -> bool:
 def point_steps(paths: list[Path]) -> list[list[tuple[int, int]]]:
     """The lock-step steps of `paths` by program point, each a list of (thread, edge index) in
     thread order: a merge of the paths in which an edge of one thread shares a step with another
-    thread's edge of the same program point (span) where the two paths line up, and every other
-    edge is a step of its own threads.
+    thread's edge of the same program point where the two paths line up, and every other edge is
+    a step of its own threads.
 
-    The threads are grouped by their sequence of program points; the sequences are merged one
-    after another, the most common first, each lined up with the merge so far by
-    `difflib.SequenceMatcher` (longest matching runs: the common code before, between and after
-    the differing branches, and a loop's shared iterations). Where the two differ:
-    - runs of the same length whose edges are of the same kinds in the same order (the two
-      sides of a branch that differ only in what they compute with: `if c then 1 else 0`, a
-      tail call with other arguments) share steps, edge by edge: a compiler makes such a branch
-      one instruction stream with a select (LLVM's if-conversion, and its hoisting and sinking
-      of the instructions both sides share);
+    The threads are grouped by their sequence of program points (`_point_of`); the sequences are
+    merged one after another, the most common first, each lined up with the merge so far by a
+    shortest edit script (`_aligned`): the common code before, between and after the differing
+    branches, and a loop's shared iterations, line up. Where the two differ:
+    - runs of the same length whose edges do the same things in the same order (`_shape_of`:
+      the two sides of a branch that differ only in what they compute with, `if c then 1 else
+      0`, a tail call with other arguments) share steps, edge by edge: a compiler makes such a
+      branch one instruction stream with a select (LLVM's if-conversion, and its hoisting and
+      sinking of the instructions both sides share);
     - any other run becomes steps of its own threads, after the merge's run at that place: the
       warp runs one side of the branch with the other threads masked off, then the other side,
       and reconverges after it.
@@ -1143,8 +1143,6 @@ def point_steps(paths: list[Path]) -> list[list[tuple[int, int]]]:
 
     Reconstructed: §6.4 steps the paths edge by edge (W_i^j); this is how a SIMT GPU runs a
     divergent branch, which the paper's rule does not model."""
-    from difflib import SequenceMatcher
-
     lanes_of: dict[tuple, list[int]] = {}
     for lane, path in enumerate(paths):
         lanes_of.setdefault(tuple(map(_point_of, path)), []).append(lane)
@@ -1159,12 +1157,11 @@ def point_steps(paths: list[Path]) -> list[list[tuple[int, int]]]:
         merged_points: list[tuple] = []
         merged_shapes: list[tuple] = []
         merged: list[list[tuple[int, int]]] = []
-        matcher = SequenceMatcher(None, points, key, autojunk=False)
-        for tag, i1, i2, j1, j2 in matcher.get_opcodes():
+        for equal, i1, i2, j1, j2 in _aligned(points, list(key)):
             merged_points.extend(points[i1:i2])
             merged_shapes.extend(shapes[i1:i2])
             merged.extend(slots[i1:i2])
-            if tag == "equal" or (i2 - i1 == j2 - j1 and shapes[i1:i2] == key_shapes[j1:j2]):
+            if equal or (i2 - i1 == j2 - j1 and shapes[i1:i2] == key_shapes[j1:j2]):
                 for slot, j in zip(slots[i1:i2], range(j1, j2), strict=True):
                     slot.extend((lane, j) for lane in lanes)
                 continue
@@ -1173,6 +1170,94 @@ def point_steps(paths: list[Path]) -> list[list[tuple[int, int]]]:
             merged.extend([(lane, j) for lane in lanes] for j in range(j1, j2))
         points, shapes, slots = merged_points, merged_shapes, merged
     return [sorted(slot) for slot in slots]
+
+
+def _aligned(a: list, b: list) -> list[tuple[bool, int, int, int, int]]:
+    """`a` and `b` lined up by a shortest edit script (Myers, "An O(ND) difference algorithm",
+    1986): runs (equal, i1, i2, j1, j2), in order, where a[i1:i2] == b[j1:j2] if `equal`, and
+    otherwise a[i1:i2] is what `a` has there instead of b[j1:j2] (either may be empty). A common
+    prefix and suffix are taken off first. A shortest script keeps a loop's iterations in step:
+    lining up by the longest common run instead (difflib) would shift a loop whose every
+    iteration looks alike by one iteration, where the paths differ in one side of a branch."""
+    n, m = len(a), len(b)
+    start = 0
+    while start < n and start < m and a[start] == b[start]:
+        start += 1
+    end = 0
+    while end < n - start and end < m - start and a[n - 1 - end] == b[m - 1 - end]:
+        end += 1
+    runs: list[tuple[bool, int, int, int, int]] = []
+    if start:
+        runs.append((True, 0, start, 0, start))
+    runs.extend(_myers_runs(a, b, start, n - end, start, m - end))
+    if end:
+        runs.append((True, n - end, n, m - end, m))
+    return runs
+
+
+def _myers_runs(a: list, b: list, a0: int, a1: int, b0: int,
+                b1: int) -> list[tuple[bool, int, int, int, int]]:
+    """`_aligned`'s runs for a[a0:a1] against b[b0:b1], by Myers's greedy search for the
+    furthest-reaching paths of each edit distance, then back along the one that arrived."""
+    n, m = a1 - a0, b1 - b0
+    if not n or not m:
+        return [(False, a0, a1, b0, b1)] if n or m else []
+    offset = n + m + 1
+    v = [0] * (2 * offset + 1)
+    trace: list[list[int]] = []
+    found = -1
+    for d in range(n + m + 1):
+        trace.append(v[offset - d - 1:offset + d + 2])
+        for k in range(-d, d + 1, 2):
+            if k == -d or (k != d and v[offset + k - 1] < v[offset + k + 1]):
+                x = v[offset + k + 1]
+            else:
+                x = v[offset + k - 1] + 1
+            y = x - k
+            while x < n and y < m and a[a0 + x] == b[b0 + y]:
+                x += 1
+                y += 1
+            v[offset + k] = x
+            if x >= n and y >= m:
+                found = d
+                break
+        if found >= 0:
+            break
+    # Back from (n, m): each round d moved from a diagonal of round d - 1 by one edit, then
+    # along its diagonal (equal items).
+    equal_pairs: list[tuple[int, int]] = []
+    x, y = n, m
+    for d in range(found, 0, -1):
+        before = trace[d]  # v as round d found it: diagonals -d - 1 .. d + 1
+        k = x - y
+        if k == -d or (k != d and before[k - 1 + d + 1] < before[k + 1 + d + 1]):
+            previous_k = k + 1
+        else:
+            previous_k = k - 1
+        previous_x = before[previous_k + d + 1]
+        previous_y = previous_x - previous_k
+        while x > previous_x and y > previous_y:  # the snake, back to just after the edit
+            x, y = x - 1, y - 1
+            equal_pairs.append((x, y))
+        x, y = previous_x, previous_y
+    while x > 0 and y > 0:
+        x, y = x - 1, y - 1
+        equal_pairs.append((x, y))
+    equal_pairs.reverse()
+    runs: list[tuple[bool, int, int, int, int]] = []
+    i = j = 0
+    for x, y in equal_pairs:
+        if (x, y) != (i, j):
+            runs.append((False, a0 + i, a0 + x, b0 + j, b0 + y))
+        if runs and runs[-1][0] and runs[-1][2] == a0 + x and runs[-1][4] == b0 + y:
+            last = runs[-1]
+            runs[-1] = (True, last[1], last[2] + 1, last[3], last[4] + 1)
+        else:
+            runs.append((True, a0 + x, a0 + x + 1, b0 + y, b0 + y + 1))
+        i, j = x + 1, y + 1
+    if (i, j) != (n, m):
+        runs.append((False, a0 + i, a0 + n, b0 + j, b0 + m))
+    return runs
 
 
 def _shape_of(edge: PathEdge) -> tuple:

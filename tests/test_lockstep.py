@@ -210,3 +210,49 @@ def test_a_branch_of_equal_sides_is_one_stream_under_both_rules_and_the_symbolic
         # each side is six edges (its two literals, a sequencing edge, the subtraction's two
         # reads and its write), run as one: 17 edges before, 6, then 5 after
         assert explicit.ons[0].box.phases[3].steps == 28
+
+
+def _longest_common_subsequence(a: list, b: list) -> int:
+    table = [[0] * (len(b) + 1) for _ in range(len(a) + 1)]
+    for i in range(len(a) - 1, -1, -1):
+        for j in range(len(b) - 1, -1, -1):
+            table[i][j] = (table[i + 1][j + 1] + 1 if a[i] == b[j]
+                           else max(table[i + 1][j], table[i][j + 1]))
+    return table[0][0]
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.integers(0, 3), max_size=14), st.lists(st.integers(0, 3), max_size=14))
+def test_two_paths_line_up_by_a_shortest_edit_script(a, b):
+    """`_aligned` covers both sequences in order, and its equal runs are a longest common
+    subsequence (Myers's script is a shortest one)."""
+    from graphs.devicebox import _aligned
+
+    i = j = common = 0
+    for equal, i1, i2, j1, j2 in _aligned(a, b):
+        assert (i1, j1) == (i, j) and i2 >= i1 and j2 >= j1
+        if equal:
+            assert a[i1:i2] == b[j1:j2]
+            common += i2 - i1
+        i, j = i2, j2
+    assert (i, j) == (len(a), len(b))
+    assert common == _longest_common_subsequence(a, b)
+
+
+def test_a_loop_whose_iterations_look_alike_stays_in_step_where_one_side_differs():
+    """Three iterations of points 1, 2 and a branch side: lane 0 takes side 3 (two edges) in the
+    first, lane 1 in the last, side 5 (one edge) otherwise. A longest-common-run alignment would
+    shift lane 1 by an iteration; the shortest edit script keeps the iterations together and runs
+    each differing side apart."""
+    def path(lane, sides):
+        edges = [edge(0, lane)]
+        for side in sides:
+            edges += [edge(1, lane), edge(2, lane)]
+            edges += [edge(3, lane), edge(4, lane, EdgeKind.SEQ)] if side else [edge(5, lane)]
+        return edges + [edge(6, lane)]
+
+    columns = warp_columns([path(0, [1, 0, 0]), path(1, [0, 0, 1])], by_point=True)
+    assert [[lane_of(e) for e in c] for c in columns] == (
+        [[0, 1]] + [[0, 1]] * 2 + [[0], [0], [1]]
+        + [[0, 1]] * 3
+        + [[0, 1]] * 2 + [[0], [1], [1]] + [[0, 1]])
