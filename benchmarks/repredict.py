@@ -9,7 +9,7 @@ predictions kept, the kernel's replaced), its CPU part, and so the placements.
 Each report is rewritten into OUT_DIR under its own name, re-predicted exactly as `validate`
 predicts (symbolic profiles where the program is regular, else the explicit evaluation;
 models/opencl/validate.py), its summary recomputed, and a `repredicted` note added (the profile,
-and when). Programs are looked up by name in benchmarks/suite/ and examples/.
+and when). Programs are looked up by name in benchmarks/suite/, benchmarks/divergence/ and examples/.
 """
 
 from __future__ import annotations
@@ -39,10 +39,10 @@ from profiler.parser import parse  # noqa: E402
 
 
 def program_path(name: str) -> Path:
-    for folder in (ROOT / "benchmarks" / "suite", ROOT / "examples"):
+    for folder in (ROOT / "benchmarks" / "suite", ROOT / "benchmarks" / "divergence", ROOT / "examples"):
         if (folder / f"{name}.lg").exists():
             return folder / f"{name}.lg"
-    raise SystemExit(f"no program {name}.lg in benchmarks/suite or examples")
+    raise SystemExit(f"no program {name}.lg in benchmarks/suite, benchmarks/divergence or examples")
 
 
 def predictions(name: str, n: int, profile, mode: str, processors: int) -> list:

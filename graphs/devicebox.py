@@ -427,7 +427,6 @@ class DeviceBox:
                 f"{total.atomics:,}; at least {total.footprint * sector_bytes:,} bytes from DRAM"
                 + (f"; kernels bound: {bound}" if bound else ""))
 
-
     def divergence_note(self, lockstep: str) -> str | None:
         """Which kernels have warps whose threads took different paths (data-dependent
         branches or loops), and how many lock-step steps that cost beside their longest path,
@@ -508,8 +507,8 @@ def _lockstep_layout(phases: GSub, width: int, by_point: bool = False,
     moves those words' writes and reads there, so that bank conflicts and address groups see the
     layout the hardware would produce. The paths themselves are left as they are.
 
-    With `by_point` (`gpu.lockstep` "point") the k-th allocations are those of each warp's k-th
-    step that writes, the steps of each work group of `group` threads lined up by program
+    With `by_point` (`gpu.lockstep` "point") the k-th allocations are those of each work
+    group's k-th step that writes, the steps of a group of `group` threads lined up by program
     point (`point_steps`): threads on two sides of a branch allocate in separate steps, and
     after the branch together again.
     """
