@@ -18,7 +18,7 @@ from hypothesis import strategies as st
 import graphs.semantics.explicit
 from graphs.semantics.explicit import evaluate
 from graphs.semantics.options import EvaluationOptions
-from models.device_profile import PAPER_PROFILE
+from models.device_profile import PAPER_PROFILE, DeviceProfile
 from profiler.checker import check_program
 from profiler.errors import EvaluationError
 from profiler.parser import parse
@@ -104,6 +104,31 @@ def test_cpu_work_does_not_depend_on_the_gpu_mode(program):
     assert paper.render_value(ALL_ELEMENTS) == dmm.render_value(ALL_ELEMENTS)
     assert paper.graph.work() == dmm.graph.work()
     assert paper.graph.span() == dmm.graph.span()
+
+
+@PROPERTY_SETTINGS
+@given(well_typed_programs())
+def test_lockstep_by_program_point_keeps_values_work_and_uniform_kernels(program):
+    """`gpu.lockstep` "point" only lines up divergent threads otherwise: the value, the threads'
+    work and every kernel whose warps do not diverge are as edge by edge; a divergent kernel
+    takes at least as many steps as its longest path."""
+    note(pretty(program))
+    checked = check_program(program)
+    edge = evaluate(checked, {})
+    point = evaluate(checked, {}, EvaluationOptions(
+        profile=DeviceProfile().with_gpu(lockstep="point")))
+    assert point.render_value(ALL_ELEMENTS) == edge.render_value(ALL_ELEMENTS)
+    assert len(point.ons) == len(edge.ons)
+    for by_edge, by_point in zip(edge.ons, point.ons, strict=True):
+        pairs = list(zip(by_edge.box.phases, by_point.box.phases, strict=True))
+        for a, b in pairs:
+            assert b.thread_work == a.thread_work
+            assert b.divergent_warps == a.divergent_warps
+            if b.divergent_warps:
+                event("a divergent kernel")
+                assert b.steps >= b.longest_path
+            else:
+                assert (b.steps, b.time) == (a.steps, a.time)
 
 
 def _same(a, b) -> bool:
