@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 
 import graphs.semantics.explicit as explicit
 from graphs.costgraph import EdgeKind
-from graphs.devicebox import PathEdge, warp_columns
+from graphs.devicebox import PathEdge, _shape_of, point_steps, warp_columns
 from graphs.semantics.options import EvaluationOptions
 from models.device_profile import DeviceProfile, profile_from_json
 from profiler.errors import ProfileError
@@ -256,3 +256,58 @@ def test_a_loop_whose_iterations_look_alike_stays_in_step_where_one_side_differs
         [[0, 1]] + [[0, 1]] * 2 + [[0], [0], [1]]
         + [[0, 1]] * 3
         + [[0, 1]] * 2 + [[0], [1], [1]] + [[0, 1]])
+
+
+# Kernels whose threads part ways, made from a small menu: a side is a float expression of the
+# thread's x (literals, arithmetic, a vector read, a nested branch on the thread, a loop that
+# runs a thread-dependent number of times).
+SIDES = [
+    "x * 1.5",
+    "x - w[i]",
+    "(x + 2.0) * (x - 0.5)",
+    "x",
+    "if i - i / 3 * 3 == 0 then x + 1.0 else x",
+    "w[(i * 7) - (i * 7) / n * n] + x",
+    "loop (i - i / 4 * 4, x)",
+]
+CONDITIONS = ["i - i / 2 * 2 == 0", "i < 5", "i - i / 3 * 3 == 1", "i > n - 3", "0 == 1"]
+SIDED = """param n : int = 64
+
+letregion r in
+let vals = [0.5, 1.0, 1.5, 2.0, 2.5] at r in
+let w = parmap (lambda t: int r [r]. vals[t - t / 5 * 5] * 0.25) (iota n) at r in
+on parmap (lambda i: int r [r].
+             let loop = fix loop: (((int r, float r), r) -> float r [r], r).
+               lambda s: ((int r, float r), r) [r].
+                 if fst s <= 0 then snd s else loop (fst s - 1, snd s * 0.5 + 1.0) in
+             let x = vals[i - i / 5 * 5] in
+             let y = if {c1} then ({a}) else ({b}) in
+             if {c2} then y + ({d}) else y)
+          (iota n)
+at r
+"""
+
+
+@settings(max_examples=25, deadline=None)
+@given(st.sampled_from(CONDITIONS), st.sampled_from(CONDITIONS), st.sampled_from(SIDES),
+       st.sampled_from(SIDES), st.sampled_from(SIDES), st.sampled_from([32, 64, 300]))
+def test_kernels_that_part_ways_keep_value_and_work_and_step_each_edge_once(c1, c2, a, b, d, n):
+    source = SIDED.format(c1=c1, c2=c2, a=a, b=b, d=d.replace("x", "y"))
+    edge_run = run(source, {"n": n}, observer=explicit.OffloadCollector())
+    point_run = run(source, {"n": n}, profile=DeviceProfile().with_gpu(lockstep="point"))
+    assert point_run.render_value(10**6) == edge_run.render_value(10**6)
+    paths = [p for p in edge_run.ons[0].paths if p.parallel][-1]
+    threads = list(paths.threads)
+    by_edge = [p for p in edge_run.ons[0].box.phases if p.parallel][-1]
+    by_point = [p for p in point_run.ons[0].box.phases if p.parallel][-1]
+    assert by_point.thread_work == by_edge.thread_work
+    assert by_point.steps >= max(map(len, threads))
+    for start in range(0, len(threads), 256):
+        members = threads[start:start + 256]
+        seen = [0] * len(members)
+        for step in point_steps(members):
+            assert len({_shape_of(members[lane][j]) for lane, j in step}) == 1
+            for lane, j in step:
+                assert j == seen[lane]  # each thread's edges once, in order
+                seen[lane] += 1
+        assert seen == [len(path) for path in members]
