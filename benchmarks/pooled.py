@@ -15,9 +15,14 @@ from __future__ import annotations
 import argparse
 import glob
 import json
-import math
 import os
+import sys
 from collections.abc import Iterable
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from models.opencl.validate import percentile  # noqa: E402  (nearest rank, as the reports)
 
 
 def _pairs(values: Iterable[str], what: str) -> dict[str, str]:
@@ -37,11 +42,6 @@ def kernel_cases(files: Iterable[str]) -> list[dict]:
             cases.extend(c for c in json.load(f).get("cases", [])
                          if c.get("part") == "kernel" and c.get("measured_s"))
     return cases
-
-
-def percentile(values: list[float], q: float) -> float:
-    ordered = sorted(values)
-    return ordered[max(0, math.ceil(q * len(ordered)) - 1)]
 
 
 def _baseline_error(case: dict, key: str) -> float | None:

@@ -668,10 +668,8 @@ def phase_cost(phase: Phase, model: GpuModel, p: GpuParameters,
     cost.counts = count_phase(phase, p)
     if phase.parallel and not isinstance(threads, TemplateThreads) and threads:
         cost.longest_path = max(map(len, threads))
-        cost.divergent_warps = sum(
-            1 for i in range(0, len(threads), width)
-            if len(set(map(len, threads[i:i + width]))) > 1
-            or not _same_points(threads[i:i + width]))
+        cost.divergent_warps = sum(1 for i in range(0, len(threads), width)
+                                   if _diverge(threads[i:i + width]))
     return cost
 
 
@@ -1096,7 +1094,7 @@ def group_columns(members: list[Path], width: int,
     of every warp is the same program point, and a warp none of whose threads is there sits it
     out (an empty column)."""
     warps = [members[i:i + width] for i in range(0, len(members), width)]
-    if not by_point or (len(set(map(len, members))) == 1 and _same_points(members)):
+    if not by_point or not _diverge(members):
         return [list(zip(*warp, strict=True)) if len(set(map(len, warp))) == 1 else
                 [[e for e in column if e is not None] for column in zip_longest(*warp)]
                 for warp in warps]
@@ -1114,11 +1112,15 @@ def group_columns(members: list[Path], width: int,
 _span_of = attrgetter("span")
 
 
-def _same_points(paths: list[Path]) -> bool:
-    """Whether every one of `paths` passes the same program points (its edges' spans) in order.
+def _diverge(paths: list[Path]) -> bool:
+    """Whether `paths` do not all pass the same program points (their edges' spans) in order.
     (A list compares its items by identity first: the spans are the syntax tree's own.)"""
+    if not paths:
+        return False
+    if len(set(map(len, paths))) > 1:
+        return True
     first = list(map(_span_of, paths[0]))
-    return all(list(map(_span_of, path)) == first for path in paths[1:])
+    return any(list(map(_span_of, path)) != first for path in paths[1:])
 
 
 def point_steps(paths: list[Path]) -> list[list[tuple[int, int]]]:
