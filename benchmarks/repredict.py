@@ -4,12 +4,19 @@ after the device runs. Each `on`'s kernel under the report's GPU mode (the basel
 other than that mode's are kept: their profiles are the run's), its whole `on` (the transfers'
 predictions kept, the kernel's replaced), its CPU part, and so the placements.
 
-    python benchmarks/repredict.py PROFILE.json OUT_DIR VALIDATION.json ...
+    python benchmarks/repredict.py [--draw] PROFILE.json OUT_DIR VALIDATION.json ...
+
+--draw predicts as `validate --allocation-draw process` does, with the first pair of compute
+units' allocation figures each report's process measured: `pointer_place.first_pair` where the
+report has it (timed before the programs), else the one-thread allocation `pointer_place.alloc_s`
+timed after them (reports of 2026-11-29 before that, runs 22-24: one lane's figure only; a
+process's figure was steady from start to end in runs 21 and 22). A report with neither keeps
+the profile's expectation, and its `repredicted` note says which was used.
 
 Each report is rewritten into OUT_DIR under its own name, re-predicted exactly as `validate`
 predicts (symbolic profiles where the program is regular, else the explicit evaluation;
 models/opencl/validate.py), its summary recomputed, and a `repredicted` note added (the profile,
-and when). Programs are looked up by name in benchmarks/suite/, benchmarks/divergence/ and examples/.
+and when). Programs are looked up by name in benchmarks/suite/, divergence/, warps/ and examples/.
 """
 
 from __future__ import annotations
@@ -39,10 +46,11 @@ from profiler.parser import parse  # noqa: E402
 
 
 def program_path(name: str) -> Path:
-    for folder in (ROOT / "benchmarks" / "suite", ROOT / "benchmarks" / "divergence", ROOT / "examples"):
+    folders = [ROOT / "benchmarks" / f for f in ("suite", "divergence", "warps")] + [ROOT / "examples"]
+    for folder in folders:
         if (folder / f"{name}.lg").exists():
             return folder / f"{name}.lg"
-    raise SystemExit(f"no program {name}.lg in benchmarks/suite, benchmarks/divergence or examples")
+    raise SystemExit(f"no program {name}.lg in benchmarks/suite, divergence, warps or examples")
 
 
 def predictions(name: str, n: int, profile, mode: str, processors: int) -> list:
@@ -65,13 +73,39 @@ def _error(case: dict) -> float:
     return 100 * (case["predicted_s"] - case["measured_s"]) / case["measured_s"]
 
 
-def repredict(report: dict, profile, profile_path: Path) -> dict:
+def drawn(report: dict, profile) -> tuple[object, str]:
+    """`profile` with the first pair's allocation figures `report`'s process measured (the
+    module's docstring, --draw), and what was used."""
+    place = report.get("pointer_place") or {}
+    first = place.get("first_pair") or {}
+    gpu = profile.gpu
+    if not gpu.seconds_per_unit or gpu.mode != "cache":
+        return profile, "the profile's expectation (not a cache profile in seconds)"
+    per_unit = 1 / gpu.seconds_per_unit
+    if first.get("used"):
+        group = first.get("group_alloc_s") or 0.0
+        return profile.with_gpu(
+            first_pair_atomic_latency=max(first["alloc_s"] * per_unit, gpu.l1_latency),
+            first_pair_warp_atomic_latency=(max(group * per_unit, gpu.l1_latency)
+                                            if group and gpu.warp_atomic_latency > 0 else 0.0)), \
+            "the process's first pair, timed before the programs"
+    if place.get("alloc_s"):
+        return (profile.with_gpu(first_pair_atomic_latency=max(place["alloc_s"] * per_unit,
+                                                               gpu.l1_latency)),
+                "the process's one-thread allocation, timed after the programs")
+    return profile, "the profile's expectation (the report has no figure of its process)"
+
+
+def repredict(report: dict, profile, profile_path: Path, draw: bool = False) -> dict:
     """`report` re-predicted under `profile` (the module's docstring). The CPU part of an `on`
     that runs more than once is all its runs (validate.CPU_PART): in a report made before that,
     its case measured the first run alone, so it is left out with its placement, and the
     report's `repredicted` note names them."""
     mode = report["gpu_mode"]
     profile = profile.with_gpu(mode=mode)
+    used = "the profile's expectation"
+    if draw:
+        profile, used = drawn(report, profile)
     processors = int(report.get("cpu_processors") or profile.cpu.processors or 1)
     every_run = report.get("cpu_part") == CPU_PART
     keys = sorted({(c["program"], c["n"]) for c in report["cases"] if c["part"] == "kernel"})
@@ -114,6 +148,7 @@ def repredict(report: dict, profile, profile_path: Path) -> dict:
         "profile": profile.name, "profile_file": profile_path.name,
         "profile_notes": list(profile.notes[-2:]),
         "when": datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC"),
+        "allocation_draw": used,
     }
     if dropped:
         report["repredicted"]["cpu_parts_left_out"] = (
@@ -122,11 +157,11 @@ def repredict(report: dict, profile, profile_path: Path) -> dict:
     return summarise(report)
 
 
-def main(profile_path: Path, out_dir: Path, reports: list[Path]) -> None:
+def main(profile_path: Path, out_dir: Path, reports: list[Path], draw: bool = False) -> None:
     profile = load_profile(profile_path)
     out_dir.mkdir(parents=True, exist_ok=True)
     for path in reports:
-        report = repredict(json.loads(path.read_text()), profile, profile_path)
+        report = repredict(json.loads(path.read_text()), profile, profile_path, draw)
         (out_dir / path.name).write_text(json.dumps(report, indent=1) + "\n")
         print(f"{path.name}: kernel median {report['kernel_median_abs_pct_error']:.1f}%, CPU part "
               f"median {report['cpu_median_abs_pct_error']:.1f}%, placement "
@@ -134,7 +169,10 @@ def main(profile_path: Path, out_dir: Path, reports: list[Path]) -> None:
 
 
 if __name__ == "__main__":
-    if len(sys.argv) < 4:
+    args = sys.argv[1:]
+    draw = bool(args) and args[0] == "--draw"
+    args = args[1:] if draw else args
+    if len(args) < 3:
         raise SystemExit(__doc__)
-    _with_deep_stack(lambda: main(Path(sys.argv[1]), Path(sys.argv[2]),
-                                  [Path(p) for p in sys.argv[3:]]))
+    _with_deep_stack(lambda: main(Path(args[0]), Path(args[1]), [Path(p) for p in args[2:]],
+                                  draw))

@@ -233,6 +233,10 @@ def _opencl_commands(commands: Any) -> None:
     validate.add_argument("--predictions", choices=("auto", "explicit"), default="auto",
                           help="from the symbolic profiles where the program is regular (auto, "
                           "the default: any size), or always from the explicit evaluation")
+    validate.add_argument("--allocation-draw", choices=("process", "profile"), default="process",
+                          help="what the first pair of compute units pays for an allocation: "
+                          "timed in this process before the programs run (process, the "
+                          "default), or the profile's expectation over the near/far draw")
     validate.add_argument("--format", choices=("text", "json"), default="text")
     validate.add_argument("-o", "--output", help="write the report here")
     validate.set_defaults(handler=_command_validate)
@@ -256,6 +260,9 @@ def _opencl_commands(commands: Any) -> None:
                           help="how many times each measured part runs; the median is kept (default 7, --quick 3)")
     rewrites.add_argument("--gpu-mode", choices=GPU_MODES,
                           help="GPU memory model (default: the profile's)")
+    rewrites.add_argument("--allocation-draw", choices=("process", "profile"), default="process",
+                          help="as validate's: the first pair of compute units' allocation timed "
+                          "in this process (the default), or the profile's expectation")
     rewrites.add_argument("--format", choices=("json", "markdown"), default="markdown")
     rewrites.add_argument("-o", "--output", help="write the report here")
     rewrites.set_defaults(handler=_command_validate_rewrites)

@@ -88,8 +88,8 @@ def command_validate(args: argparse.Namespace, holder: SourceHolder) -> int:
                                holder=holder,
                                progress=report, compare=compare,
                                parts=tuple(p.strip() for p in args.parts.split(",")),
-                               inputs=args.inputs,
-                          predictions=args.predictions)
+                               inputs=args.inputs, predictions=args.predictions,
+                               draw=args.allocation_draw)
     if args.format == "json":
         write_output(json_text(report_data) + "\n", args.output)
     else:
@@ -118,7 +118,8 @@ def command_validate_rewrites(args: argparse.Namespace, holder: SourceHolder) ->
         report_data = validate_rewrites.validate_rewrites(session, cpu_session, profile, args.programs or None,
                                         rules, sizes, quick=args.quick, repeats=args.repeats,
                                         gpu_mode=args.gpu_mode,
-                                        keys=args.rewrite, holder=holder, progress=report)
+                                        keys=args.rewrite, holder=holder, progress=report,
+                                        draw=args.allocation_draw)
     if args.format == "json":
         write_output(json_text(report_data) + "\n", args.output)
     else:

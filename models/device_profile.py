@@ -31,7 +31,10 @@ Schema (all numbers finite, non-negative and at most 10^15; see docs/device-prof
               the cache mode's (models/gpu_cache.py): "l1_latency", "l2_latency",
               "atomic_latency", "warp_atomic_latency" (the units far from the allocation
               pointer), "atomic_latency_near", "warp_atomic_latency_near", "near_unit_share"
-              (the near units' and their share; 0 = one figure), "sector_bytes", "line_bytes", "line_time", "l1_bytes", "l2_bytes",
+              (the near units' and their share; 0 = one figure), "first_pair_atomic_latency",
+              "first_pair_warp_atomic_latency" (the two as one process's first pair of units
+              paid them, set by `validate`; 0 = the expectation), "sector_bytes", "line_bytes",
+              "line_time", "l1_bytes", "l2_bytes",
               "threads_per_compute_unit",
               "l2_bytes_per_s" (0 = no L2 ceiling), "walk_16", "_21", "_24", "_26", "_27",
               "_28", "_30" (the first kernel after a copy of a 2^k-byte heap: its page walks),
@@ -171,6 +174,13 @@ class GpuParameters:
     atomic_latency_near: float = 0.0
     warp_atomic_latency_near: float = 0.0
     near_unit_share: float = 0.0
+    # What the first pair of compute units (where a kernel of one or two work groups runs, and
+    # group 0 of every kernel) pays for the two allocations above, as `hetprof validate`
+    # measured them in its own process with the calibration's microbenchmarks (which pair is
+    # near the pointer is a draw of the process: models/gpu_cache.py's `allocation_latencies`).
+    # 0: not measured, the expectation over the draw. `calibrate` never writes them.
+    first_pair_atomic_latency: float = 0.0
+    first_pair_warp_atomic_latency: float = 0.0
     sector_bytes: int = 32
     line_bytes: int = 128
     line_time: float = 1.0  # a compute unit's load unit: time per 128-byte line requested

@@ -124,20 +124,36 @@ def allocation_latencies(p: GpuParameters, groups: int) -> tuple[float, float]:
     land on is near: the expectation far - (far - near) · s^t, with s the near units' share
     (`near_unit_share`) and t the pairs (`GROUPS_PER_UNIT_PAIR`) its groups occupy, at most the
     device's. A kernel of one or two groups pays s · near + (1 - s) · far; one of many, far.
-    Without near figures (before 2026-11-29, or a device with one distance), the profile's."""
+    Without near figures (before 2026-11-29, or a device with one distance), the profile's.
+
+    Where the draw of the first pair of units was measured in the process that runs the kernel
+    (`first_pair_atomic_latency`, `first_pair_warp_atomic_latency`: `hetprof validate` times the
+    calibration's one-thread chain and one group's step at its start), that pair pays what was
+    measured: a kernel of one or two groups pays it, one of more pays the larger of it and the
+    expectation over its other t - 1 pairs. Why the first pair: a kernel's group k runs on the
+    same unit in every launch and process (group 0 on unit 128 of the H200,
+    benchmarks/gpu_alloc_sm_probe.py, 2026-11-29), so a lone group runs where the microbenchmark
+    ran; and a process's one-thread loops paid its figure at every size (2026-11-29, card
+    GPU-8e59a6b8: recurrence's process drew 206 ns and came out 18-24% over the expectation of
+    251, serial_loop's drew 299 ns and came out 10-11% under)."""
     share = p.near_unit_share
-    if share <= 0 or (p.atomic_latency_near <= 0 and p.warp_atomic_latency_near <= 0):
-        return p.atomic_latency, p.warp_atomic_latency
     units = max(1, p.threads_at_once // max(1, p.threads_per_compute_unit))
     pairs = -(-min(max(1, groups), units) // GROUPS_PER_UNIT_PAIR)
-    all_near = min(1.0, share) ** pairs
 
-    def expected(far: float, near: float) -> float:
-        return far - (far - near) * all_near if near > 0 else far
+    def expected(far: float, near: float, pairs: int) -> float:
+        if share <= 0 or near <= 0:
+            return far
+        return far - (far - near) * min(1.0, share) ** pairs
 
-    return (expected(p.atomic_latency, p.atomic_latency_near),
-            expected(p.warp_atomic_latency, p.warp_atomic_latency_near)
-            if p.warp_atomic_latency > 0 else 0.0)
+    def drawn(far: float, near: float, first: float) -> float:
+        if first <= 0:
+            return expected(far, near, pairs)
+        return first if pairs == 1 else max(first, expected(far, near, pairs - 1))
+
+    one = drawn(p.atomic_latency, p.atomic_latency_near, p.first_pair_atomic_latency)
+    several = (drawn(p.warp_atomic_latency, p.warp_atomic_latency_near,
+                     p.first_pair_warp_atomic_latency) if p.warp_atomic_latency > 0 else 0.0)
+    return one, several
 
 
 @dataclass(slots=True)

@@ -2,6 +2,7 @@
 allocation latency, the load unit's queue, the L2/DRAM split and the kernel's ceilings."""
 
 import math
+from dataclasses import replace
 
 import pytest
 
@@ -105,6 +106,37 @@ def test_an_allocation_costs_a_kernel_the_far_units_unless_all_its_units_are_nea
     # without a near figure (or its share) every unit is the profile's
     assert allocation_latencies(model().parameters, 1) == (140.0, 0.0)
     assert allocation_latencies(model(atomic_latency_near=100.0).parameters, 1) == (140.0, 0.0)
+
+
+def test_a_process_s_first_pair_pays_what_it_measured_and_the_other_pairs_the_expectation():
+    """Where validate timed the first pair of units' allocations in its process, a kernel of
+    one or two groups (one pair) pays those figures, near or far; one of more pairs waits for
+    its slowest group, the larger of the measured and the expectation over the other pairs."""
+    from models.gpu_cache import allocation_latencies
+
+    m = model(atomic_latency_near=100.0, warp_atomic_latency=330.0,
+              warp_atomic_latency_near=230.0, near_unit_share=0.5)
+    near = replace(m.parameters, first_pair_atomic_latency=105.0,
+                   first_pair_warp_atomic_latency=235.0)
+    far = replace(m.parameters, first_pair_atomic_latency=145.0,
+                  first_pair_warp_atomic_latency=340.0)
+    assert allocation_latencies(near, 1) == allocation_latencies(near, 2) == (105.0, 235.0)
+    assert allocation_latencies(far, 2) == (145.0, 340.0)
+    # two pairs: the other pair is near half the time (120, 280), at least the first's figure
+    assert allocation_latencies(near, 3) == (120.0, 280.0)
+    assert allocation_latencies(far, 64) == (145.0, 340.0)
+    # one figure measured, the other the expectation (a report of before 2026-11-29's second)
+    lone = replace(m.parameters, first_pair_atomic_latency=105.0)
+    assert allocation_latencies(lone, 1) == (105.0, 280.0)
+    # a profile without near figures: the first pair as measured, the others far
+    plain = replace(model().parameters, first_pair_atomic_latency=90.0)
+    assert allocation_latencies(plain, 1) == (90.0, 0.0)
+    assert allocation_latencies(plain, 3) == (140.0, 0.0)
+    # what the model charges a lone group's write step follows
+    writes = [MemoryAccess(WRITE, 100 + lane, Space.GLOBAL) for lane in range(32)]
+    drawn = CacheGpu(near, word_bytes=8)
+    assert drawn.warp_step_in(drawn.new_group(1), 0, writes[:1], []).cost == 105.0
+    assert drawn.warp_step_in(drawn.new_group(1), 0, writes, []).cost == 235.0
 
 
 def test_the_load_unit_queues_the_warps_lines_before_the_slowest_latency():

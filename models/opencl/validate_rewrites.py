@@ -57,6 +57,7 @@ from models.opencl.validate import (
     CpuOnUnits,
     explicit_cpu_part,
     predicted_transfers,
+    process_draw,
     repeats_for,
     rewrite_figures,
     size_params,
@@ -265,12 +266,16 @@ def validate_rewrites(session, cpu_session, profile: DeviceProfile,
                       sizes: list[int] | None = None, quick: bool = False,
                       repeats: int | None = None,
                       gpu_mode: str | None = None, keys: list[str] | None = None, holder=None,
-                      progress: Callable[[str, float], None] | None = None) -> dict:
+                      progress: Callable[[str, float], None] | None = None,
+                      draw: str = "process") -> dict:
     """Run every case (program × offered rewrite of `rules`, or the rewrites named in `keys`,
     × size); return the JSON report (`cases`, `direction_accuracy`,
     `speedup_median_abs_pct_error`, ...). `programs` are paths (default: PROGRAMS among the
-    examples). A case the devices cannot run is recorded in `skipped` with the reason."""
-    profile = profile.with_gpu(mode=gpu_mode or profile.gpu.mode)
+    examples). A case the devices cannot run is recorded in `skipped` with the reason. `draw`:
+    as `validate.validate`'s (the first pair of compute units' allocation, timed in this process
+    or the profile's expectation; the report's `first_pair`)."""
+    profile, first_pair = process_draw(session, profile.with_gpu(mode=gpu_mode or profile.gpu.mode),
+                                       draw)
     repeats = repeats or repeats_for(quick)
     sizes = sizes or (QUICK_SIZES if quick else SIZES)
     paths = [Path(p) for p in programs] if programs else [EXAMPLES / f"{name}.lg"
@@ -328,6 +333,7 @@ def validate_rewrites(session, cpu_session, profile: DeviceProfile,
         "statistic": "fastest",
         "cases": cases,
         "skipped": skipped,
+        "first_pair": first_pair,
     })
 
 
