@@ -6,17 +6,14 @@ predictions kept, the kernel's replaced), its CPU part, and so the placements.
 
     python benchmarks/repredict.py [--draw] PROFILE.json OUT_DIR VALIDATION.json ...
 
---draw predicts as `validate --allocation-draw process` does, with the first pair of compute
-units' allocation figures each report's process measured: `pointer_place.first_pair` where the
-report has it (timed before the programs), else the one-thread allocation `pointer_place.alloc_s`
-timed after them (reports of 2026-11-29 before that, runs 22-24: one lane's figure only; a
-process's figure was steady from start to end in runs 21 and 22). A report with neither keeps
-the profile's expectation, and its `repredicted` note says which was used.
-
-Each report is rewritten into OUT_DIR under its own name, re-predicted exactly as `validate`
-predicts (symbolic profiles where the program is regular, else the explicit evaluation;
-models/opencl/validate.py), its summary recomputed, and a `repredicted` note added (the profile,
-and when). Programs are looked up by name in benchmarks/suite/, divergence/, warps/ and examples/.
+--draw predicts as `validate --allocation-draw process` does, with the allocation figures each
+report's process measured: `pointer_place.by_group` (each work group's, timed before the
+programs) where the report has it; else `pointer_place.first_pair` (group 0's alone, timed
+before them: card GPU-f9f620d1's reports of 2026-11-29); else the one-thread allocation
+`pointer_place.alloc_s` timed after them (reports of runs 22-24: one lane's figure of group 0
+only; a process's figure was steady from start to end in runs 21, 22 and 25). The groups not
+measured take the expectation. A report with none keeps the profile's expectation, and its
+`repredicted` note says which was used.
 """
 
 from __future__ import annotations
@@ -74,25 +71,31 @@ def _error(case: dict) -> float:
 
 
 def drawn(report: dict, profile) -> tuple[object, str]:
-    """`profile` with the first pair's allocation figures `report`'s process measured (the
-    module's docstring, --draw), and what was used."""
+    """`profile` with the allocation figures `report`'s process measured (the module's
+    docstring, --draw), and which were used."""
     place = report.get("pointer_place") or {}
-    first = place.get("first_pair") or {}
     gpu = profile.gpu
     if not gpu.seconds_per_unit or gpu.mode != "cache":
         return profile, "the profile's expectation (not a cache profile in seconds)"
     per_unit = 1 / gpu.seconds_per_unit
-    if first.get("used"):
-        group = first.get("group_alloc_s") or 0.0
-        return profile.with_gpu(
-            first_pair_atomic_latency=max(first["alloc_s"] * per_unit, gpu.l1_latency),
-            first_pair_warp_atomic_latency=(max(group * per_unit, gpu.l1_latency)
-                                            if group and gpu.warp_atomic_latency > 0 else 0.0)), \
-            "the process's first pair, timed before the programs"
+
+    def charged(figures) -> tuple[float, ...]:
+        return tuple(max(t * per_unit, gpu.l1_latency) for t in figures if t)
+
+    several = gpu.warp_atomic_latency > 0
+    for key, what in (("by_group", "each work group's, timed before the programs"),
+                      ("first_pair", "group 0's, timed before the programs")):
+        figures = place.get(key) or {}
+        if figures.get("used"):
+            one, group = figures["alloc_s"], figures["group_alloc_s"] or []
+            one = one if isinstance(one, list) else [one]
+            group = group if isinstance(group, list) else [group]
+            return profile.with_gpu(group_atomic_latencies=charged(one),
+                                    group_warp_atomic_latencies=charged(group) if several
+                                    else ()), f"the process's allocations: {what}"
     if place.get("alloc_s"):
-        return (profile.with_gpu(first_pair_atomic_latency=max(place["alloc_s"] * per_unit,
-                                                               gpu.l1_latency)),
-                "the process's one-thread allocation, timed after the programs")
+        return (profile.with_gpu(group_atomic_latencies=charged([place["alloc_s"]])),
+                "the process's one-thread allocation (group 0), timed after the programs")
     return profile, "the profile's expectation (the report has no figure of its process)"
 
 

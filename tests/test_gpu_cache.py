@@ -108,35 +108,33 @@ def test_an_allocation_costs_a_kernel_the_far_units_unless_all_its_units_are_nea
     assert allocation_latencies(model(atomic_latency_near=100.0).parameters, 1) == (140.0, 0.0)
 
 
-def test_a_process_s_first_pair_pays_what_it_measured_and_the_other_pairs_the_expectation():
-    """Where validate timed the first pair of units' allocations in its process, a kernel of
-    one or two groups (one pair) pays those figures, near or far; one of more pairs waits for
-    its slowest group, the larger of the measured and the expectation over the other pairs."""
+def test_a_kernel_s_groups_pay_what_their_process_measured_for_them():
+    """Where validate timed each work group's allocations in its process, a kernel of g groups
+    pays the largest figure of its groups 0 .. g - 1, near or far, and all of them past the
+    measured; where only group 0's was kept, its pair pays it and the other pairs the
+    expectation."""
     from models.gpu_cache import allocation_latencies
 
     m = model(atomic_latency_near=100.0, warp_atomic_latency=330.0,
               warp_atomic_latency_near=230.0, near_unit_share=0.5)
-    near = replace(m.parameters, first_pair_atomic_latency=105.0,
-                   first_pair_warp_atomic_latency=235.0)
-    far = replace(m.parameters, first_pair_atomic_latency=145.0,
-                  first_pair_warp_atomic_latency=340.0)
-    assert allocation_latencies(near, 1) == allocation_latencies(near, 2) == (105.0, 235.0)
-    assert allocation_latencies(far, 2) == (145.0, 340.0)
-    # two pairs: the other pair is near half the time (120, 280), at least the first's figure
-    assert allocation_latencies(near, 3) == (120.0, 280.0)
-    assert allocation_latencies(far, 64) == (145.0, 340.0)
-    # one figure measured, the other the expectation (a report of before 2026-11-29's second)
-    lone = replace(m.parameters, first_pair_atomic_latency=105.0)
-    assert allocation_latencies(lone, 1) == (105.0, 280.0)
-    # a profile without near figures: the first pair as measured, the others far
-    plain = replace(model().parameters, first_pair_atomic_latency=90.0)
+    drawn = replace(m.parameters, group_atomic_latencies=(105.0, 104.0, 101.0, 146.0),
+                    group_warp_atomic_latencies=(235.0, 236.0, 231.0, 338.0))
+    assert allocation_latencies(drawn, 1) == (105.0, 235.0)
+    assert allocation_latencies(drawn, 3) == (105.0, 236.0)  # groups 0-2: all near
+    assert allocation_latencies(drawn, 4) == allocation_latencies(drawn, 64) == (146.0, 338.0)
+    # group 0's figure alone (a report of runs 22-24): its pair as measured, the rest expected
+    lone = replace(m.parameters, group_atomic_latencies=(145.0,))
+    assert allocation_latencies(lone, 2) == (145.0, 280.0)
+    assert allocation_latencies(replace(lone, group_atomic_latencies=(104.0,)), 3) == (120.0, 305.0)
+    # a profile without near figures: the measured pair, the other pairs far
+    plain = replace(model().parameters, group_atomic_latencies=(90.0,))
     assert allocation_latencies(plain, 1) == (90.0, 0.0)
     assert allocation_latencies(plain, 3) == (140.0, 0.0)
-    # what the model charges a lone group's write step follows
+    # what the model charges a lone group's write steps follows
     writes = [MemoryAccess(WRITE, 100 + lane, Space.GLOBAL) for lane in range(32)]
-    drawn = CacheGpu(near, word_bytes=8)
-    assert drawn.warp_step_in(drawn.new_group(1), 0, writes[:1], []).cost == 105.0
-    assert drawn.warp_step_in(drawn.new_group(1), 0, writes, []).cost == 235.0
+    cache = CacheGpu(drawn, word_bytes=8)
+    assert cache.warp_step_in(cache.new_group(1), 0, writes[:1], []).cost == 105.0
+    assert cache.warp_step_in(cache.new_group(1), 0, writes, []).cost == 235.0
 
 
 def test_the_load_unit_queues_the_warps_lines_before_the_slowest_latency():

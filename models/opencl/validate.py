@@ -179,14 +179,14 @@ def validate(session, cpu_session, profile: DeviceProfile, programs: list[str] |
     evaluation; "explicit" always evaluates explicitly. The report's `inputs` rows also say
     which (`predictions`) and, where explicit, why (`explicit_because`).
 
-    `draw`: "process" (the default) first times, in this process, what the first pair of
-    compute units pays for an allocation (`process_draw`) and predicts with it; "profile"
-    predicts with the profile's expectation over the draw. The report's
-    `pointer_place.first_pair` has the figures and which was used."""
+    `draw`: "process" (the default) first times, in this process, what each work group of a
+    kernel pays for an allocation (`process_draw`) and predicts with it; "profile" predicts
+    with the profile's expectation over the near/far draw. The report's
+    `pointer_place.by_group` has the figures and which was used."""
     from models.opencl.runner import check_runs, run_offload, time_transfers
 
     mode = gpu_mode or profile.gpu.mode
-    profile, first_pair = process_draw(session, profile.with_gpu(mode=mode), draw)
+    profile, by_group = process_draw(session, profile.with_gpu(mode=mode), draw)
     baselines = {m: next((p for p in compare if p.gpu.mode == m), profile.with_gpu(mode=m))
                  for m in GPU_MODES if m != mode}
     repeats = repeats or repeats_for(quick)
@@ -325,7 +325,7 @@ def validate(session, cpu_session, profile: DeviceProfile, programs: list[str] |
     cases = [c for c in cases if c.measured_s > 0]  # nothing moved: nothing to compare
     report = _report(session, cpu_session, profile, mode, cases, placements, skipped, sizes,
                      repeats)
-    report["pointer_place"]["first_pair"] = first_pair
+    report["pointer_place"]["by_group"] = by_group
     report["inputs"] = input_paths
     report["compare_cases"] = {mode_: [_case_json(c) for c in other]
                                for mode_, other in compared.items()}
@@ -752,20 +752,22 @@ DRAWS = ("process", "profile")
 
 def process_draw(session, profile: DeviceProfile, draw: str = "process"
                  ) -> tuple[DeviceProfile, dict]:
-    """`profile` with what this process's first pair of compute units pays for an allocation
-    (`GpuParameters.first_pair_atomic_latency` and `first_pair_warp_atomic_latency`), and the
-    figures for the report.
+    """`profile` with what this process's work groups pay for an allocation, group by group
+    (`GpuParameters.group_atomic_latencies` and `group_warp_atomic_latencies`), and the figures
+    for the report.
 
-    On the H200 whether a unit is near the allocation pointer's L2 partition or far from it is a
-    draw of the process (one thread's allocation 200-225 or 285-326 ns in 97 validation
-    processes of runs 22-24, steady within each), and a kernel of one or two work groups runs on
-    the first pair of units in every process (models/gpu_cache.py's `allocation_latencies`).
-    The profile can only charge the expectation over the draw, which misses such kernels by
-    ±20% in every process. So before any program runs, this times the calibration's own two
-    allocation microbenchmarks here: one thread's chain of the generated code's allocation
-    (`measure_thread_allocation`) and one work group's allocation step
-    (`measure_group_allocation`); each is charged as the calibration charges its figure, at
-    least the L1's latency. Nothing of the programs enters them.
+    On the H200 whether a compute unit is near the allocation pointer's L2 partition or far from
+    it is a draw of the process (one thread's allocation 200-225 or 285-326 ns in 97 validation
+    processes of runs 22-24, steady within each; the calibration's by-unit figures near for
+    groups 16-23 in one process and far for 0-23 in another, 2026-11-29), and a kernel's group
+    k runs on the same unit in every launch (models/gpu_cache.py's `allocation_latencies`). The
+    profile can only charge the expectation over the draw, which misses a kernel of few groups
+    by ±20% in every process. So before any program runs, this times the calibration's own two
+    allocation microbenchmarks here, run by each group of a kernel of as many groups as the
+    device has compute units in turn: one thread's chain of the generated code's allocation
+    (`measure_allocation_by_unit`) and one work group's allocation step
+    (`measure_group_allocation_by_unit`); each figure is charged as the calibration charges its
+    own, at least the L1's latency. Nothing of the programs enters them.
 
     Only a GPU, a profile in seconds under the cache mode, and `draw` "process"; otherwise the
     profile is returned as it is, with the reason."""
@@ -778,17 +780,25 @@ def process_draw(session, profile: DeviceProfile, draw: str = "process"
            else "not the cache mode" if gpu.mode != "cache" else None)
     if why or not gpu.seconds_per_unit:
         return profile, {"used": False, "why": why}
-    from models.opencl.calibrate_cache import measure_group_allocation, measure_thread_allocation
+    from models.opencl.calibrate_cache import (
+        measure_allocation_by_unit,
+        measure_group_allocation_by_unit,
+    )
 
-    one = measure_thread_allocation(session, hops=PLACE_ALLOC_HOPS)
-    group = measure_group_allocation(session) if gpu.warp_atomic_latency > 0 else 0.0
+    one = measure_allocation_by_unit(session, hops=DRAW_HOPS, repeats=DRAW_REPEATS)
+    group = (measure_group_allocation_by_unit(session, repeats=DRAW_REPEATS)
+             if gpu.warp_atomic_latency > 0 else [])
     per_unit = 1 / gpu.seconds_per_unit
     drawn = profile.with_gpu(
-        first_pair_atomic_latency=max(one * per_unit, gpu.l1_latency),
-        first_pair_warp_atomic_latency=max(group * per_unit, gpu.l1_latency) if group else 0.0)
+        group_atomic_latencies=tuple(max(t * per_unit, gpu.l1_latency) for t in one),
+        group_warp_atomic_latencies=tuple(max(t * per_unit, gpu.l1_latency) for t in group))
     return drawn, {"used": True, "alloc_s": one, "group_alloc_s": group,
                    "profile_alloc_s": allocation_seconds(profile, 1),
                    "profile_group_alloc_s": allocation_seconds(profile, 1, several=True)}
+
+
+DRAW_HOPS = 512  # a figure is the slope between 512 and 1 024 allocations: 0.2-0.3 ms a run
+DRAW_REPEATS = 3  # runs of each, the fastest (by unit) or the median (a group's step) kept
 
 
 def allocation_seconds(profile: DeviceProfile, groups: int, several: bool = False) -> float:
@@ -873,17 +883,20 @@ def pointer_place_line(place: dict) -> str:
             f"took {duration(place['alloc_s'])} after the programs, "
             + (f"where the profile charges {duration(charged)}." if charged is not None
                else "where the profile, in abstract units, charges no seconds."))
-    first = place.get("first_pair")
-    if not first:
+    drawn = place.get("by_group")
+    if not drawn:
         return line
-    if not first.get("used"):
-        return line + f" The predictions charge the profile's expectation ({first['why']})."
-    return line + (f" Before them, on the first pair of compute units, one thread's allocation "
-                   f"took {duration(first['alloc_s'])} and a work group's allocation step "
-                   f"{duration(first['group_alloc_s'])} (the profile's expectation "
-                   f"{duration(first['profile_alloc_s'])} and "
-                   f"{duration(first['profile_group_alloc_s'])}); the predictions charge "
-                   "those to the first pair (`--allocation-draw process`).")
+    if not drawn.get("used"):
+        return line + f" The predictions charge the profile's expectation ({drawn['why']})."
+    one, group = drawn["alloc_s"], drawn["group_alloc_s"]
+    groups = (f" and a work group's allocation step {duration(min(group))} to "
+              f"{duration(max(group))} (group 0 {duration(group[0])}; the profile's "
+              f"expectation {duration(drawn['profile_group_alloc_s'])})" if group else "")
+    return line + (f" Before them, run by each of {len(one)} work groups in turn, one thread's "
+                   f"allocation took {duration(min(one))} to {duration(max(one))} (group 0 "
+                   f"{duration(one[0])}; the profile's expectation "
+                   f"{duration(drawn['profile_alloc_s'])}){groups}; a kernel's groups are "
+                   "charged their own (`--allocation-draw process`).")
 
 
 BASELINE_NAMES = {"roofline": "roofline (same profile's bandwidth and issue rate)",

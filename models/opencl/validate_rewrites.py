@@ -272,9 +272,9 @@ def validate_rewrites(session, cpu_session, profile: DeviceProfile,
     × size); return the JSON report (`cases`, `direction_accuracy`,
     `speedup_median_abs_pct_error`, ...). `programs` are paths (default: PROGRAMS among the
     examples). A case the devices cannot run is recorded in `skipped` with the reason. `draw`:
-    as `validate.validate`'s (the first pair of compute units' allocation, timed in this process
-    or the profile's expectation; the report's `first_pair`)."""
-    profile, first_pair = process_draw(session, profile.with_gpu(mode=gpu_mode or profile.gpu.mode),
+    as `validate.validate`'s (each work group's allocation, timed in this process, or the
+    profile's expectation; the report's `allocation_by_group`)."""
+    profile, by_group = process_draw(session, profile.with_gpu(mode=gpu_mode or profile.gpu.mode),
                                        draw)
     repeats = repeats or repeats_for(quick)
     sizes = sizes or (QUICK_SIZES if quick else SIZES)
@@ -333,7 +333,7 @@ def validate_rewrites(session, cpu_session, profile: DeviceProfile,
         "statistic": "fastest",
         "cases": cases,
         "skipped": skipped,
-        "first_pair": first_pair,
+        "allocation_by_group": by_group,
     })
 
 
