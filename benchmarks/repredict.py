@@ -6,13 +6,12 @@ predictions kept, the kernel's replaced), its CPU part, and so the placements.
 
     python benchmarks/repredict.py [--draw] PROFILE.json OUT_DIR VALIDATION.json ...
 
---draw predicts as `validate --allocation-draw process` does, with the allocation figures each
-report's process measured: `pointer_place.by_group` (each work group's, timed before the
-programs) where the report has it; else `pointer_place.first_pair` (group 0's alone, timed
-before them: card GPU-f9f620d1's reports of 2026-11-29); else the one-thread allocation
-`pointer_place.alloc_s` timed after them (reports of runs 22-24: one lane's figure of group 0
-only; a process's figure was steady from start to end in runs 21, 22 and 25). The groups not
-measured take the expectation. A report with none keeps the profile's expectation, and its
+--draw predicts as `validate --allocation-draw process` does, with the one-thread allocation
+figures each report's process measured: `pointer_place.by_group` (each work group's, timed
+before the programs) where the report has it; else `pointer_place.first_pair` (group 0's, timed
+before them: card GPU-f9f620d1's reports of 2026-11-29); else `pointer_place.alloc_s` (group 0's,
+timed after them: reports of runs 22-24; a process's figure was steady from start to end in
+runs 21, 22 and 25). The groups not measured take the expectation. A report with none keeps the profile's expectation, and its
 `repredicted` note says which was used.
 """
 
@@ -78,23 +77,18 @@ def drawn(report: dict, profile) -> tuple[object, str]:
     if not gpu.seconds_per_unit or gpu.mode != "cache":
         return profile, "the profile's expectation (not a cache profile in seconds)"
     per_unit = 1 / gpu.seconds_per_unit
-
-    def charged(figures) -> tuple[float, ...]:
-        return tuple(max(t * per_unit, gpu.l1_latency) for t in figures if t)
-
-    several = gpu.warp_atomic_latency > 0
     for key, what in (("by_group", "each work group's, timed before the programs"),
                       ("first_pair", "group 0's, timed before the programs")):
         figures = place.get(key) or {}
         if figures.get("used"):
-            one, group = figures["alloc_s"], figures["group_alloc_s"] or []
+            one = figures["alloc_s"]
             one = one if isinstance(one, list) else [one]
-            group = group if isinstance(group, list) else [group]
-            return profile.with_gpu(group_atomic_latencies=charged(one),
-                                    group_warp_atomic_latencies=charged(group) if several
-                                    else ()), f"the process's allocations: {what}"
+            return (profile.with_gpu(group_atomic_latencies=tuple(
+                        max(t * per_unit, gpu.l1_latency) for t in one)),
+                    f"the process's one-thread allocations: {what}")
     if place.get("alloc_s"):
-        return (profile.with_gpu(group_atomic_latencies=charged([place["alloc_s"]])),
+        return (profile.with_gpu(group_atomic_latencies=(
+                    max(place["alloc_s"] * per_unit, gpu.l1_latency),)),
                 "the process's one-thread allocation (group 0), timed after the programs")
     return profile, "the profile's expectation (the report has no figure of its process)"
 

@@ -31,9 +31,9 @@ Schema (all numbers finite, non-negative and at most 10^15; see docs/device-prof
               the cache mode's (models/gpu_cache.py): "l1_latency", "l2_latency",
               "atomic_latency", "warp_atomic_latency" (the units far from the allocation
               pointer), "atomic_latency_near", "warp_atomic_latency_near", "near_unit_share"
-              (the near units' and their share; 0 = one figure), "group_atomic_latencies",
-              "group_warp_atomic_latencies" (lists: the two as one process's work group k paid
-              them, set by `validate`; [] = the expectation), "sector_bytes", "line_bytes",
+              (the near units' and their share; 0 = one figure), "group_atomic_latencies"
+              (a list: one lane's allocation as one process's work group k paid it, set by
+              `validate`; [] = the expectation), "sector_bytes", "line_bytes",
               "line_time", "l1_bytes", "l2_bytes",
               "threads_per_compute_unit",
               "l2_bytes_per_s" (0 = no L2 ceiling), "walk_16", "_21", "_24", "_26", "_27",
@@ -174,13 +174,13 @@ class GpuParameters:
     atomic_latency_near: float = 0.0
     warp_atomic_latency_near: float = 0.0
     near_unit_share: float = 0.0
-    # What a kernel's work group k (k = 0, 1, ...) pays for the two allocations above, as
-    # `hetprof validate` measured them in its own process with the calibration's
-    # microbenchmarks, run by each group of a kernel in turn (which units are near the pointer
-    # is a draw of the process: models/gpu_cache.py's `allocation_latencies`). (): not
-    # measured, the expectation over the draw. `calibrate` never writes them.
+    # What a kernel's work group k (k = 0, 1, ...) pays for an allocation where one lane
+    # allocates, as `hetprof validate` measured it in its own process with the calibration's
+    # microbenchmark, run by each group of a kernel in turn (which units are near the pointer
+    # is a draw of the process: models/gpu_cache.py's `allocation_latencies`); a step where
+    # several lanes allocate follows it by the ratio of the two far figures above. (): not
+    # measured, the expectation over the draw. `calibrate` never writes it.
     group_atomic_latencies: tuple[float, ...] = ()
-    group_warp_atomic_latencies: tuple[float, ...] = ()
     sector_bytes: int = 32
     line_bytes: int = 128
     line_time: float = 1.0  # a compute unit's load unit: time per 128-byte line requested

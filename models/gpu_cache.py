@@ -126,18 +126,24 @@ def allocation_latencies(p: GpuParameters, groups: int) -> tuple[float, float]:
     device's. A kernel of one or two groups pays s · near + (1 - s) · far; one of many, far.
     Without near figures (before 2026-11-29, or a device with one distance), the profile's.
 
-    Where the draw was measured in the process that runs the kernel (`group_atomic_latencies`,
-    `group_warp_atomic_latencies`: `hetprof validate` times the calibration's one-thread chain
-    and one group's step, run by each group k of a kernel in turn, before its programs), a
-    kernel of g groups pays the largest figure of its groups 0 .. g - 1 (all of them where it
-    has more groups than were measured). A kernel's group k runs on the same unit in every
-    launch (group 0 on unit 128 of the H200, benchmarks/gpu_alloc_sm_probe.py, 2026-11-29), so
-    its groups run where the microbenchmarks ran; and a process's one-thread loops paid its
-    figure at every size (2026-11-29, card GPU-8e59a6b8: recurrence's process drew 206 ns and
-    came out 18-24% over the expectation of 251, serial_loop's drew 299 ns and came out 10-11%
-    under; within 1-7% of their process's figure). Where fewer figures were measured than the
-    kernel has pairs of units (a report that kept only group 0's), the pairs not measured take
-    the expectation over them."""
+    Where the draw was measured in the process that runs the kernel (`group_atomic_latencies`:
+    `hetprof validate` times the calibration's one-thread allocation chain, run by each group k
+    of a kernel in turn, before its programs), a kernel of g groups pays the largest figure of
+    its groups 0 .. g - 1 (all of them where it has more groups than were measured), and a step
+    where several lanes allocate that times the ratio of the profile's two far figures
+    (`warp_atomic_latency` / `atomic_latency`). A kernel's group k runs on the same unit in
+    every launch (group 0 on unit 128 of the H200, benchmarks/gpu_alloc_sm_probe.py,
+    2026-11-29), so its groups run where the microbenchmark ran; and a process's one-thread
+    loops paid its figure at every size (2026-11-29, card GPU-8e59a6b8: recurrence's process
+    drew 206 ns and came out 18-24% over the expectation of 251, serial_loop's drew 299 ns and
+    came out 10-11% under; within 1-7% of their process's figure). Why not the work group's
+    step by group as well: run by group k it is too noisy to stand for that group (card
+    GPU-1013152f, 2026-11-29: group 0's 213-389 ns over 16 processes whose one-thread chain
+    gave 296-307 ns), while mandelbrot's kernel of 64 items, all allocating, took 136 µs in a
+    process whose group 0 drew near and 191 µs in ones that drew far, the one-thread figures'
+    ratio (1.40 against 300 / 205 ns). Where fewer figures were measured than the kernel has
+    pairs of units (a report that kept only group 0's), the pairs not measured take the
+    expectation over them."""
     share = p.near_unit_share
     units = max(1, p.threads_at_once // max(1, p.threads_per_compute_unit))
     pairs = -(-min(max(1, groups), units) // GROUPS_PER_UNIT_PAIR)
@@ -147,17 +153,17 @@ def allocation_latencies(p: GpuParameters, groups: int) -> tuple[float, float]:
             return far
         return far - (far - near) * min(1.0, share) ** pairs
 
-    def drawn(far: float, near: float, figures: tuple[float, ...]) -> float:
-        if not figures:
-            return expected(far, near, pairs)
-        worst = max(figures[:max(1, groups)])
-        rest = pairs - -(-len(figures) // GROUPS_PER_UNIT_PAIR)
-        return worst if rest <= 0 else max(worst, expected(far, near, rest))
-
-    one = drawn(p.atomic_latency, p.atomic_latency_near, p.group_atomic_latencies)
-    several = (drawn(p.warp_atomic_latency, p.warp_atomic_latency_near,
-                     p.group_warp_atomic_latencies) if p.warp_atomic_latency > 0 else 0.0)
-    return one, several
+    figures = p.group_atomic_latencies
+    if not figures:
+        return (expected(p.atomic_latency, p.atomic_latency_near, pairs),
+                expected(p.warp_atomic_latency, p.warp_atomic_latency_near, pairs)
+                if p.warp_atomic_latency > 0 else 0.0)
+    one = max(figures[:max(1, groups)])
+    rest = pairs - -(-len(figures) // GROUPS_PER_UNIT_PAIR)
+    if rest > 0:
+        one = max(one, expected(p.atomic_latency, p.atomic_latency_near, rest))
+    ratio = p.warp_atomic_latency / p.atomic_latency if p.atomic_latency > 0 else 1.0
+    return one, one * ratio if p.warp_atomic_latency > 0 else 0.0
 
 
 @dataclass(slots=True)

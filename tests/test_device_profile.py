@@ -57,20 +57,19 @@ def test_roofline_rates_default_to_uncalibrated_and_round_trip(tmp_path):
     assert json.loads((tmp_path / "p.json").read_text())["gpu"]["dram_bytes_per_s"] == 4.8e12
 
 
-def test_a_process_s_allocations_by_group_round_trip_as_lists(tmp_path):
+def test_a_process_s_allocations_by_group_round_trip_as_a_list(tmp_path):
     """`gpu.group_atomic_latencies` (set by validate for its process) saves as a list of numbers
     and loads back as the tuple; anything else in it is named."""
-    profile = DeviceProfile().with_gpu(group_atomic_latencies=(201.0, 202.5, 298.0),
-                                       group_warp_atomic_latencies=(240.0,))
+    profile = DeviceProfile().with_gpu(group_atomic_latencies=(201.0, 202.5, 298.0))
     save_profile(profile, tmp_path / "p.json")
     assert json.loads((tmp_path / "p.json").read_text())["gpu"]["group_atomic_latencies"] == [
         201.0, 202.5, 298.0]
     assert load_profile(tmp_path / "p.json") == profile
     with pytest.raises(ProfileError, match="'gpu.group_atomic_latencies' must be a list"):
         profile_from_json({"gpu": {"group_atomic_latencies": 200}})
-    with pytest.raises(ProfileError, match=r"'gpu.group_warp_atomic_latencies\[1\]' must be a "
+    with pytest.raises(ProfileError, match=r"'gpu.group_atomic_latencies\[1\]' must be a "
                        "finite non-negative"):
-        profile_from_json({"gpu": {"group_warp_atomic_latencies": [200, -1]}})
+        profile_from_json({"gpu": {"group_atomic_latencies": [200, -1]}})
 
 
 @pytest.mark.parametrize("data, field", [

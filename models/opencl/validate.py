@@ -753,8 +753,7 @@ DRAWS = ("process", "profile")
 def process_draw(session, profile: DeviceProfile, draw: str = "process"
                  ) -> tuple[DeviceProfile, dict]:
     """`profile` with what this process's work groups pay for an allocation, group by group
-    (`GpuParameters.group_atomic_latencies` and `group_warp_atomic_latencies`), and the figures
-    for the report.
+    (`GpuParameters.group_atomic_latencies`), and the figures for the report.
 
     On the H200 whether a compute unit is near the allocation pointer's L2 partition or far from
     it is a draw of the process (one thread's allocation 200-225 or 285-326 ns in 97 validation
@@ -762,12 +761,11 @@ def process_draw(session, profile: DeviceProfile, draw: str = "process"
     groups 16-23 in one process and far for 0-23 in another, 2026-11-29), and a kernel's group
     k runs on the same unit in every launch (models/gpu_cache.py's `allocation_latencies`). The
     profile can only charge the expectation over the draw, which misses a kernel of few groups
-    by ±20% in every process. So before any program runs, this times the calibration's own two
-    allocation microbenchmarks here, run by each group of a kernel of as many groups as the
-    device has compute units in turn: one thread's chain of the generated code's allocation
-    (`measure_allocation_by_unit`) and one work group's allocation step
-    (`measure_group_allocation_by_unit`); each figure is charged as the calibration charges its
-    own, at least the L1's latency. Nothing of the programs enters them.
+    by ±20% in every process. So before any program runs, this times the calibration's own
+    one-thread allocation chain here, run by each group of a kernel of as many groups as the
+    device has compute units in turn (`measure_allocation_by_unit`); each figure is charged as
+    the calibration charges its own, at least the L1's latency. Nothing of the programs
+    enters it.
 
     Only a GPU, a profile in seconds under the cache mode, and `draw` "process"; otherwise the
     profile is returned as it is, with the reason."""
@@ -780,34 +778,26 @@ def process_draw(session, profile: DeviceProfile, draw: str = "process"
            else "not the cache mode" if gpu.mode != "cache" else None)
     if why or not gpu.seconds_per_unit:
         return profile, {"used": False, "why": why}
-    from models.opencl.calibrate_cache import (
-        measure_allocation_by_unit,
-        measure_group_allocation_by_unit,
-    )
+    from models.opencl.calibrate_cache import measure_allocation_by_unit
 
     one = measure_allocation_by_unit(session, hops=DRAW_HOPS, repeats=DRAW_REPEATS)
-    group = (measure_group_allocation_by_unit(session, repeats=DRAW_REPEATS)
-             if gpu.warp_atomic_latency > 0 else [])
     per_unit = 1 / gpu.seconds_per_unit
     drawn = profile.with_gpu(
-        group_atomic_latencies=tuple(max(t * per_unit, gpu.l1_latency) for t in one),
-        group_warp_atomic_latencies=tuple(max(t * per_unit, gpu.l1_latency) for t in group))
-    return drawn, {"used": True, "alloc_s": one, "group_alloc_s": group,
-                   "profile_alloc_s": allocation_seconds(profile, 1),
-                   "profile_group_alloc_s": allocation_seconds(profile, 1, several=True)}
+        group_atomic_latencies=tuple(max(t * per_unit, gpu.l1_latency) for t in one))
+    return drawn, {"used": True, "alloc_s": one,
+                   "profile_alloc_s": allocation_seconds(profile, 1)}
 
 
 DRAW_HOPS = 512  # a figure is the slope between 512 and 1 024 allocations: 0.2-0.3 ms a run
-DRAW_REPEATS = 3  # runs of each, the fastest (by unit) or the median (a group's step) kept
+DRAW_REPEATS = 3  # runs of each, the fastest kept
 
 
-def allocation_seconds(profile: DeviceProfile, groups: int, several: bool = False) -> float:
-    """What `profile` charges an allocating step of a kernel of `groups` work groups, in
-    seconds (one lane allocating, or several)."""
+def allocation_seconds(profile: DeviceProfile, groups: int) -> float:
+    """What `profile` charges an allocating step where one lane allocates, in a kernel of
+    `groups` work groups, in seconds."""
     from models.gpu_cache import allocation_latencies
 
-    one, many = allocation_latencies(profile.gpu, groups)
-    return (many if several and many else one) * profile.gpu.unit_seconds
+    return allocation_latencies(profile.gpu, groups)[0] * profile.gpu.unit_seconds
 
 
 def render_markdown(report: dict) -> str:
@@ -888,15 +878,12 @@ def pointer_place_line(place: dict) -> str:
         return line
     if not drawn.get("used"):
         return line + f" The predictions charge the profile's expectation ({drawn['why']})."
-    one, group = drawn["alloc_s"], drawn["group_alloc_s"]
-    groups = (f" and a work group's allocation step {duration(min(group))} to "
-              f"{duration(max(group))} (group 0 {duration(group[0])}; the profile's "
-              f"expectation {duration(drawn['profile_group_alloc_s'])})" if group else "")
+    one = drawn["alloc_s"]
     return line + (f" Before them, run by each of {len(one)} work groups in turn, one thread's "
                    f"allocation took {duration(min(one))} to {duration(max(one))} (group 0 "
                    f"{duration(one[0])}; the profile's expectation "
-                   f"{duration(drawn['profile_alloc_s'])}){groups}; a kernel's groups are "
-                   "charged their own (`--allocation-draw process`).")
+                   f"{duration(drawn['profile_alloc_s'])}); a kernel's groups are charged "
+                   "their own (`--allocation-draw process`).")
 
 
 BASELINE_NAMES = {"roofline": "roofline (same profile's bandwidth and issue rate)",
