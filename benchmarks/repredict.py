@@ -11,8 +11,8 @@ figures each report's process measured: `pointer_place.by_group` (each work grou
 before the programs) where the report has it; else `pointer_place.first_pair` (group 0's, timed
 before them: card GPU-f9f620d1's reports of 2026-11-29); else `pointer_place.alloc_s` (group 0's,
 timed after them: reports of runs 22-24; a process's figure was steady from start to end in
-runs 21, 22 and 25). The groups not measured take the expectation. A report with none keeps the profile's expectation, and its
-`repredicted` note says which was used.
+runs 21, 22 and 25). The groups not measured take the expectation. A report with none keeps
+the profile's expectation, and its `repredicted` note says which was used.
 """
 
 from __future__ import annotations

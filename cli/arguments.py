@@ -234,7 +234,7 @@ def _opencl_commands(commands: Any) -> None:
                           help="from the symbolic profiles where the program is regular (auto, "
                           "the default: any size), or always from the explicit evaluation")
     validate.add_argument("--allocation-draw", choices=("process", "profile"), default="process",
-                          help="what the first pair of compute units pays for an allocation: "
+                          help="what each work group of a kernel pays for an allocation: "
                           "timed in this process before the programs run (process, the "
                           "default), or the profile's expectation over the near/far draw")
     validate.add_argument("--format", choices=("text", "json"), default="text")
@@ -261,8 +261,8 @@ def _opencl_commands(commands: Any) -> None:
     rewrites.add_argument("--gpu-mode", choices=GPU_MODES,
                           help="GPU memory model (default: the profile's)")
     rewrites.add_argument("--allocation-draw", choices=("process", "profile"), default="process",
-                          help="as validate's: the first pair of compute units' allocation timed "
-                          "in this process (the default), or the profile's expectation")
+                          help="as validate's: each work group's allocation timed in this "
+                          "process (the default), or the profile's expectation")
     rewrites.add_argument("--format", choices=("json", "markdown"), default="markdown")
     rewrites.add_argument("-o", "--output", help="write the report here")
     rewrites.set_defaults(handler=_command_validate_rewrites)
