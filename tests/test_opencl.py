@@ -472,8 +472,10 @@ def test_quick_calibration_and_validation_on_pocl(pocl, tmp_path):
     assert place["profile_alloc_s"] == profile.gpu.atomic_latency * profile.gpu.seconds_per_unit
     from graphs.numbers import duration
     assert (f"Allocation pointers: place 0; no atomic was timed (not a GPU); one thread's "
-            f"allocation took {duration(place['alloc_s'])}, where the profile charges "
-            f"{duration(place['profile_alloc_s'])}.") in render_markdown(report)
+            f"allocation took {duration(place['alloc_s'])} after the programs, where the profile "
+            f"charges {duration(place['profile_alloc_s'])}. The predictions charge the profile's "
+            "expectation (not a GPU).") in render_markdown(report)
+    assert place["by_group"] == {"used": False, "why": "not a GPU"}
     for key in ("device", "date", "gpu_mode", "cases", "kernel_median_abs_pct_error",
                 "kernel_p90_abs_pct_error", "transfer_mean_abs_pct_error",
                 "bank_conflict_max_abs_pct_error", "placement_accuracy"):
