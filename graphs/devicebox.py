@@ -32,7 +32,7 @@ from typing import Any, NamedTuple
 from graphs.costgraph import EdgeKind
 from models.base import AccessKind, GpuModel, MemoryAccess, Space, StepCost
 from models.device_profile import GpuParameters
-from models.gpu_cache import Traffic
+from models.gpu_cache import Traffic, allocation_latencies
 from models.roofline import KernelCounts
 from profiler.syntax import Span
 
@@ -426,6 +426,32 @@ class DeviceBox:
                 f"{total.forwarded:,}; sectors stored {total.stores:,}; allocations "
                 f"{total.atomics:,}; at least {total.footprint * sector_bytes:,} bytes from DRAM"
                 + (f"; kernels bound: {bound}" if bound else ""))
+
+    def allocation_note(self, p: GpuParameters, shown: Callable[[float], str]) -> str | None:
+        """Where the cache mode charged a kernel's allocations the expectation over the near/far
+        draw (models/gpu_cache.py's `allocation_latencies`), what a run pays instead: its units
+        are near the allocation pointer or far from it as its process drew them, so a kernel of
+        few work groups pays one or the other, ±20% on the H200. `shown` formats a model time.
+        None where no kernel allocates, the profile has no near figures, every allocating kernel
+        is charged the far figure (too many groups for all to be near), or the process's own
+        figures are known (`group_atomic_latencies`, set by `hetprof validate`)."""
+        if p.group_atomic_latencies or p.near_unit_share <= 0 or p.atomic_latency_near <= 0:
+            return None
+        far, near = p.atomic_latency, p.atomic_latency_near
+        charged = sorted({allocation_latencies(p, phase.work_groups)[0]
+                          for phase in self.phases
+                          if phase.traffic is not None and phase.traffic.atomics})
+        charged = [c for c in charged if c < far * 0.99]
+        if not charged:
+            return None
+        what = (shown(charged[0]) if len(charged) == 1
+                else f"{shown(charged[0])} to {shown(charged[-1])}")
+        return (f"allocations (cache model): a step where one lane allocates is charged {what}, "
+                f"the expectation over compute units near the allocation pointer ({shown(near)}) "
+                f"and far from it ({shown(far)}); a run pays near or far as its process drew its "
+                f"units, {100 * (near / charged[-1] - 1):+.0f}% to "
+                f"{100 * (far / charged[0] - 1):+.0f}% on those steps "
+                "(`hetprof validate` times its own process's)")
 
     def divergence_note(self, lockstep: str) -> str | None:
         """Which kernels have warps whose threads took different paths (data-dependent

@@ -219,6 +219,36 @@ def test_an_on_in_cache_mode_notes_its_memory_traffic_and_bounds():
     assert not any(n.startswith("memory") for n in run(source, {"n": 64}).ons[0].info.notes)
 
 
+def test_an_on_whose_allocations_were_charged_the_expectation_says_what_a_run_pays():
+    """A kernel of one group (one pair of units) is charged the expectation over near and far
+    units, (100 + 140) / 2; its `on` says what a run pays at either, and nothing where the
+    process's own figures are known, where the profile has no near figures, or where every
+    allocating kernel is charged within 1% of the far figure."""
+    from tests.conftest import run
+
+    source = ("param n : int = 8\nletregion r in\nlet v = iota n at r in\n"
+              "on parmap (lambda x: int r [r]. x + 1 at r) v at r")
+    profile = DeviceProfile(gpu=replace(P, atomic_latency_near=100.0, near_unit_share=0.5),
+                            region=RegionParameters(word_bytes=8))
+
+    def notes(profile, n=64):
+        return [note for note in run(source, {"n": n}, gpu_mode="cache", profile=profile)
+                .ons[0].info.notes if note.startswith("allocations")]
+
+    assert notes(profile) == [
+        "allocations (cache model): a step where one lane allocates is charged 120, the "
+        "expectation over compute units near the allocation pointer (100) and far from it "
+        "(140); a run pays near or far as its process drew its units, -17% to +17% on those "
+        "steps (`hetprof validate` times its own process's)"]
+    assert notes(profile.with_gpu(group_atomic_latencies=(100.0,))) == []
+    assert notes(profile.with_gpu(near_unit_share=0.0)) == []
+    # 4 096 items: the map's 64 groups over both pairs of units, charged far - 40 · 0.5², the
+    # result vector's one-item step 120
+    assert "charged 120 to 130" in notes(profile, 4096)[0]
+    # a near share of 1%: 139.6 and 140, within 1% of far
+    assert notes(profile.with_gpu(near_unit_share=0.01), 4096) == []
+
+
 WALKS = {"walk_16": 10.0, "walk_21": 60.0, "walk_24": 90.0, "walk_26": 400.0, "walk_27": 900.0,
          "walk_28": 1300.0, "walk_30": 1700.0}
 

@@ -1143,6 +1143,10 @@ class Evaluator:
         divergence = box.divergence_note(self.profile.gpu.lockstep)
         if divergence:
             notes.append(divergence)
+        drawn = box.allocation_note(self.profile.gpu,
+                                    lambda t: amount(t * self.gpu_scale, self.profile.units))
+        if drawn:
+            notes.append(drawn)
         walk = sum(phase.walk for phase in box.phases)
         if walk:
             stepped = getattr(model, "copied", False) and self.profile.gpu.copy_step > 0
