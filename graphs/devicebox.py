@@ -433,8 +433,8 @@ class DeviceBox:
         are near the allocation pointer or far from it as its process drew them, so a kernel of
         few work groups pays one or the other, ±20% on the H200. `shown` formats a model time.
         None where no kernel allocates, the profile has no near figures, every allocating kernel
-        is charged the far figure (too many groups for all to be near), or the process's own
-        figures are known (`group_atomic_latencies`, set by `hetprof validate`)."""
+        is charged within 1% of the far figure (too many groups for all to be near), or the
+        process's own figures are known (`group_atomic_latencies`, set by `hetprof validate`)."""
         if p.group_atomic_latencies or p.near_unit_share <= 0 or p.atomic_latency_near <= 0:
             return None
         far, near = p.atomic_latency, p.atomic_latency_near
