@@ -36,6 +36,7 @@ from models.opencl.validate import (  # noqa: E402
     explicit_predictions,
     size_params,
     summarise,
+    with_group_allocations,
 )
 from profiler.checker import bind_parameters, check_program  # noqa: E402
 from profiler.parser import parse  # noqa: E402
@@ -76,19 +77,15 @@ def drawn(report: dict, profile) -> tuple[object, str]:
     gpu = profile.gpu
     if not gpu.seconds_per_unit or gpu.mode != "cache":
         return profile, "the profile's expectation (not a cache profile in seconds)"
-    per_unit = 1 / gpu.seconds_per_unit
     for key, what in (("by_group", "each work group's, timed before the programs"),
                       ("first_pair", "group 0's, timed before the programs")):
         figures = place.get(key) or {}
         if figures.get("used"):
             one = figures["alloc_s"]
-            one = one if isinstance(one, list) else [one]
-            return (profile.with_gpu(group_atomic_latencies=tuple(
-                        max(t * per_unit, gpu.l1_latency) for t in one)),
+            return (with_group_allocations(profile, one if isinstance(one, list) else [one]),
                     f"the process's one-thread allocations: {what}")
     if place.get("alloc_s"):
-        return (profile.with_gpu(group_atomic_latencies=(
-                    max(place["alloc_s"] * per_unit, gpu.l1_latency),)),
+        return (with_group_allocations(profile, [place["alloc_s"]]),
                 "the process's one-thread allocation (group 0), timed after the programs")
     return profile, "the profile's expectation (the report has no figure of its process)"
 

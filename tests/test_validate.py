@@ -283,6 +283,17 @@ def test_the_pointer_place_line_reads_a_gpu_process_s_draw_against_the_profile()
         "are charged their own (`--allocation-draw process`).")
 
 
+def test_a_process_s_figures_are_charged_in_model_units_at_least_the_l1_s_latency():
+    """What validate timed for each work group (seconds) becomes the profile's
+    `group_atomic_latencies` in model units, each at least the L1's latency, in group order."""
+    from models.opencl.validate import with_group_allocations
+
+    profile = DeviceProfile().with_gpu(mode="cache", seconds_per_unit=1e-9, l1_latency=23.0)
+    drawn = with_group_allocations(profile, [2.06e-7, 2.99e-7, 1e-8])
+    assert drawn.gpu.group_atomic_latencies == pytest.approx((206.0, 299.0, 23.0))
+    assert drawn.gpu.atomic_latency == profile.gpu.atomic_latency
+
+
 def test_a_process_that_is_not_a_gpu_keeps_the_profile_s_expectation(pocl):
     """`process_draw` times nothing on PoCL (its allocations have no near or far units), nor
     where asked for the profile's expectation, and says why; a draw it does not know is

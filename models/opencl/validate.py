@@ -781,11 +781,19 @@ def process_draw(session, profile: DeviceProfile, draw: str = "process"
     from models.opencl.calibrate_cache import measure_allocation_by_unit
 
     one = measure_allocation_by_unit(session, hops=DRAW_HOPS, repeats=DRAW_REPEATS)
-    per_unit = 1 / gpu.seconds_per_unit
-    drawn = profile.with_gpu(
-        group_atomic_latencies=tuple(max(t * per_unit, gpu.l1_latency) for t in one))
-    return drawn, {"used": True, "alloc_s": one,
-                   "profile_alloc_s": allocation_seconds(profile, 1)}
+    return with_group_allocations(profile, one), {
+        "used": True, "alloc_s": one, "profile_alloc_s": allocation_seconds(profile, 1)}
+
+
+def with_group_allocations(profile: DeviceProfile, seconds: Sequence[float]) -> DeviceProfile:
+    """`profile` (in seconds) charging work group k's one-lane allocation `seconds[k]`
+    (`GpuParameters.group_atomic_latencies`), each as the calibration charges its own figure: in
+    model units, at least the L1's latency. `process_draw` and benchmarks/repredict.py's
+    `--draw` both make their profiles here."""
+    gpu = profile.gpu
+    per_unit = 1 / (gpu.seconds_per_unit or 1.0)
+    return profile.with_gpu(
+        group_atomic_latencies=tuple(max(t * per_unit, gpu.l1_latency) for t in seconds))
 
 
 DRAW_HOPS = 512  # a figure is the slope between 512 and 1 024 allocations: 0.2-0.3 ms a run
