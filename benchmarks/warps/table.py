@@ -7,19 +7,19 @@ step relative to one warp's.
 
 from __future__ import annotations
 
-import json
 import sys
 from collections import defaultdict
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
+
+from benchmarks.pooled import kernel_cases  # noqa: E402  (the reports' kernel cases)
 
 
 def main(paths: list[str]) -> None:
     runs: dict[tuple[str, int], list[tuple[float, float]]] = defaultdict(list)
-    for path in paths:
-        with open(path) as f:
-            for case in json.load(f)["cases"]:
-                if case.get("part") == "kernel" and case.get("measured_s"):
-                    runs[case["program"], case["n"]].append((case["measured_s"],
-                                                             case["predicted_s"]))
+    for case in kernel_cases(paths):
+        runs[case["program"], case["n"]].append((case["measured_s"], case["predicted_s"]))
     print("| program | n | warps | measured µs (each process) | predicted µs | error | "
           "measured / 1 warp's |")
     print("| --- | --- | --- | --- | --- | --- | --- |")
