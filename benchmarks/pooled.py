@@ -36,7 +36,7 @@ def _pairs(values: Iterable[str], what: str) -> dict[str, str]:
 
 
 def kernel_cases(files: Iterable[str]) -> list[dict]:
-    cases = []
+    cases: list[dict] = []
     for path in files:
         with open(path) as f:
             cases.extend(c for c in json.load(f).get("cases", [])
