@@ -7,7 +7,9 @@
 # benchmarks/suite_report.py); copy that to docs/validation/.
 #   bash benchmarks/gpu_suite.sh [PROFILE.json|-] [BUDGET_SECONDS] [PROGRAM ...]
 # PROFILE.json: skip calibration (its PROFILE.paper.json / .dmm.json / .cache.json, if there, are
-# the other modes' fits). PROGRAM: suite program names (default: all). Two calls split the suite:
+# the other modes' fits). PROGRAM: suite program names (default: all), or an example's
+# (examples/NAME.lg, validated at validate's own sizes in one process, as `gpu_validate.sh` does,
+# so that the examples are measured with this script's repeats, draw and report). Two calls split the suite:
 # the first calibrates and validates some programs, the second takes results/nvidia.json and the
 # rest. REWRITES (environment): the programs whose rewrites are validated (default: those of
 # jacobi1d, gesummv and atax that are among PROGRAM). TOGETHER (environment): programs whose sizes run in one process (default: the cheap
@@ -43,6 +45,9 @@ sizes = json.loads(path.read_text()).get(sys.argv[1], []) if path.exists() else 
 print(",".join(str(n) for n in sizes))
 EOF
 }
+path_of() {  # a suite program's file, else an example's
+  if [ -f "benchmarks/suite/$1.lg" ]; then echo "benchmarks/suite/$1.lg"; else echo "examples/$1.lg"; fi
+}
 { date -u; nvidia-smi -L; nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv; } \
   > "$R/card.txt" 2>&1
 driver=$(nvidia-smi --query-gpu=driver_version --format=csv,noheader 2>/dev/null | head -1)
@@ -77,12 +82,20 @@ fi
 # per size); the others one call per size, so that a time-out loses that size only
 TOGETHER=" ${TOGETHER-sample lookup trace vecsum serial_loop recurrence} "
 for name in "${programs[@]}"; do
-  sizes=$(sizes_of "$name")
+  sizes=$(sizes_of "$name") path=$(path_of "$name")
+  if [ ! -f "benchmarks/suite/$name.lg" ] && [ -z "$sizes" ]; then  # an example, its own sizes
+    t=$(limit 100)
+    if [ "$t" -lt 10 ]; then echo "$name: out of time" >> "$R/failures.txt"; continue; fi
+    timeout "$t" python3 -m cli validate "${common[@]}" --quick "${repeats[@]}" --parts programs \
+      "$path" -o "$R/val_${name}_all.json" 2> "$R/val_${name}_all.log" \
+      || echo "$name (all sizes): exit $?" >> "$R/failures.txt"
+    save; report; continue
+  fi
   if [ -n "$sizes" ] && [[ "$TOGETHER" == *" $name "* ]]; then
     t=$(limit 240)
     if [ "$t" -lt 10 ]; then echo "$name: out of time" >> "$R/failures.txt"; continue; fi
     timeout "$t" python3 -m cli validate "${common[@]}" --quick "${repeats[@]}" --parts programs --sizes "$sizes" \
-      "benchmarks/suite/$name.lg" -o "$R/val_${name}_all.json" 2> "$R/val_${name}_all.log" \
+      "$path" -o "$R/val_${name}_all.json" 2> "$R/val_${name}_all.log" \
       || echo "$name (all sizes): exit $?" >> "$R/failures.txt"
     save; report; continue
   fi
@@ -90,7 +103,7 @@ for name in "${programs[@]}"; do
     t=$(limit 75)
     if [ "$t" -lt 10 ]; then echo "$name n=$n: out of time" >> "$R/failures.txt"; continue; fi
     timeout "$t" python3 -m cli validate "${common[@]}" --quick "${repeats[@]}" --parts programs --sizes "$n" \
-      "benchmarks/suite/$name.lg" -o "$R/val_${name}_$n.json" 2> "$R/val_${name}_$n.log" \
+      "$path" -o "$R/val_${name}_$n.json" 2> "$R/val_${name}_$n.log" \
       || echo "$name n=$n: exit $?" >> "$R/failures.txt"
     save
   done
@@ -104,7 +117,7 @@ for name in ${REWRITES-jacobi1d gesummv atax}; do
   size=$(sizes_of "$name"); size=${size%%,*}
   timeout "$t" python3 -m cli validate-rewrites --device nvidia --cpu-device pocl "${repeats[@]}" \
     --device-profile "${REWRITE_PROFILE:-$profile}" --format json ${size:+--sizes "$size"} \
-    -o "$R/rw_$name.json" "benchmarks/suite/$name.lg" 2> "$R/rw_$name.log" \
+    -o "$R/rw_$name.json" "$(path_of "$name")" 2> "$R/rw_$name.log" \
     || echo "rewrites $name: exit $?" >> "$R/failures.txt"
   report
 done
