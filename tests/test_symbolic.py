@@ -21,7 +21,7 @@ import graphs.symbolic_profile
 from graphs.crossings import crossings, resolved_upper
 from graphs.rewrite_score import Scorer, symbolic_solver
 from graphs.schedule import schedule
-from graphs.semantics.explicit import evaluate
+from graphs.semantics.explicit import evaluate, render_value
 from graphs.semantics.options import EvaluationOptions
 from graphs.semantics.symbolic import NotRegular
 from graphs.symbolic_profile import (
@@ -171,6 +171,22 @@ def test_paper_rules_refuse_what_the_symbolic_evaluator_cannot_follow():
         "letregion r in (on (1 at r) at r) || (on (2 at r) at r) at r"))
     with pytest.raises(NotRegular, match="second side"):
         symbolic_profile(branches, EvaluationOptions(profile=PAPER_PROFILE))
+
+
+def test_a_gpu_reduction_returning_an_operand_is_not_regular():
+    """A GPU reduction whose function returns one of its operands (`fst p`) leaves each level's
+    elements wherever the level before kept them: no closed form, so --symbolic refuses it with
+    the reason and the reduce's place (fuzz campaign, seed 2711: it raised a KeyError while
+    pricing before)."""
+    source = ("param n : int = 17\nletregion r in\non (let products = iota n in\n"
+              "reduce (lambda p: ((int r, int r), r) . fst p) (0) products) at r")
+    checked = check_program(parse(source, "first.lg"))
+    with pytest.raises(NotRegular, match="returns a value it did not allocate") as caught:
+        symbolic_profile(checked, EvaluationOptions(gpu_mode="paper"))
+    assert (caught.value.span.line, caught.value.span.column) == (4, 1)
+    evaluation = evaluate(checked, {"n": 17}, EvaluationOptions(gpu_mode="paper"))
+    # the first element of iota 17, as the fallback computes it
+    assert render_value(evaluation.value, evaluation.regions) == "0"
 
 
 @pytest.mark.parametrize("name", REGULAR)

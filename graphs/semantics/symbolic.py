@@ -354,6 +354,11 @@ class ReduceOperands:
     width: int = 32
 
 
+def _mentions_any(exprs: tuple, symbols: tuple) -> bool:
+    """Whether any of `exprs` (sympy expressions or plain numbers) has one of `symbols` in it."""
+    return any(isinstance(e, sp.Basic) and not e.free_symbols.isdisjoint(symbols) for e in exprs)
+
+
 def _path_append(before: list | None, edge: TEdge) -> list:
     if not before:
         return [SPhase(False, [edge])]
@@ -1632,7 +1637,10 @@ class SymbolicEvaluator:
         fresh = self.fresh
         combination, (value, branch), _, _ = self._loop(n - 1, World.GPU, thread, span)
         writes = self.last_writes if top else 0
-        if not isinstance(value, SValue) or value.loc.address is None:
+        if (not isinstance(value, SValue) or value.loc.address is None
+                or _mentions_any((value.loc.address, value.loc.offset), operands)):
+            # An operand returned as it is (`fst p`): level k + 1's element j is then wherever
+            # level k's operand was, an address ReduceOperands cannot give in closed form.
             raise NotRegular("a reduction whose function returns a value it did not allocate "
                              "(one of its operands, say)", span)
         pairs = sp.floor(m / 2)
