@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # On the lent GPU machine (issue 14): does a lock-step step cost more as more warps share a
-# compute unit? Validates benchmarks/warps/*.lg (every lane the same loop of allocating steps)
+# compute unit? Validates benchmarks/warps/*.lg (every lane the same loop of allocating steps;
+# read_loop's also reads a matrix column, the PolyBench matrix-vector loop)
 # at one work group of 1 ... 8 warps and at groups of 8 warps on several units, in PROCESSES
 # processes one after another (each draws its own allocation-pointer place), under PROFILE.
 # Nothing is fitted; the reports go to $OUT/warps/warps_K.json.
