@@ -257,7 +257,14 @@ def _settings_note(before: Subject, after: Subject) -> str:
 
 
 def _search(args: argparse.Namespace, scorer: Scorer, subject: Subject) -> int:
-    result: SearchResult = search(scorer, subject, args.beam, args.depth)
+    with verdict_progress(args) as bar:  # on a terminal: a wide beam takes minutes
+        task = bar.add_task(f"search: depth 1 of {args.depth}", total=None)
+
+        def scored(level: int, explored: int) -> None:
+            bar.update(task, completed=explored,
+                       description=f"search: depth {level} of {args.depth}, programs scored")
+
+        result: SearchResult = search(scorer, subject, args.beam, args.depth, progress=scored)
     text = result.best.text(subject.checked.program)
     if args.format == "json":
         data = {"file": args.file, **result.to_json(), "program": text}

@@ -348,17 +348,20 @@ def _score_json(score: Score) -> dict[str, Any]:
     return data
 
 
-def search(scorer: Scorer, subject: Subject, beam: int = 1, depth: int = 4) -> SearchResult:
+def search(scorer: Scorer, subject: Subject, beam: int = 1, depth: int = 4,
+           progress: Callable[[int, int], None] | None = None) -> SearchResult:
     """Sequences of rewrites under the cost model: a beam search keeping the `beam` fastest
     subjects at each depth (beam = 1 is greedy: take the best rewrite while it improves), up to
     `depth` rewrites; the best subject met is returned. A rewrite whose result was already met
-    is not explored again."""
+    is not explored again. `progress`, if given, is told after each program scored the depth
+    being searched (1 ...) and how many programs have been scored (a wide beam scores every
+    program within `depth` rewrites: minutes, for the CLI's progress bar)."""
     start_score = scorer.score(subject)
     best: tuple[Score, tuple[str, ...], Subject] = (start_score, (), subject)
     frontier: list[tuple[Score, tuple[str, ...], Subject]] = [best]
     seen = {subject.key()}
     explored = 0
-    for _ in range(depth):
+    for level in range(1, depth + 1):
         candidates = []
         for score, steps, current in frontier:
             for rewrite in offered(current):
@@ -371,6 +374,8 @@ def search(scorer: Scorer, subject: Subject, beam: int = 1, depth: int = 4) -> S
                 except HetprofError:
                     continue
                 explored += 1
+                if progress is not None:
+                    progress(level, explored)
                 if new_score.time < score.time or beam > 1:
                     candidates.append((new_score, (*steps, rewrite.key), rewrite.after))
         if not candidates:

@@ -400,9 +400,14 @@ def test_greedy_and_beam_search_improve_map_map(root):
     assert greedy.steps and greedy.after.time < greedy.before.time
     assert greedy.after == scorer.score(greedy.best)
     assert greedy.after.value == greedy.before.value
-    beam = search(scorer, subject, beam=2, depth=3)
+    told: list[tuple[int, int]] = []
+    beam = search(scorer, subject, beam=2, depth=3, progress=lambda *now: told.append(now))
     assert beam.after.time <= greedy.after.time
     assert beam.strategy == "beam 2" and greedy.strategy == "greedy"
+    # the progress hook hears of every program scored, depth by depth
+    assert [explored for _, explored in told] == list(range(1, beam.explored + 1))
+    assert [level for level, _ in told] == sorted(level for level, _ in told)
+    assert {level for level, _ in told} == {1, 2, 3}
 
 
 # --------------------------------------------------------------------------------------------------
